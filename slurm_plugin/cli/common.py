@@ -1,0 +1,55 @@
+"""Helpers shared by the CLI modules: error exits, JSON output, hostlists."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+
+import click
+import hostlist
+
+from ..site import SiteError
+
+# Exit codes, as Slurm's own commands use them: 0 ok, 1 failure, 2 bad usage/input.
+EXIT_FAIL, EXIT_USAGE = 1, 2
+
+
+def fail(message: str, code: int = EXIT_FAIL) -> None:
+    click.echo(f"hetsched: {message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(*expected: type[Exception]) -> Callable:
+    """Turn known errors into one message on stderr and an exit code instead of a traceback."""
+
+    def deco(fn: Callable) -> Callable:
+        @wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except SiteError as err:
+                fail(str(err), EXIT_USAGE)
+            except expected as err:
+                fail(str(err))
+
+        return wrapper
+
+    return deco
+
+
+def emit_json(obj: object) -> None:
+    click.echo(json.dumps(obj, indent=2, sort_keys=True, default=str))
+
+
+def expand_hosts(expr: tuple[str, ...] | str) -> list[str]:
+    """Expand Slurm hostlists (``gpu[1-3],arm1``); raises click.BadParameter on a malformed one."""
+    exprs = [expr] if isinstance(expr, str) else list(expr)
+    out: list[str] = []
+    for e in exprs:
+        try:
+            out += hostlist.expand_hostlist(e)
+        except hostlist.BadHostlist as err:
+            raise click.BadParameter(f"bad hostlist '{e}': {err}") from None
+    return out

@@ -1,0 +1,54 @@
+"""``hetsched power``: what Slurm's ResumeProgram/SuspendProgram run."""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from ..power import BACKENDS, make_backend
+from .common import expand_hosts, fail
+
+log = logging.getLogger(__name__)
+
+
+@click.group()
+def power() -> None:
+    """Power nodes up/down through a backend (called by Slurm with a hostlist)."""
+
+
+def _run(action: str, hosts: tuple[str, ...], backend: str, cluster: str | None) -> None:
+    names = expand_hosts(hosts)
+    try:
+        be = make_backend(backend, cluster=cluster)
+    except ValueError as err:
+        fail(str(err), 2)
+    result = getattr(be, action)(names)
+    for host in result.done:
+        click.echo(f"{action} {host}: ok")
+    for host, why in result.failed.items():
+        click.echo(f"{action} {host}: FAILED: {why}", err=True)
+    if not result.ok:
+        raise SystemExit(1)
+
+
+_backend = click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="local", show_default=True)
+_cluster = click.option("--cluster", help="Local cluster root (local backend).")
+
+
+@power.command()
+@click.argument("hosts", nargs=-1, required=True)
+@_backend
+@_cluster
+def resume(hosts: tuple[str, ...], backend: str, cluster: str | None) -> None:
+    """Power up HOSTS (a Slurm hostlist)."""
+    _run("resume", hosts, backend, cluster)
+
+
+@power.command()
+@click.argument("hosts", nargs=-1, required=True)
+@_backend
+@_cluster
+def suspend(hosts: tuple[str, ...], backend: str, cluster: str | None) -> None:
+    """Power down HOSTS (a Slurm hostlist)."""
+    _run("suspend", hosts, backend, cluster)

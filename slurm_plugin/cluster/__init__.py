@@ -1,0 +1,1 @@
+"""The real local multi-node Slurm cluster (plain processes on one host)."""

@@ -1,0 +1,43 @@
+"""What the local cluster needs from Debian, and how to tell the admin what is missing."""
+
+from __future__ import annotations
+
+import glob
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Requirement:
+    package: str
+    why: str
+    present: bool
+
+
+def _lua_module(name: str) -> bool:
+    return bool(glob.glob(f"/usr/share/lua/5.*/{name}*") or glob.glob(f"/usr/lib/*/lua/5.*/{name}*"))
+
+
+def requirements() -> list[Requirement]:
+    """Every Debian package the local cluster uses, with whether it is installed."""
+    return [
+        Requirement("slurmctld", "the controller daemon", bool(shutil.which("slurmctld"))),
+        Requirement("slurmd", "one node daemon per simulated node", bool(shutil.which("slurmd"))),
+        Requirement("slurm-client", "sbatch, squeue, sinfo, scontrol", bool(shutil.which("sbatch"))),
+        Requirement("munge", "authentication between Slurm daemons", bool(shutil.which("munged"))),
+        Requirement("lua-socket", "the job_submit shim's Unix socket", _lua_module("socket")),
+        Requirement("lua-cjson", "the job_submit shim's JSON", bool(glob.glob("/usr/lib/*/lua/5.*/cjson.so"))),
+        Requirement("lua5.1", "a stand-alone Lua to test and benchmark the shim", bool(shutil.which("lua5.1"))),
+    ]
+
+
+def missing() -> list[Requirement]:
+    return [r for r in requirements() if not r.present]
+
+
+def install(packages: list[str]) -> None:
+    """``apt-get install`` the given packages (runs ``apt-get update`` first)."""
+    env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True, env=env)

@@ -1,0 +1,355 @@
+"""A real multi-node Slurm cluster on one host, as plain processes (no containers).
+
+Layout under ``root`` (see :class:`~slurm_plugin.conf.LocalLayout`): ``etc/`` rendered configs, ``spool/``,
+``log/``, ``run/`` (our pid files), ``dev/<node>/`` fake accelerator devices, ``bin/resume|suspend``
+power-save programs, and ``cluster.json`` (what was started, for ``status``/``down``).
+Every process is started detached and stopped by the pid we recorded, never by name.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..conf import LocalLayout, render_site, write_atomic
+from ..conf.render import device_files
+from ..site import Site, load_site, resolve_site_path
+from ..slurm import SlurmClient, SlurmError
+from . import deps
+from .procs import is_running, read_pid, spawn_detached, stop_pid
+
+log = logging.getLogger(__name__)
+DEFAULT_ROOT = Path("/var/lib/hetsched/cluster")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+JOB_SUBMIT_LUA = REPO_ROOT / "job_submit" / "job_submit.lua"
+MUNGED = "/usr/sbin/munged"
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def daemon_path(name: str) -> str:
+    """Absolute path of a Slurm daemon: slurmctld runs Resume/SuspendProgram with a minimal PATH."""
+    found = shutil.which(name, path=os.pathsep.join([SYSTEM_PATH, os.environ.get("PATH", "")]))
+    if not found:
+        raise ClusterError(f"{name} is not installed (`hetsched cluster deps --install`)")
+    return found
+
+
+def boot_command(argv: list[str], delay: float) -> list[str]:
+    """Wrap a slurmd command line so it starts like a node that just booted: after ``delay`` seconds, in a
+    new time namespace whose boot clock starts then.
+
+    slurmctld only counts a powered-up node as resumed when its slurmd reports a boot time later than the
+    resume request (whole seconds); a slurmd restarted on a running host would report the host's boot time
+    and be ignored until ResumeTimeout. Needs Linux >= 5.6 time namespaces; without them, a plain start.
+    """
+    unshare = shutil.which("unshare", path=SYSTEM_PATH)
+    fresh = ""
+    if unshare and Path("/proc/self/ns/time").exists():
+        fresh = f"{unshare} --time --boottime -$(cut -d. -f1 /proc/uptime) "
+    else:
+        log.warning("no time namespaces here: a resumed node is only seen after ResumeTimeout")
+    return ["/bin/sh", "-c", f'sleep {delay:g}; exec {fresh}"$@"', "boot", *argv]
+
+
+class ClusterError(RuntimeError):
+    """The local cluster could not be brought to the asked state; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ProcStatus:
+    name: str
+    pid: int | None
+    running: bool
+
+
+def munge_ok() -> bool:
+    try:
+        cred = subprocess.run(["munge", "-n"], capture_output=True, timeout=5)
+        return cred.returncode == 0 and subprocess.run(
+            ["unmunge"], input=cred.stdout, capture_output=True, timeout=5).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+class LocalCluster:
+    """One local cluster, identified by its ``root`` directory."""
+
+    def __init__(self, root: str | Path = DEFAULT_ROOT):
+        self.root = Path(root).resolve()
+        self.state_file = self.root / "cluster.json"
+
+    # --- recorded state ---------------------------------------------------------------------------------
+    def state(self) -> dict:
+        try:
+            return json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _save_state(self, state: dict) -> None:
+        write_atomic(self.root, {"cluster.json": json.dumps(state, indent=2, sort_keys=True) + "\n"})
+
+    @property
+    def conf(self) -> Path:
+        return self.root / "etc" / "slurm.conf"
+
+    def client(self) -> SlurmClient:
+        return SlurmClient(str(self.conf))
+
+    def site(self) -> Site:
+        state = self.state()
+        if not state:
+            raise ClusterError(f"no cluster at {self.root} (run `hetsched cluster up` first)")
+        return load_site(state["site_path"])
+
+    def layout(self, site: Site | None = None) -> LocalLayout:
+        state = self.state()
+        site = site or self.site()
+        return LocalLayout.under(self.root, site, job_submit=state.get("job_submit", False))
+
+    def _pidfile(self, name: str) -> Path:
+        return self.root / "run" / f"hs-{name}.pid"
+
+    # --- processes ----------------------------------------------------------------------------------------
+    def slurmd_running(self, host: str) -> bool:
+        return is_running(read_pid(self._pidfile(f"slurmd-{host}")), "slurmd")
+
+    def start_slurmd(self, host: str, boot_delay: float = 0.0) -> int:
+        """Start ``host``'s slurmd unless it already runs (idempotent: Slurm may resume a node twice).
+
+        ``boot_delay`` seconds pass first, as a real boot would take; the recorded pid is that of the
+        waiting shell, which then becomes slurmd (exec), so a stop during the delay cancels the boot.
+        """
+        pidfile = self._pidfile(f"slurmd-{host}")
+        pid = read_pid(pidfile)
+        if is_running(pid, "slurmd"):
+            return pid
+        argv = boot_command([daemon_path("slurmd"), "-D", "-f", str(self.conf), "-N", host], boot_delay)
+        pid = spawn_detached(argv, self.root / "log" / f"slurmd-{host}.out")
+        pidfile.write_text(f"{pid}\n")
+        return pid
+
+    def stop_slurmd(self, host: str) -> bool:
+        """Stop ``host``'s slurmd by its recorded pid; True if it is not running afterwards."""
+        pidfile = self._pidfile(f"slurmd-{host}")
+        ok = stop_pid(read_pid(pidfile) or 0, "slurmd")
+        if ok:
+            pidfile.unlink(missing_ok=True)
+        return ok
+
+    def _ensure_munge(self) -> int | None:
+        """Start munged if no munge daemon answers; returns its pid if we started it."""
+        if munge_ok():
+            return None
+        if not Path("/etc/munge/munge.key").exists():
+            raise ClusterError("/etc/munge/munge.key is missing: reinstall munge (`hetsched cluster deps`)")
+        run = Path("/run/munge")
+        run.mkdir(parents=True, exist_ok=True)
+        shutil.chown(run, "munge", "munge")
+        subprocess.run(["runuser", "-u", "munge", "--", MUNGED], check=True, timeout=20)
+        for _ in range(50):
+            if munge_ok():
+                return read_pid(run / "munged.pid")
+            time.sleep(0.1)
+        raise ClusterError("munged did not come up; see /var/log/munge/munged.log")
+
+    def _make_devices(self, site: Site, layout: LocalLayout) -> None:
+        """Fake accelerator devices: character devices 1:3 (like /dev/null), plain files if mknod fails."""
+        for group in site.node_groups:
+            for host in group.hostnames:
+                d = Path(layout.device_dir(host))
+                d.mkdir(parents=True, exist_ok=True)
+                items = ([("gpu", group.gpu.vendor, group.gpu.count)] if group.gpu else []) + [
+                    (a.kind, a.vendor, a.count) for a in group.accelerators]
+                for name, vendor, count in items:
+                    for dev in device_files(name, vendor, count):
+                        path = d / dev
+                        if path.exists():
+                            continue
+                        try:
+                            os.mknod(path, 0o666 | 0o020000, os.makedev(1, 3))
+                        except OSError:
+                            path.touch()
+
+    def _write_power_programs(self) -> None:
+        pythonpath = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+        files = {}
+        for action in ("resume", "suspend"):
+            files[action] = (
+                "#!/bin/sh\n"
+                f"# Slurm's {action.capitalize()}Program for the local cluster at {self.root}.\n"
+                f"PATH={SYSTEM_PATH}:$PATH PYTHONPATH={pythonpath} exec {sys.executable} -m slurm_plugin power {action} "
+                f"--backend local --cluster {self.root} \"$@\" >> {self.root}/log/power.log 2>&1\n"
+            )
+        write_atomic(self.root / "bin", files, mode=0o755)
+
+    # --- lifecycle ----------------------------------------------------------------------------------------
+    def up(self, site_name: str | Path | None = None, job_submit: bool = False, wait: float = 90.0) -> dict:
+        """Render configs and start munge, slurmctld and one slurmd per node; harmless when already up.
+
+        Returns the recorded state. Raises :class:`ClusterError` with a remedy when a package is missing or
+        a daemon does not come up within ``wait`` seconds.
+        """
+        missing = [r for r in deps.missing() if r.package != "lua5.1"]
+        if missing:
+            raise ClusterError("missing Debian packages: " + ", ".join(f"{r.package} ({r.why})" for r in missing)
+                               + "\ninstall them with `hetsched cluster deps --install` (runs apt-get)")
+        site_path = resolve_site_path(site_name)
+        site = load_site(site_path)
+        state = self.state()
+        if state and state.get("site_name") != site.name and self._ctld_running(state):
+            raise ClusterError(f"{self.root} already runs site '{state.get('site_name')}': "
+                               "run `hetsched cluster down` first")
+        layout = LocalLayout.under(self.root, site, job_submit=job_submit)
+        for sub in ("etc", "spool/ctld", "log", "run", "bin", "dev"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        files = render_site(site, layout)
+        if job_submit:
+            if not JOB_SUBMIT_LUA.exists():
+                raise ClusterError(f"{JOB_SUBMIT_LUA} is missing")
+            files["job_submit.lua"] = JOB_SUBMIT_LUA.read_text()
+        changed = any(
+            not (self.root / "etc" / n).exists() or (self.root / "etc" / n).read_text() != t for n, t in files.items())
+        write_atomic(self.root / "etc", files)
+        self._make_devices(site, layout)
+        self._write_power_programs()
+        started_munged = self._ensure_munge()
+        state = {**state, "root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
+                 "job_submit": job_submit, "slurmctld_port": site.slurm.slurmctld_port,
+                 "slurmd_ports": layout.slurmd_ports}
+        if started_munged:
+            state["munged_pid"] = started_munged
+        client = self.client()
+        if self._ctld_running(state):
+            if changed:
+                log.warning("config changed while running: `scontrol reconfigure` (node changes need down/up)")
+                client.run("scontrol", "reconfigure", check=False)
+        else:
+            self._check_ports_free(site, layout)
+            # -c: cold start, the local cluster never carries jobs or power states over from a previous run.
+            state["slurmctld_pid"] = spawn_detached([daemon_path("slurmctld"), "-D", "-c", "-f", str(self.conf)],
+                                                    self.root / "log" / "slurmctld.out")
+            self._pidfile("slurmctld").write_text(f"{state['slurmctld_pid']}\n")
+        state["slurm_version"] = str(client.version)
+        self._save_state(state)
+        self._wait_ctld(client, wait)
+        for group in site.node_groups:
+            for host in group.hostnames:
+                self.start_slurmd(host)
+        self._wait_nodes(client, [h for g in site.node_groups for h in g.hostnames], wait)
+        return state
+
+    def _ctld_running(self, state: dict) -> bool:
+        return is_running(state.get("slurmctld_pid"), "slurmctld")
+
+    def _check_ports_free(self, site: Site, layout: LocalLayout) -> None:
+        import socket
+
+        ports = [site.slurm.slurmctld_port, *layout.slurmd_ports.values()]
+        for port in ports:
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    raise ClusterError(f"port {port} is in use (another Slurm?); pick other ports in the site's "
+                                       "slurm.slurmctld_port / slurm.slurmd_port") from None
+
+    def _wait_ctld(self, client: SlurmClient, wait: float) -> None:
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not self._ctld_running(self.state()):
+                raise ClusterError(f"slurmctld exited; see {self.root}/log/slurmctld.log")
+            if client.ping():
+                return
+            time.sleep(0.3)
+        raise ClusterError(f"slurmctld did not answer within {wait:.0f} s; see {self.root}/log/slurmctld.log")
+
+    def _wait_nodes(self, client: SlurmClient, hosts: list[str], wait: float) -> None:
+        """Wait until every node has registered (not DOWN/UNKNOWN/NOT_RESPONDING)."""
+        deadline = time.monotonic() + wait
+        bad: list[str] = hosts
+        while time.monotonic() < deadline:
+            states = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
+            bad = [h for h in hosts if any(s in states.get(h, "DOWN")
+                                           for s in ("DOWN", "UNKNOWN", "NOT_RESPONDING", "INVAL"))
+                   and "POWERED_DOWN" not in states.get(h, "")]
+            if not bad:
+                return
+            time.sleep(0.5)
+        raise ClusterError(f"nodes not up after {wait:.0f} s: {', '.join(bad)}; see {self.root}/log/slurmd-*.log")
+
+    def status(self) -> list[ProcStatus]:
+        state = self.state()
+        out = [ProcStatus("slurmctld", state.get("slurmctld_pid"), self._ctld_running(state))]
+        for host in state.get("slurmd_ports", {}):
+            pid = read_pid(self._pidfile(f"slurmd-{host}"))
+            out.append(ProcStatus(f"slurmd {host}", pid, is_running(pid, "slurmd")))
+        if state.get("munged_pid"):
+            out.append(ProcStatus("munged", state["munged_pid"], is_running(state["munged_pid"], "munged")))
+        return out
+
+    def _slurmstepds(self) -> list[int]:
+        """slurmstepd processes of this cluster (they log to our slurmd log files)."""
+        pids = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit() or "slurmstepd" not in (cmd := _cmd(proc)):
+                continue
+            try:
+                fds = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
+            except OSError:
+                continue
+            if any(f.startswith(str(self.root) + "/") for f in fds):
+                pids.append(int(proc.name))
+        return pids
+
+    def down(self) -> list[str]:
+        """Cancel jobs, stop every slurmd, then slurmctld (and munged if we started it), by recorded pid.
+
+        Returns what was stopped. Leaves configs and logs in place for inspection.
+        """
+        state = self.state()
+        stopped = []
+        if self._ctld_running(state):
+            client = self.client()
+            try:
+                ids = client.run("squeue", "-h", "-o", "%A", timeout=10).stdout.split()
+                client.cancel(*map(int, ids))
+                deadline = time.monotonic() + 15
+                while ids and time.monotonic() < deadline and client.run(
+                        "squeue", "-h", "-t", "R,CG", "-o", "%A", timeout=10).stdout.split():
+                    time.sleep(0.3)
+            except SlurmError as err:
+                log.warning("could not cancel jobs before stopping: %s", err)
+        for host in state.get("slurmd_ports", {}):
+            if self.slurmd_running(host):
+                stopped.append(f"slurmd {host}")
+            self.stop_slurmd(host)
+        for pid in self._slurmstepds():
+            stop_pid(pid, "slurmstepd", timeout=5)
+            stopped.append(f"slurmstepd {pid}")
+        if self._ctld_running(state):
+            stopped.append("slurmctld")
+        stop_pid(state.get("slurmctld_pid") or 0, "slurmctld")
+        self._pidfile("slurmctld").unlink(missing_ok=True)
+        if state.get("munged_pid") and is_running(state["munged_pid"], "munged"):
+            stop_pid(state["munged_pid"], "munged")
+            stopped.append("munged")
+        if state:
+            state.pop("slurmctld_pid", None)
+            state.pop("munged_pid", None)
+            self._save_state(state)
+        return stopped
+
+
+def _cmd(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,76 @@
+"""Start detached daemons and stop them by pid, never by name."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+def spawn_detached(argv: list[str], log: Path, env: dict[str, str] | None = None) -> int:
+    """Start ``argv`` in its own session (it outlives this process), output appended to ``log``; return pid."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True, env=env, close_fds=True)
+    return proc.pid
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def is_running(pid: int | None, expect: str = "") -> bool:
+    """True if ``pid`` is a live, non-zombie process whose command line contains ``expect``."""
+    if not pid:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    if stat.rsplit(")", 1)[1].split()[0] == "Z":
+        _reap(pid)
+        return False
+    return expect in cmdline(pid)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def stop_pid(pid: int, expect: str = "", timeout: float = 10.0) -> bool:
+    """SIGTERM ``pid`` (only if it still runs ``expect``), SIGKILL after ``timeout``; True if it is gone."""
+    if not is_running(pid, expect):
+        return True
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _reap(pid)
+        if not is_running(pid, expect):
+            return True
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return True
+    time.sleep(0.1)
+    _reap(pid)
+    return not is_running(pid, expect)
+
+
+def read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -1,0 +1,196 @@
+"""Render a :class:`Site` into Slurm's config files.
+
+``render_site`` is pure (site in, ``{file name: text}`` out) so a failed render writes nothing;
+``write_atomic`` then replaces each file in one rename. Two layouts exist: a real deployment
+(:class:`DeployPaths`, standard Debian paths) and the local one-host test cluster (:class:`LocalLayout`:
+one slurmd per node on its own port, fake device files, power scripts that start/stop that slurmd).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hostlist
+import jinja2
+
+from ..site import NodeGroup, Site
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "gres_templates"
+SHIM_CONFIG = "hetsched-shim.json"
+
+# Default device files per (GRES name, vendor); a site overrides them with ``files:``.
+DEVICE_PATTERNS: dict[tuple[str, str], str] = {
+    ("gpu", "nvidia"): "/dev/nvidia{}",
+    ("gpu", "amd"): "/dev/dri/renderD{}",
+    ("gpu", "intel"): "/dev/dri/renderD{}",
+    ("npu", "huawei"): "/dev/davinci{}",
+    ("dpu", "nvidia"): "/dev/infiniband/uverbs{}",
+}
+# First device index per vendor (DRM render nodes start at 128).
+DEVICE_BASE = {("gpu", "amd"): 128, ("gpu", "intel"): 128}
+AUTODETECT = {"nvidia": "nvml", "amd": "rsmi", "intel": "oneapi"}
+
+
+@dataclass(frozen=True)
+class DeployPaths:
+    """Where a real deployment keeps things (Debian's slurm-wlm packages)."""
+
+    etc: str = "/etc/slurm"
+    state_save: str = "/var/spool/slurmctld"
+    slurmd_spool: str = "/var/spool/slurmd"
+    log_dir: str = "/var/log/slurm"
+    run_dir: str = "/run"
+    slurm_user: str = "slurm"
+    resume_program: str = "/usr/lib/hetsched/resume"
+    suspend_program: str = "/usr/lib/hetsched/suspend"
+    daemon_socket: str = "/run/hetsched/hetsched.sock"
+    job_submit: bool = True
+
+
+@dataclass(frozen=True)
+class LocalLayout(DeployPaths):
+    """The one-host test cluster under ``root``: every slurmd on 127.0.0.1 with its own port."""
+
+    root: str = "/var/lib/hetsched/cluster"
+    slurmd_ports: dict[str, int] = field(default_factory=dict)
+    slurm_user: str = "root"
+    job_submit: bool = False
+
+    @classmethod
+    def under(cls, root: str | Path, site: Site, job_submit: bool = False,
+              daemon_socket: str | None = None) -> LocalLayout:
+        root = str(Path(root).resolve())
+        hosts = [h for g in site.node_groups for h in g.hostnames]
+        ports = {h: site.slurm.slurmd_port + i for i, h in enumerate(hosts)}
+        return cls(etc=f"{root}/etc", state_save=f"{root}/spool/ctld", slurmd_spool=f"{root}/spool",
+                   log_dir=f"{root}/log", run_dir=f"{root}/run", resume_program=f"{root}/bin/resume",
+                   suspend_program=f"{root}/bin/suspend", root=root, slurmd_ports=ports,
+                   job_submit=job_submit, daemon_socket=daemon_socket or f"{root}/run/hetsched.sock")
+
+    def device_dir(self, host: str) -> str:
+        return f"{self.root}/dev/{host}"
+
+
+@dataclass(frozen=True)
+class GresLine:
+    """One gres.conf line: a GRES of one node (local) or a node group (deployment)."""
+
+    nodes: str
+    name: str
+    type: str
+    count: int
+    vendor: str
+    files: str
+    autodetect: str | None
+
+
+def _device_range(name: str, vendor: str, count: int) -> str:
+    pattern = DEVICE_PATTERNS.get((name, vendor), f"/dev/{name}{{}}")
+    base = DEVICE_BASE.get((name, vendor), 0)
+    rng = f"{base}" if count == 1 else f"[{base}-{base + count - 1}]"
+    return pattern.format(rng)
+
+
+def device_files(name: str, vendor: str, count: int) -> list[str]:
+    """The device file names of one node's ``count`` devices, e.g. ``nvidia0 .. nvidia3``."""
+    return [os.path.basename(p) for p in hostlist.expand_hostlist(_device_range(name, vendor, count))]
+
+
+def _gres_lines(group: NodeGroup, layout: DeployPaths) -> list[GresLine]:
+    items = []
+    if group.gpu:
+        g = group.gpu
+        items.append(("gpu", g.type, g.count, g.vendor, g.files, AUTODETECT[g.vendor] if g.autodetect else None))
+    items += [(a.kind, a.type, a.count, a.vendor, a.files, None) for a in group.accelerators]
+    lines = []
+    for name, typ, count, vendor, files, auto in items:
+        if isinstance(layout, LocalLayout):
+            for host in group.hostnames:
+                # Fake devices live under the cluster root; a range like nvidia[0-3] names them all.
+                rng = _device_range(name, vendor, count)
+                lines.append(GresLine(host, name, typ, count, vendor,
+                                      f"{layout.device_dir(host)}/{os.path.basename(rng)}", None))
+        else:
+            nodes = hostlist.collect_hostlist(list(group.hostnames))
+            lines.append(GresLine(nodes, name, typ, count, vendor, files or _device_range(name, vendor, count),
+                                  auto))
+    return lines
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["hostlist"] = lambda names: hostlist.collect_hostlist(list(names))
+    return env
+
+
+def _node_weight(site: Site) -> dict[str, int]:
+    """Slurm allocates lower Weight first: rank node groups by cost per hour (cheapest = 1)."""
+    costs = sorted({g.cost_per_hour for g in site.node_groups})
+    return {g.name: costs.index(g.cost_per_hour) + 1 for g in site.node_groups}
+
+
+def shim_config(site: Site, layout: DeployPaths, timeout_ms: int = 50, fail: str = "open") -> dict:
+    """What job_submit.lua reads at load: where the daemon is, how long to wait, and what to do without it."""
+    return {"version": 1, "socket": layout.daemon_socket, "timeout_ms": timeout_ms, "fail": fail,
+            "site": site.name}
+
+
+def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]:
+    """Render every config file for ``site``; returns ``{file name: contents}`` and writes nothing."""
+    layout = layout or DeployPaths()
+    env = _environment()
+    groups = [
+        {"group": g, "hostlist": hostlist.collect_hostlist(list(g.hostnames)),
+         "gres": ",".join(f"{n}:{t}:{c}" for n, t, c in g.gres), "features": ",".join(g.all_features),
+         "weight": _node_weight(site)[g.name]}
+        for g in site.node_groups
+    ]
+    partitions = [
+        {"p": p, "nodes": hostlist.collect_hostlist([h for n in p.node_groups for h in site.group(n).hostnames])}
+        for p in site.partitions
+    ]
+    gres = [line for g in site.node_groups for line in _gres_lines(g, layout)]
+    ctx = {"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
+           "groups": groups, "partitions": partitions, "gres_lines": gres}
+    return {
+        "slurm.conf": env.get_template("slurm.conf.j2").render(ctx),
+        "gres.conf": env.get_template("gres.conf.j2").render(ctx),
+        SHIM_CONFIG: json.dumps(shim_config(site, layout), indent=2, sort_keys=True) + "\n",
+    }
+
+
+def write_atomic(directory: str | Path, files: dict[str, str], mode: int = 0o644) -> list[Path]:
+    """Write each file to a temporary name in ``directory`` then rename it over the old one.
+
+    Every file is fully written and fsynced before any rename, so an error while writing leaves the
+    directory as it was; readers never see a half-written file.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, text in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+            staged.append((tmp, directory / name))
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+    except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+    for tmp, final in staged:
+        os.replace(tmp, final)
+    return [final for _, final in staged]

@@ -1,0 +1,69 @@
+"""Checks that span several fields of a parsed :class:`Site` (the models check single fields)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from .errors import Problem, format_loc
+from .schema import Site
+
+
+def _did_you_mean(name: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(choices)})"
+
+
+def site_problems(site: Site) -> Iterator[Problem]:
+    """Yield every cross-field problem of ``site``; an empty iterator means the site is consistent."""
+    group_names: dict[str, tuple] = {}
+    hosts: dict[str, tuple] = {}
+    for ci, cluster in enumerate(site.clusters):
+        for gi, group in enumerate(cluster.node_groups):
+            loc = ("clusters", ci, "node_groups", gi)
+            if group.name in group_names:
+                yield Problem(loc + ("name",), f"duplicate node group name '{group.name}' "
+                              f"(first at {format_loc(group_names[group.name])})")
+            group_names.setdefault(group.name, loc)
+            for host in group.hostnames:
+                if host in hosts:
+                    yield Problem(loc + ("prefix",), f"duplicate node name '{host}' "
+                                  f"(also in {format_loc(hosts[host])})")
+                    break
+                hosts[host] = loc
+    known = list(group_names)
+    part_names: set[str] = set()
+    defaults = 0
+    for pi, part in enumerate(site.partitions):
+        if part.name in part_names:
+            yield Problem(("partitions", pi, "name"), f"duplicate partition name '{part.name}'")
+        part_names.add(part.name)
+        defaults += part.default
+        for ni, gname in enumerate(part.node_groups):
+            if gname not in group_names:
+                yield Problem(("partitions", pi, "node_groups", ni),
+                              f"partition '{part.name}' names node group '{gname}' that does not exist"
+                              + _did_you_mean(gname, known))
+    if defaults > 1:
+        yield Problem(("partitions",), f"{defaults} partitions are marked default; at most one may be")
+    yield from _policy_problems(site)
+
+
+def _policy_problems(site: Site) -> Iterator[Problem]:
+    policy = site.policy
+    classes = [c.name for c in policy.workload_classes]
+    for i, name in enumerate(classes):
+        if name in classes[:i]:
+            yield Problem(("policy", "workload_classes", i, "name"), f"duplicate workload class '{name}'")
+    if policy.default_class and policy.default_class not in classes:
+        yield Problem(("policy", "default_class"), f"unknown workload class '{policy.default_class}'"
+                      + _did_you_mean(policy.default_class, classes))
+    tiers = [t.name for t in policy.qos_tiers]
+    for i, wc in enumerate(policy.workload_classes):
+        if wc.qos and wc.qos not in tiers:
+            yield Problem(("policy", "workload_classes", i, "qos"), f"unknown QoS tier '{wc.qos}'"
+                          + _did_you_mean(wc.qos, tiers))
+    cal_names = [c.name for c in policy.calendars]
+    for i, name in enumerate(cal_names):
+        if name in cal_names[:i]:
+            yield Problem(("policy", "calendars", i, "name"), f"duplicate calendar '{name}'")

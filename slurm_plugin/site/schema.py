@@ -1,0 +1,288 @@
+"""Typed, frozen description of a site: the resource model every other part reads.
+
+A site file (YAML) is parsed into :class:`Site`. Field-level checks (types, ranges, unknown keys with a
+did-you-mean, IANA time zones) live on the models; checks that span fields (duplicate node names, partitions
+naming missing node groups) live in :mod:`slurm_plugin.site.checks`. Load with
+:func:`slurm_plugin.site.load_site`, never by calling these constructors on raw YAML yourself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import zoneinfo
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Arch = Literal["aarch64", "x86_64", "riscv64"]
+ARCHES: tuple[str, ...] = ("aarch64", "x86_64", "riscv64")
+GpuVendor = Literal["nvidia", "amd", "intel"]
+AccelKind = Literal["npu", "dpu", "fpga"]
+AccelVendor = Literal["huawei", "nvidia", "intel", "amd", "xilinx"]
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+WEEKDAYS: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+# Slurm names: node names, partitions, GRES types, features.
+SlurmName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$", max_length=64)]
+PosInt = Annotated[int, Field(gt=0)]
+NonNegInt = Annotated[int, Field(ge=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+_HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+
+
+class Strict(BaseModel):
+    """Frozen model that rejects unknown keys with a did-you-mean."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = set(cls.model_fields) | {f.alias for f in cls.model_fields.values() if f.alias}
+        unknown = [k for k in data if k not in known]
+        if unknown:
+            key = str(unknown[0])
+            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ValueError(f"unknown key '{key}'{hint} (valid keys: {', '.join(sorted(known))})")
+        return data
+
+
+def _check_tz(value: str | None) -> str | None:
+    if value is None:
+        return value
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown IANA time zone '{value}' (e.g. 'Europe/Paris', 'America/New_York', 'UTC')")
+    return value
+
+
+class Cpu(Strict):
+    arch: Arch
+    cores: PosInt = Field(description="CPU cores per node (Slurm CPUs when threads_per_core is 1)")
+    sockets: PosInt = 1
+    threads_per_core: PosInt = 1
+    ghz: Annotated[float, Field(gt=0)] = 2.0
+    model: str = ""
+
+    @model_validator(mode="after")
+    def _sockets_divide_cores(self) -> Cpu:
+        if self.cores % self.sockets:
+            raise ValueError(f"cores ({self.cores}) must be a multiple of sockets ({self.sockets})")
+        return self
+
+
+class Gpu(Strict):
+    vendor: GpuVendor
+    type: SlurmName
+    count: PosInt
+    memory_gb: PosInt = 16
+    autodetect: bool = Field(False, description="let slurmd detect the devices (nvml, rsmi, oneapi)")
+    files: str | None = Field(None, description="device files as a Slurm range, e.g. /dev/nvidia[0-3]")
+
+
+class Accelerator(Strict):
+    kind: AccelKind
+    vendor: AccelVendor
+    type: SlurmName
+    count: PosInt
+    memory_gb: NonNegInt = 0
+    files: str | None = None
+
+
+class Power(Strict):
+    idle_w: NonNegFloat
+    busy_w: NonNegFloat
+    off_w: NonNegFloat = 0.0
+
+    @model_validator(mode="after")
+    def _busy_at_least_idle(self) -> Power:
+        if self.busy_w < self.idle_w:
+            raise ValueError(f"busy_w ({self.busy_w}) is below idle_w ({self.idle_w})")
+        return self
+
+
+class NodeGroup(Strict):
+    """Identical nodes. Hostnames are ``prefix`` + index (``start`` .. ``start+count-1``), zero-padded to
+    ``digits`` (default: the width of the last index), e.g. prefix ``arm``, count 3 -> ``arm[1-3]``."""
+
+    name: SlurmName
+    count: PosInt
+    prefix: SlurmName | None = None
+    start: NonNegInt = 1
+    digits: Annotated[int, Field(ge=1, le=8)] | None = None
+    cpu: Cpu
+    memory_gb: PosInt
+    gpu: Gpu | None = None
+    accelerators: tuple[Accelerator, ...] = ()
+    features: tuple[SlurmName, ...] = ()
+    cost_per_hour: NonNegFloat = 0.0
+    power: Power = Power(idle_w=100.0, busy_w=300.0)
+    boot_time_s: NonNegInt = 120
+    shutdown_time_s: NonNegInt = 30
+    region: SlurmName | None = None
+    timezone: str | None = None
+
+    _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
+
+    @cached_property
+    def hostnames(self) -> tuple[str, ...]:
+        prefix = self.prefix or self.name
+        last = self.start + self.count - 1
+        width = self.digits or len(str(last))
+        return tuple(f"{prefix}{i:0{width}d}" for i in range(self.start, last + 1))
+
+    @property
+    def gres(self) -> tuple[tuple[str, str, int], ...]:
+        """(name, type, count) of every typed GRES on one node, GPUs first."""
+        out = [("gpu", self.gpu.type, self.gpu.count)] if self.gpu else []
+        out += [(a.kind, a.type, a.count) for a in self.accelerators]
+        return tuple(out)
+
+    @property
+    def all_features(self) -> tuple[str, ...]:
+        """Slurm node Features: the arch, GPU/accelerator vendors and types, region, then the site's own."""
+        feats: list[str] = [self.cpu.arch]
+        if self.gpu:
+            feats += [self.gpu.vendor, self.gpu.type]
+        for acc in self.accelerators:
+            feats += [acc.vendor, acc.type]
+        if self.region:
+            feats.append(self.region)
+        feats += list(self.features)
+        return tuple(dict.fromkeys(feats))
+
+
+class Cluster(Strict):
+    name: SlurmName
+    region: SlurmName | None = None
+    timezone: str = "UTC"
+    node_groups: tuple[NodeGroup, ...] = Field(min_length=1)
+
+    _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
+
+    @model_validator(mode="after")
+    def _inherit_region_and_timezone(self) -> Cluster:
+        """Node groups without their own region/time zone take the cluster's."""
+        groups = tuple(
+            g.model_copy(update={"region": g.region or self.region, "timezone": g.timezone or self.timezone})
+            for g in self.node_groups
+        )
+        object.__setattr__(self, "node_groups", groups)
+        return self
+
+
+class Partition(Strict):
+    name: SlurmName
+    node_groups: tuple[SlurmName, ...] = Field(min_length=1)
+    default: bool = False
+    max_time: str = Field("INFINITE", pattern=r"^(INFINITE|UNLIMITED|\d+(-\d{1,2})?(:\d{1,2}){0,2})$")
+    priority_tier: NonNegInt = 1
+    state: Literal["UP", "DOWN", "DRAIN", "INACTIVE"] = "UP"
+
+
+class WorkloadClass(Strict):
+    """A kind of work. ``portable`` work may be moved between the architectures in ``archs``; ``speed`` gives
+    relative speed per arch or accelerator type (missing = 1.0, 0 = cannot run there)."""
+
+    name: SlurmName
+    portable: bool = False
+    archs: tuple[Arch, ...] = ARCHES
+    accelerators: tuple[SlurmName, ...] = ()
+    speed: dict[str, NonNegFloat] = Field(default_factory=dict)
+    qos: SlurmName | None = None
+
+
+class QosTier(Strict):
+    name: SlurmName
+    target_pct: Annotated[float, Field(gt=0, le=100)]
+    priority: NonNegInt = 0
+
+
+class Window(Strict):
+    days: tuple[Weekday, ...] = WEEKDAYS
+    start: str = "00:00"
+    end: str = "24:00"
+
+    @field_validator("start", "end")
+    @classmethod
+    def _hhmm(cls, v: str) -> str:
+        if v != "24:00" and not _HHMM.match(v):
+            raise ValueError(f"time '{v}' is not HH:MM (00:00 .. 24:00)")
+        return v
+
+
+class Calendar(Strict):
+    """Named set of weekly windows, read in each node group's own time zone unless ``timezone`` is set.
+    A window whose end is before its start runs past midnight (e.g. 19:00-07:00)."""
+
+    name: SlurmName
+    windows: tuple[Window, ...] = Field(min_length=1)
+    timezone: str | None = None
+
+    _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
+
+
+class CostWeights(Strict):
+    wait: NonNegFloat = 1.0
+    cost: NonNegFloat = 0.1
+    energy: NonNegFloat = 0.1
+
+
+class Policy(Strict):
+    workload_classes: tuple[WorkloadClass, ...] = ()
+    default_class: SlurmName | None = None
+    qos_tiers: tuple[QosTier, ...] = ()
+    calendars: tuple[Calendar, ...] = ()
+    cost_weights: CostWeights = CostWeights()
+
+
+class SlurmSettings(Strict):
+    """Cluster-wide slurm.conf settings the suite sets on purpose; everything else keeps Slurm's default."""
+
+    cluster_name: SlurmName = "hetsched"
+    controller: str = "localhost"
+    slurmctld_port: Annotated[int, Field(ge=1024, le=65535)] = 6817
+    slurmd_port: Annotated[int, Field(ge=1024, le=65535)] = 6818
+    suspend_time: int = Field(-1, ge=-1, description="idle seconds before Slurm powers a node down; -1 = never")
+    resume_timeout: PosInt = 300
+    suspend_timeout: PosInt = 60
+    resume_rate: NonNegInt = 0
+    suspend_rate: NonNegInt = 0
+    priority_weight_age: NonNegInt = 1000
+    priority_weight_job_size: NonNegInt = 100
+    priority_max_age: str = "7-0"
+
+
+class Site(Strict):
+    """The whole site: Slurm settings, a resource pool of clusters, partitions and policy."""
+
+    name: SlurmName
+    description: str = ""
+    slurm: SlurmSettings = SlurmSettings()
+    clusters: tuple[Cluster, ...] = Field(min_length=1)
+    partitions: tuple[Partition, ...] = Field(min_length=1)
+    policy: Policy = Policy()
+
+    @property
+    def node_groups(self) -> tuple[NodeGroup, ...]:
+        return tuple(g for c in self.clusters for g in c.node_groups)
+
+    def group(self, name: str) -> NodeGroup:
+        for g in self.node_groups:
+            if g.name == name:
+                return g
+        raise KeyError(name)
+
+    @property
+    def gres_types(self) -> tuple[str, ...]:
+        """GRES names present anywhere in the site (for GresTypes=)."""
+        return tuple(dict.fromkeys(name for g in self.node_groups for name, _, _ in g.gres))
+
+    def node_count(self) -> int:
+        return sum(g.count for g in self.node_groups)

@@ -1,0 +1,132 @@
+"""A thin, typed wrapper around Slurm's client commands.
+
+Every call runs a real Slurm command with ``SLURM_CONF`` set (an unset SLURM_CONF makes Slurm look for DNS
+SRV records and fail). JSON output is used where both supported versions have it (``squeue``/``sinfo
+--json``; ``scontrol --json`` only from 23.02), ``scontrol -o`` text otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from functools import cached_property
+
+_KEY = re.compile(r"(?:^|\s)([A-Za-z][\w:/.]*)=")
+
+
+class SlurmError(RuntimeError):
+    """A Slurm command failed; ``str()`` names the command and what it printed."""
+
+    def __init__(self, argv: list[str], code: int, stderr: str):
+        self.argv, self.code, self.stderr = argv, code, stderr.strip()
+        super().__init__(f"`{' '.join(argv)}` exited {code}: {self.stderr or '(no output)'}")
+
+
+@dataclass(frozen=True, order=True)
+class SlurmVersion:
+    major: int
+    minor: int
+    micro: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> SlurmVersion:
+        m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+        if not m:
+            raise ValueError(f"cannot read a Slurm version from {text!r}")
+        return cls(int(m[1]), int(m[2]), int(m[3] or 0))
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor:02d}.{self.micro}"
+
+    @property
+    def scontrol_json(self) -> bool:
+        """``scontrol show ... --json`` exists from 23.02 on."""
+        return (self.major, self.minor) >= (23, 2)
+
+
+def parse_scontrol_oneliner(line: str) -> dict[str, str]:
+    """Parse one ``scontrol -o show ...`` record (``Key=Value Key2=Value with spaces``) into a dict."""
+    keys = list(_KEY.finditer(line))
+    out = {}
+    for i, m in enumerate(keys):
+        end = keys[i + 1].start() if i + 1 < len(keys) else len(line)
+        out[m[1]] = line[m.end():end].strip()
+    return out
+
+
+class SlurmClient:
+    """Runs Slurm commands against the cluster whose slurm.conf is ``conf``."""
+
+    def __init__(self, conf: str | None = None, timeout: float = 30.0):
+        self.conf = conf or os.environ.get("SLURM_CONF")
+        self.timeout = timeout
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if self.conf:
+            env["SLURM_CONF"] = self.conf
+        return env
+
+    def run(self, *argv: str, input: str | None = None, timeout: float | None = None, check: bool = True,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        cmd = list(argv)
+        try:
+            proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=env or self.env,
+                                  timeout=timeout or self.timeout)
+        except FileNotFoundError as err:
+            raise SlurmError(cmd, 127, f"{cmd[0]}: not installed ({err.strerror})") from None
+        except subprocess.TimeoutExpired:
+            raise SlurmError(cmd, 124, f"timed out after {timeout or self.timeout:.0f} s") from None
+        if check and proc.returncode != 0:
+            raise SlurmError(cmd, proc.returncode, proc.stderr or proc.stdout)
+        return proc
+
+    @cached_property
+    def version(self) -> SlurmVersion:
+        return SlurmVersion.parse(self.run("sinfo", "-V").stdout)
+
+    # --- jobs -------------------------------------------------------------------------------------------
+    def sbatch(self, *args: str, script: str | None = None, wrap: str | None = None) -> int:
+        """Submit a batch job; returns its id. ``script`` is the script text, or use ``wrap``."""
+        argv = ["sbatch", "--parsable", *args]
+        if wrap is not None:
+            argv += ["--wrap", wrap]
+        out = self.run(*argv, input=script).stdout.strip()
+        return int(out.split(";")[0])
+
+    def show_job(self, job_id: int) -> dict[str, str]:
+        lines = self.run("scontrol", "-o", "show", "job", str(job_id)).stdout.strip().splitlines()
+        return parse_scontrol_oneliner(lines[0]) if lines else {}
+
+    def squeue(self) -> dict:
+        """``squeue --json`` as parsed JSON (all jobs the controller still remembers)."""
+        return json.loads(self.run("squeue", "--all", "--json").stdout)
+
+    def cancel(self, *job_ids: int) -> None:
+        if job_ids:
+            self.run("scancel", *map(str, job_ids), check=False)
+
+    # --- nodes and partitions ----------------------------------------------------------------------------
+    def show_nodes(self) -> list[dict[str, str]]:
+        out = self.run("scontrol", "-o", "show", "node").stdout
+        return [parse_scontrol_oneliner(line) for line in out.splitlines() if line.strip()]
+
+    def show_node(self, name: str) -> dict[str, str]:
+        out = self.run("scontrol", "-o", "show", "node", name).stdout.strip().splitlines()
+        return parse_scontrol_oneliner(out[0]) if out else {}
+
+    def sinfo(self) -> dict:
+        """``sinfo --json`` as parsed JSON."""
+        return json.loads(self.run("sinfo", "--json").stdout)
+
+    def scontrol_update(self, entity: str, name: str, **fields: str | int) -> None:
+        """``scontrol update <entity>=<name> k=v ...`` (e.g. ``nodename``, ``jobid``, ``partitionname``)."""
+        self.run("scontrol", "update", f"{entity}={name}", *(f"{k}={v}" for k, v in fields.items()))
+
+    def ping(self) -> bool:
+        proc = self.run("scontrol", "ping", check=False, timeout=10)
+        return proc.returncode == 0 and "UP" in proc.stdout
