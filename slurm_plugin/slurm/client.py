@@ -11,9 +11,12 @@ import json
 import os
 import re
 import subprocess
+import time
 from dataclasses import dataclass
 from functools import cached_property
 
+FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
+            "PREEMPTED")
 _KEY = re.compile(r"(?:^|\s)([A-Za-z][\w:/.]*)=")
 
 
@@ -101,6 +104,19 @@ class SlurmClient:
     def show_job(self, job_id: int) -> dict[str, str]:
         lines = self.run("scontrol", "-o", "show", "job", str(job_id)).stdout.strip().splitlines()
         return parse_scontrol_oneliner(lines[0]) if lines else {}
+
+    def wait_job(self, job_id: int, timeout: float = 60.0, until: tuple[str, ...] = FINISHED) -> dict[str, str]:
+        """Poll ``scontrol show job`` until the job's state is one of ``until``; returns its record.
+
+        Raises TimeoutError naming the job's last state and reason."""
+        deadline = time.monotonic() + timeout
+        job: dict[str, str] = {}
+        while time.monotonic() < deadline:
+            job = self.show_job(job_id)
+            if job.get("JobState") in until:
+                return job
+            time.sleep(0.2)
+        raise TimeoutError(f"job {job_id} still {job.get('JobState')} ({job.get('Reason')}) after {timeout:.0f} s")
 
     def squeue(self) -> dict:
         """``squeue --json`` as parsed JSON (all jobs the controller still remembers)."""
