@@ -1,0 +1,88 @@
+"""Generated slurm.conf / gres.conf: golden files for the bundled sites, and atomic writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+from slurm_plugin.conf import DeployPaths, LocalLayout, render_site, write_atomic
+from slurm_plugin.site import SITE_CONFIGS, load_site
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("HETSCHED_UPDATE_GOLDEN") == "1"
+REFRESH = "HETSCHED_UPDATE_GOLDEN=1 python -m pytest tests/unit/conf/test_render.py"
+
+
+def _variants():
+    for name in ("demo", "large"):
+        yield name, "deploy", lambda site: DeployPaths()
+    yield "demo", "local", lambda site: LocalLayout.under("/var/lib/hetsched/cluster", site)
+
+
+@pytest.mark.parametrize("site_name,variant,layout", list(_variants()), ids=lambda v: v if isinstance(v, str) else "")
+def test_golden(site_name, variant, layout):
+    site = load_site(site_name)
+    files = render_site(site, layout(site))
+    folder = GOLDEN / f"{site_name}-{variant}"
+    if UPDATE:
+        write_atomic(folder, files)
+    for name, text in files.items():
+        golden = folder / name
+        assert golden.exists(), f"missing golden file {golden}; create it with: {REFRESH}"
+        assert text == golden.read_text(), (
+            f"{name} for {site_name} ({variant}) differs from {golden}.\n"
+            f"If the change is intended, refresh the golden files with: {REFRESH}\nand review `git diff`.")
+
+
+def test_features_and_typed_gres():
+    site = load_site("demo")
+    files = render_site(site)
+    conf, gres = files["slurm.conf"], files["gres.conf"]
+    assert "NodeName=armn[1-3] " in conf and "Features=aarch64,eu-west" in conf
+    assert "Gres=gpu:a100:4" in conf and "Gres=npu:ascend910b:8" in conf and "Gres=dpu:bluefield3:1" in conf
+    assert "GresTypes=gpu,npu,dpu" in conf
+    assert "NodeName=a100n1 Name=gpu Type=a100 File=/dev/nvidia[0-3]" in gres
+    assert "NodeName=npun1 Name=npu Type=ascend910b File=/dev/davinci[0-7]" in gres
+    large = render_site(load_site("large"))["gres.conf"]
+    assert "AutoDetect=nvml Name=gpu Type=a100" in large
+    assert "AutoDetect=rsmi Name=gpu Type=mi250x File=/dev/dri/renderD[128-131]" in large
+    assert "Name=gpu Type=max1550 File=/dev/dri/renderD[128-131]" in large
+
+
+def test_cheaper_nodes_get_lower_weight():
+    site = load_site("demo")
+    conf = render_site(site)["slurm.conf"]
+    weight = {line.split()[0].split("=")[1]: int(line.split("Weight=")[1].split()[0])
+              for line in conf.splitlines() if line.startswith("NodeName=")}
+    assert weight["rvn1"] < weight["armn[1-3]"] < weight["x86n[1-2]"] < weight["gh200n1"]
+
+
+def test_write_atomic_leaves_directory_as_it_was_on_failure(tmp_path: Path):
+    (tmp_path / "slurm.conf").write_text("old\n")
+    files = {"slurm.conf": "new\n", "missing-dir/gres.conf": "x"}  # the second fails while staging
+    with pytest.raises(OSError):
+        write_atomic(tmp_path, files)
+    assert (tmp_path / "slurm.conf").read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["slurm.conf"], "temporary files left behind"
+
+
+def test_cli_render_refuses_invalid_site_and_writes_nothing(tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((SITE_CONFIGS / "demo.yaml").read_text().replace("count: 3", "count: -3"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "slurm.conf").write_text("old\n")
+    result = CliRunner().invoke(main, ["conf", "render", str(bad), "-o", str(out)])
+    assert result.exit_code == 2
+    assert f"{bad}: clusters[0].node_groups[1].count: Input should be greater than 0" in result.output
+    assert [p.name for p in out.iterdir()] == ["slurm.conf"] and (out / "slurm.conf").read_text() == "old\n"
+
+
+def test_cli_render_writes_all_files(tmp_path: Path):
+    result = CliRunner().invoke(main, ["conf", "render", "demo", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gres.conf", "hetsched-shim.json", "slurm.conf"]
