@@ -17,7 +17,7 @@ install: deps
 
 demo: install
 	hetsched cluster up demo --root $(DEMO_ROOT)
-	$(PYTHON) -m slurm_plugin.demo --root $(DEMO_ROOT)
+	hetsched cluster demo --root $(DEMO_ROOT)
 
 test: install
 	$(PYTHON) -m pytest tests

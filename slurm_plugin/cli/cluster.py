@@ -79,3 +79,23 @@ def down(root: Path) -> None:
     """Cancel jobs and stop every process the cluster started, by pid."""
     stopped = LocalCluster(root).down()
     click.echo("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+
+
+@cluster.command()
+@root_option
+@click.option("--seconds", default=3, show_default=True, help="How long each demo job runs.")
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors(ClusterError, SlurmError)
+def demo(root: Path, seconds: int, as_json: bool) -> None:
+    """Submit a mix of plain sbatch jobs to the running cluster and show where each one ran."""
+    from ..cluster.demo import run_demo
+
+    rows = run_demo(LocalCluster(root).client(), seconds=seconds)
+    if as_json:
+        emit_json([r.__dict__ for r in rows])
+    else:
+        click.echo(f"{'job':>5}  {'asked for':34} {'sbatch directives':42} {'state':10} {'ran on':12} node features")
+        for r in rows:
+            click.echo(f"{r.job_id or '-':>5}  {r.what:34} {r.args:42} {r.state:10} {r.nodes:12} {r.features}")
+    if any(r.state != "COMPLETED" for r in rows):
+        raise SystemExit(1)
