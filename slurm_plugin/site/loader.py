@@ -27,13 +27,18 @@ def resolve_site_path(name_or_path: str | Path | None) -> Path:
 
 def _pydantic_problems(err: ValidationError) -> list[Problem]:
     problems = []
-    for e in err.errors(include_url=False):
+    errors = err.errors(include_url=False)
+    locs = [tuple(e["loc"]) for e in errors]
+    for e in errors:
+        loc = tuple(e["loc"])
+        if e["type"] == "too_short" and any(o[: len(loc)] == loc and o != loc for o in locs):
+            continue  # "0 items after validation" only echoes the errors of its items
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] not in ("value_error", "assertion_error") and "input" in e and not isinstance(
             e["input"], (dict, list)
         ):
             msg += f" (got {e['input']!r})"
-        problems.append(Problem(tuple(e["loc"]), msg))
+        problems.append(Problem(loc, msg))
     return problems
 
 
