@@ -1,0 +1,61 @@
+"""The admission function the daemon calls for every submission and modification."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..site import Site
+from ..snapshot import Snapshot
+from .accel import map_accelerators
+from .arch import route_arch
+from .classify import classify
+from .decision import Decision, DecisionBuilder
+from .request import JobRequest
+
+
+@dataclass(frozen=True)
+class AdmissionOptions:
+    """What the daemon may change besides partition/features.
+
+    ``set_qos``: also set ``--qos`` to the tier name (only where those QOS exist in slurmdbd: an unknown QOS
+    makes slurmctld reject the job); ``site_factor``: set the job's SiteFactor to the priority band;
+    ``annotate_comment``: write ``hetsched:class=..,tier=..`` into an empty comment.
+    """
+
+    set_qos: bool = False
+    site_factor: bool = True
+    annotate_comment: bool = True
+
+
+def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions = AdmissionOptions()) -> Decision:
+    """Decide one request (pure, no I/O): accept with changes, or reject, always with reasons.
+
+    Submissions get class/tier (priority band), accelerator mapping and arch routing; modifications are only
+    checked for GRES no node could serve. An empty snapshot (daemon just started) never causes a refusal.
+
+    Example (demo site): ``--gres=gpu:1`` with no partition -> accept, ``partition=gpu``, reason
+    "gpu:1 can run on a100, h100: partition gpu (2 suitable nodes free now)".
+    """
+    try:
+        _ = req.gres_items
+    except ValueError as err:
+        return Decision(reasons=(f"GRES request not understood ({err}): unchanged",))
+    out = DecisionBuilder()
+    if req.op == "modify":
+        refused = map_accelerators(req, snap, None, DecisionBuilder())
+        return refused or Decision(reasons=("modification checked",))
+    cls = classify(req, site)
+    wclass = cls.workload_class
+    changes: dict[str, str | int] = {}
+    if options.site_factor and cls.band:
+        changes["site_factor"] = cls.band
+    if options.set_qos and cls.tier and not req.qos:
+        changes["qos"] = cls.tier.name
+    if options.annotate_comment and not req.comment and (wclass or cls.tier):
+        changes["comment"] = f"hetsched:class={wclass.name if wclass else '-'},tier={cls.tier.name if cls.tier else '-'}"
+    out.add("class", cls.why, **changes)
+    refused = map_accelerators(req, snap, wclass, out)
+    if refused:
+        return refused
+    route_arch(req, snap, wclass, out)
+    return out.build()

@@ -1,0 +1,73 @@
+"""Architecture routing: send a job that accepts several arches to the one with room now."""
+
+from __future__ import annotations
+
+from ..site.schema import WorkloadClass
+from ..snapshot import PartitionState, Snapshot
+from .decision import DecisionBuilder
+from .request import JobRequest, arch_choice
+
+
+def _home(snap: Snapshot, arch: str, req: JobRequest) -> PartitionState | None:
+    """Where a job of ``arch`` would go: the named partition, else the default partition if it has that
+    arch, else the UP partition with the most nodes of that arch and no GRES nodes (fewest GRES nodes)."""
+    if req.partition:
+        part = snap.partition(req.partition)
+        return part if part and arch in snap.archs_of(part.name) else None
+    candidates = []
+    for p in snap.partitions:
+        nodes = snap.nodes_in(p.name)
+        of_arch = sum(n.arch == arch for n in nodes)
+        too_short = req.time_limit and p.max_time_min and req.time_limit > p.max_time_min
+        if p.up and of_arch and not too_short:
+            with_gres = sum(bool(n.gres) for n in nodes)
+            candidates.append(((p.default, -with_gres, of_arch), p.name, p))
+    return max(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None
+
+
+def _room(snap: Snapshot, part: PartitionState, arch: str, req: JobRequest) -> tuple[int, int]:
+    """(nodes of ``arch`` in ``part`` that can start the job now, their free CPUs)."""
+    fit = [n for n in snap.nodes_in(part.name) if n.arch == arch and n.usable_now
+           and n.free_cpus >= req.cpus_per_node and n.free_memory_mb >= req.memory_per_node_mb]
+    return len(fit), sum(n.free_cpus for n in fit)
+
+
+def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None, out: DecisionBuilder) -> None:
+    """Narrow a multi-arch job to the arch (and partition) with free capacity now; adds to ``out``.
+
+    Routable: ``--constraint`` exactly an OR of arches, or no constraint and a portable workload class
+    (its ``archs``, minus those of speed 0). A job pinned to one arch, naming nodes, asking for GRES (see
+    accel) or naming several partitions is never moved. With no arch able to start it now, it is left
+    to Slurm unchanged.
+    """
+    if not snap.known or req.req_nodes or req.gres_items or (req.partition and "," in req.partition):
+        return
+    choice = arch_choice(req.features)
+    if choice.routable:
+        allowed, source = choice.archs, "--constraint"
+    elif not req.features and wclass and wclass.portable:
+        allowed = frozenset(a for a in wclass.archs if wclass.speed.get(a, 1.0) > 0)
+        source = f"portable class {wclass.name}"
+    else:
+        if len(choice.archs) == 1:
+            out.add("arch", f"pinned to {next(iter(choice.archs))} by --constraint: not moved")
+        return
+    if len(allowed) < 2:
+        return
+    speed = wclass.speed if wclass else {}
+    options = []
+    for arch in sorted(allowed):
+        part = _home(snap, arch, req)
+        if part:
+            nodes, cpus = _room(snap, part, arch, req)
+            options.append(((nodes >= (req.min_nodes or 1), speed.get(arch, 1.0) * cpus), arch, part, nodes))
+    fitting = [o for o in options if o[0][0]]
+    if not fitting:
+        out.add("arch", f"{source} allows {'|'.join(sorted(allowed))} but none has room now: left to Slurm")
+        return
+    _, arch, part, nodes = max(fitting, key=lambda o: o[0])
+    changes: dict[str, str | int] = {"features": arch}
+    if not req.partition and not part.default:
+        changes["partition"] = part.name
+    out.add("arch", f"{source} allows {'|'.join(sorted(allowed))}: routed to {arch} in partition {part.name} "
+            f"({nodes} node{'s' if nodes != 1 else ''} with room now)", **changes)

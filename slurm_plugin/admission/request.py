@@ -1,0 +1,104 @@
+"""What the shim sends about a job: the whitelisted job_desc fields, typed, and readings of them."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..snapshot import GresCount, parse_tres_per_node
+from ..snapshot.model import ARCH_FEATURES
+
+_TOKEN = re.compile(r"[\s,;]+")
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """A submission (``op="submit"``) or modification (``op="modify"``, with ``job_id``) as slurmctld saw it.
+
+    Field names follow slurmctld's Lua job_desc; None = not given by the user. ``gres`` is job_desc
+    ``tres_per_node`` (``gres:gpu:1`` on 22.05, ``gres/gpu=1`` on 23.02+), memory in MiB, time in minutes.
+    """
+
+    op: str = "submit"
+    job_id: int | None = None
+    partition: str | None = None
+    features: str | None = None
+    gres: str | None = None
+    tres_per_job: str | None = None
+    min_cpus: int | None = None
+    cpus_per_task: int | None = None
+    num_tasks: int | None = None
+    min_nodes: int | None = None
+    max_nodes: int | None = None
+    mem_per_node_mb: int | None = None
+    mem_per_cpu_mb: int | None = None
+    time_limit: int | None = None
+    qos: str | None = None
+    account: str | None = None
+    user_id: int | None = None
+    name: str | None = None
+    comment: str | None = None
+    wckey: str | None = None
+    array_inx: str | None = None
+    licenses: str | None = None
+    req_nodes: str | None = None
+
+    @cached_property
+    def gres_items(self) -> tuple[GresCount, ...]:
+        """Per-node GRES asked for (``--gres``); raises ValueError on an unreadable string."""
+        return parse_tres_per_node(self.gres)
+
+    @cached_property
+    def comment_tags(self) -> dict[str, str]:
+        """``key=value`` words of the comment (``--comment="class=web tier=silver"``), keys lower case."""
+        out: dict[str, str] = {}
+        for word in _TOKEN.split(self.comment or ""):
+            key, eq, value = word.partition("=")
+            if eq and key and value:
+                out.setdefault(key.lower(), value)
+        return out
+
+    @property
+    def cpus_per_node(self) -> int:
+        """CPUs one node must have free: total CPUs spread over the minimum node count, at least 1."""
+        per_task = self.cpus_per_task or 1
+        total = max(self.min_cpus or 1, per_task * (self.num_tasks or 1))
+        return max(math.ceil(total / max(self.min_nodes or 1, 1)), per_task, 1)
+
+    @property
+    def memory_per_node_mb(self) -> int:
+        if self.mem_per_node_mb:
+            return self.mem_per_node_mb
+        return (self.mem_per_cpu_mb or 0) * self.cpus_per_node
+
+
+@dataclass(frozen=True)
+class ArchChoice:
+    """How the job's ``--constraint`` bounds its architecture.
+
+    ``archs``: the arches it accepts (empty = says nothing about arch); ``routable``: True only when the
+    constraint is exactly an OR of arch features (``aarch64|x86_64``), the one form the shim may narrow.
+    """
+
+    archs: frozenset[str]
+    routable: bool
+
+
+def arch_choice(features: str | None) -> ArchChoice:
+    """Read the arch part of a constraint expression.
+
+    >>> arch_choice("aarch64|x86_64")
+    ArchChoice(archs=frozenset({'aarch64', 'x86_64'}), routable=True)
+    >>> arch_choice("aarch64&bigmem").routable
+    False
+    """
+    expr = (features or "").strip()
+    if not expr:
+        return ArchChoice(frozenset(), False)
+    words = set(re.findall(r"[A-Za-z_][\w.-]*", expr))
+    archs = frozenset(w for w in words if w in ARCH_FEATURES)
+    alternatives = [a.strip() for a in expr.split("|")]
+    routable = len(alternatives) > 1 and all(a in ARCH_FEATURES for a in alternatives)
+    return ArchChoice(archs, routable)

@@ -1,0 +1,88 @@
+"""Building snapshots from a live cluster, and keeping one fresh in the background."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from ..slurm import SlurmClient, SlurmError
+from .model import Snapshot
+from .parse import parse_jobs, parse_nodes, parse_partitions
+
+log = logging.getLogger(__name__)
+
+
+def build_snapshot(nodes_doc: dict, partitions_text: str, squeue_doc: dict | None = None,
+                   slurm_version: str = "", taken_at: float | None = None) -> Snapshot:
+    """A snapshot from already-fetched outputs (pure; used by :func:`collect_snapshot` and by tests).
+
+    ``nodes_doc`` is ``sinfo --json`` (22.05) or ``scontrol show nodes --json`` (23.02+); ``partitions_text``
+    is ``scontrol -o show partition``; ``squeue_doc`` is ``squeue --json`` (None = no jobs read).
+    """
+    return Snapshot(nodes=tuple(parse_nodes(nodes_doc)), partitions=tuple(parse_partitions(partitions_text)),
+                    jobs=tuple(parse_jobs(squeue_doc or {})), slurm_version=slurm_version,
+                    taken_at=time.time() if taken_at is None else taken_at)
+
+
+def _nodes_doc(client: SlurmClient) -> dict:
+    doc = json.loads(client.run("sinfo", "--json").stdout)
+    if doc.get("nodes"):  # 22.05 (v0.0.38): per-node records
+        return doc
+    # 23.02+: sinfo --json groups nodes; scontrol has per-node JSON instead
+    return json.loads(client.run("scontrol", "show", "nodes", "--json").stdout)
+
+
+def collect_snapshot(client: SlurmClient, with_jobs: bool = True) -> Snapshot:
+    """Read the live cluster through ``client`` (3 Slurm commands). Raises SlurmError if Slurm fails."""
+    started = time.time()
+    nodes = _nodes_doc(client)
+    parts = client.run("scontrol", "-o", "show", "partition").stdout
+    jobs = client.squeue() if with_jobs else None
+    return build_snapshot(nodes, parts, jobs, slurm_version=str(client.version), taken_at=started)
+
+
+class SnapshotRefresher:
+    """Keeps :attr:`current` fresh by rebuilding it every ``interval`` seconds in a daemon thread.
+
+    Readers take ``refresher.current`` (an immutable Snapshot swapped in one assignment), so they never wait
+    for Slurm. A failed refresh keeps the previous snapshot and is logged once per failure streak.
+    """
+
+    def __init__(self, collect: Callable[[], Snapshot], interval: float = 5.0):
+        self._collect, self.interval = collect, interval
+        self.current: Snapshot = Snapshot.empty()
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def refresh_once(self) -> bool:
+        """Rebuild now; True on success."""
+        try:
+            self.current = self._collect()
+        except (SlurmError, ValueError, KeyError, OSError) as err:
+            if not self.failures:
+                log.warning("snapshot refresh failed (keeping the one from %.0f s ago): %s",
+                            self.current.age_s(), err)
+            self.failures += 1
+            return False
+        if self.failures:
+            log.info("snapshot refresh works again after %d failures", self.failures)
+        self.failures = 0
+        return True
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="snapshot-refresh", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.refresh_once()
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=self.interval + 35)
