@@ -14,6 +14,8 @@ GROUPS: list[tuple[str, str]] = [
     ("conf", "conf"),
     ("cluster", "cluster"),
     ("power", "power"),
+    ("daemon", "daemon"),
+    ("why", "why"),
 ]
 
 

@@ -1,0 +1,78 @@
+"""The actions a cycle may take, each a frozen value with the reason it was taken.
+
+Every action maps to Slurm's own knobs (see :mod:`.applier` for the exact commands); nothing else changes Slurm.
+Tags: reasons the suite writes into Slurm (node drain reasons) start with :data:`TAG`, so the suite only ever
+clears what it set itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+TAG = "hetsched:"
+
+
+@dataclass(frozen=True)
+class SetSiteFactor:
+    """Set the SiteFactor of pending jobs (priority/multifactor adds it to Slurm's own factors)."""
+
+    job_ids: tuple[int, ...]
+    site_factor: int
+    reason: str
+    kind: Literal["site_factor"] = "site_factor"
+
+
+@dataclass(frozen=True)
+class MoveJob:
+    """Move a pending job to another partition and/or feature constraint (never a job its user pinned)."""
+
+    job_id: int
+    partition: str | None
+    features: str | None
+    reason: str
+    kind: Literal["move_job"] = "move_job"
+
+
+@dataclass(frozen=True)
+class PowerNodes:
+    """Ask Slurm to power nodes up or down (Slurm runs ResumeProgram/SuspendProgram)."""
+
+    nodes: tuple[str, ...]
+    action: Literal["POWER_UP", "POWER_DOWN", "POWER_DOWN_FORCE"]
+    reason: str
+    kind: Literal["power"] = "power"
+
+
+@dataclass(frozen=True)
+class SetPartitionNodes:
+    """Replace a partition's node list (calendar reshaping)."""
+
+    partition: str
+    nodes: tuple[str, ...]
+    reason: str
+    kind: Literal["partition_nodes"] = "partition_nodes"
+
+
+@dataclass(frozen=True)
+class DrainNodes:
+    """Drain nodes (no new jobs; running ones finish) or resume nodes the suite drained itself."""
+
+    nodes: tuple[str, ...]
+    action: Literal["DRAIN", "RESUME"]
+    reason: str
+    kind: Literal["drain"] = "drain"
+
+
+Action = Union[SetSiteFactor, MoveJob, PowerNodes, SetPartitionNodes, DrainNodes]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Everything one cycle decided, in the order it must be applied."""
+
+    actions: tuple[Action, ...] = field(default_factory=tuple)
+    source: str = ""
+
+    def __add__(self, other: Decision) -> Decision:
+        return Decision(self.actions + other.actions, "+".join(filter(None, (self.source, other.source))))

@@ -1,0 +1,83 @@
+"""The applier changes the real Slurm only through its own knobs, and journals why."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+from slurm_plugin.slurm.client import parse_scontrol_oneliner
+from slurm_plugin.decision import (Decision, DrainNodes, Journal, MoveJob, SetPartitionNodes, SetSiteFactor,
+                                   SlurmApplier)
+
+pytestmark = pytest.mark.system
+
+
+@pytest.fixture()
+def applier(cluster, tmp_path):
+    return SlurmApplier(cluster.client(), Journal(tmp_path / "journal.jsonl"))
+
+
+@pytest.fixture()
+def busy_riscv(slurm):
+    """Fill the one RISC-V node so jobs queued behind it stay pending."""
+    blocker = slurm.sbatch("-p", "riscv", "-n", "64", "--time=5", "--output=/dev/null", wrap="sleep 120")
+    slurm.wait_job(blocker, until=("RUNNING",), timeout=60)
+    pending = [slurm.sbatch("-p", "riscv", "-n", "1", "--time=5", "--output=/dev/null", wrap="true")
+               for _ in range(2)]
+    yield pending
+    slurm.cancel(blocker, *pending)
+
+
+def test_site_factor_raises_priority_of_the_listed_jobs_in_one_call(slurm, applier, busy_riscv):
+    low, high = busy_riscv
+    time.sleep(1)
+    base = {j: int(slurm.show_job(j)["Priority"]) for j in busy_riscv}
+    [res] = applier.apply(Decision((SetSiteFactor((high,), 5000, "band 7 of 8"),)))
+    assert res.ok, res.error
+    assert int(slurm.show_job(high)["Priority"]) >= base[high] + 5000
+    assert int(slurm.show_job(low)["Priority"]) < base[high] + 5000
+    sprio = slurm.run("sprio", "-h", "-o", "%i %S", "-j", str(high)).stdout.split()
+    assert sprio and int(sprio[1]) == 5000  # %S: the SITE column (weighted admin priority)
+
+
+def test_move_pending_job_to_free_architecture(slurm, applier, busy_riscv, tmp_path):
+    job = busy_riscv[0]
+    [res] = applier.apply(Decision((MoveJob(job, "x86", "x86_64", "riscv full; x86 has free cores"),)))
+    assert res.ok, res.error
+    done = slurm.wait_job(job, timeout=60)
+    assert done["Partition"] == "x86" and done["NodeList"].startswith("x86n") and done["JobState"] == "COMPLETED"
+    result = CliRunner().invoke(main, ["why", "job", str(job), "--journal", str(applier.journal.path)],
+                                env={"SLURM_CONF": str(slurm.conf)})
+    assert result.exit_code == 0, result.output
+    assert "move_job: riscv full; x86 has free cores [ok]" in result.output
+
+
+def test_drain_is_tagged_and_resume_clears_it(slurm, applier):
+    applier.apply(Decision((DrainNodes(("armn3",), "DRAIN", "calendar: leaving arm"),)))
+    node = slurm.show_node("armn3")
+    assert "DRAIN" in node["State"] and node["Reason"].startswith("hetsched: calendar: leaving arm")
+    applier.apply(Decision((DrainNodes(("armn3",), "RESUME", "calendar: back"),)))
+    assert "DRAIN" not in slurm.show_node("armn3")["State"]
+    kinds = [(e["kind"], e["action"]) for e in applier.journal.about_node("armn3")]
+    assert kinds == [("drain", "DRAIN"), ("drain", "RESUME")]
+
+
+def test_partition_nodes_are_replaced_and_restored(slurm, applier):
+    def nodes():
+        return parse_scontrol_oneliner(slurm.run("scontrol", "-o", "show", "partition", "x86").stdout)["Nodes"]
+
+    applier.apply(Decision((SetPartitionNodes("x86", ("x86n1",), "test shrink"),)))
+    assert nodes() == "x86n1"
+    applier.apply(Decision((SetPartitionNodes("x86", ("x86n1", "x86n2"), "test restore"),)))
+    assert nodes() == "x86n[1-2]"
+
+
+def test_a_failing_action_is_journaled_and_the_rest_still_run(slurm, applier):
+    results = applier.apply(Decision((MoveJob(999999, "x86", None, "no such job"),
+                                      SetPartitionNodes("x86", ("x86n1", "x86n2"), "still applied"))))
+    assert [r.ok for r in results] == [False, True]
+    assert "Invalid job id" in results[0].error
+    assert [e["ok"] for e in applier.journal.entries()] == [False, True]
