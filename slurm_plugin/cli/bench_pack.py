@@ -1,0 +1,64 @@
+"""``hetsched bench pack``: benchmark the packing MILP against greedy on generated instances."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import sys
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from ..pack import SOLVERS
+from ..pack.bench import FULL_SIZES, QUICK_SIZES, Case, machine, run_case
+
+log = logging.getLogger(__name__)
+_HEADER = (f"{'jobs':>6} {'cls':>4} {'shapes':>6} {'solver':<14} {'build_s':>8} {'solve_s':>8} {'objective':>12} "
+           f"{'greedy':>12} {'gap':>7} {'gap_lp':>7} {'status':<9} target")
+
+
+def _line(row: dict) -> str:
+    target = row.get("target")
+    verdict = "" if not target else ("met" if target["met"] else "MISSED")
+    gap = "-" if row["gap"] is None else f"{100 * row['gap']:.2f}%"
+    return (f"{row['jobs']:>6} {row['classes']:>4} {row['shapes']:>6} {row['solver']:<14} {row['build_s']:>8.3f} "
+            f"{row['solve_s']:>8.3f} {row['objective']:>12.1f} {row['greedy_objective']:>12.1f} {gap:>7} "
+            f"{100 * row['gap_to_lp']:>6.2f}% {row['status']:<9} {verdict}")
+
+
+@click.command("pack")
+@click.option("--quick", is_flag=True, help=f"Only {', '.join(f'{j}x{c}' for j, c in QUICK_SIZES)} (jobs x classes).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write results here.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated instances.")
+@click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="highspy", show_default=True,
+              help="Solver of the 'instances' rows.")
+@click.option("--compare/--no-compare", default=True, show_default=True,
+              help="Also run the other solvers on every instance (side by side, under 'solver_comparison').")
+@click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True, help="Runs per timing (median).")
+def pack_cmd(quick: bool, json_path: Path | None, seed: int, solver: str, compare: bool, repeat: int) -> None:
+    """Build + solve time, objective vs greedy and gap of the packing MILP on 100 .. 10,000 jobs."""
+    sizes = QUICK_SIZES if quick else FULL_SIZES
+    others = [name for name in sorted(SOLVERS) if name != solver] if compare else []
+    instances, comparison = [], []
+    click.echo(_HEADER)
+    for jobs, classes in tqdm(sizes, desc="pack bench", unit="instance", file=sys.stderr):
+        case = Case(jobs, classes, seed)
+        row = run_case(case, SOLVERS[solver], repeat)
+        instances.append(row)
+        click.echo(_line(row))
+        for name in others:
+            other = run_case(case, SOLVERS[name], repeat)
+            comparison.append(other)
+            click.echo(_line(other))
+    doc = {"instances": instances, "solver_comparison": comparison, "machine": machine(),
+           "command": "hetsched bench pack " + shlex.join(sys.argv[sys.argv.index("pack") + 1:]
+                                                         if "pack" in sys.argv else [])}
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(doc, indent=2) + "\n")
+        log.info("wrote %s", json_path)
+    missed = [r for r in instances if r.get("target") and not r["target"]["met"]]
+    below = [r for r in instances + comparison if r["objective"] < r["greedy_objective"]]
+    click.echo(f"targets missed: {len(missed)}; instances below greedy: {len(below)}")
