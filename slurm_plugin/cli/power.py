@@ -17,11 +17,11 @@ def power() -> None:
     """Power nodes up/down through a backend (called by Slurm with a hostlist)."""
 
 
-def _run(action: str, hosts: tuple[str, ...], backend: str, cluster: str | None) -> None:
+def _run(action: str, hosts: tuple[str, ...], backend: str, cluster: str | None, site: str | None) -> None:
     names = expand_hosts(hosts)
     try:
-        be = make_backend(backend, cluster=cluster)
-    except ValueError as err:
+        be = make_backend(backend, cluster=cluster, site=site)
+    except (ValueError, OSError) as err:
         fail(str(err), 2)
     result = getattr(be, action)(names)
     for host in result.done:
@@ -34,21 +34,24 @@ def _run(action: str, hosts: tuple[str, ...], backend: str, cluster: str | None)
 
 _backend = click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="local", show_default=True)
 _cluster = click.option("--cluster", help="Local cluster root (local backend).")
+_site = click.option("--site", help="Site file with the nodes' BMCs (redfish backend).")
 
 
 @power.command()
 @click.argument("hosts", nargs=-1, required=True)
 @_backend
 @_cluster
-def resume(hosts: tuple[str, ...], backend: str, cluster: str | None) -> None:
+@_site
+def resume(hosts: tuple[str, ...], backend: str, cluster: str | None, site: str | None) -> None:
     """Power up HOSTS (a Slurm hostlist)."""
-    _run("resume", hosts, backend, cluster)
+    _run("resume", hosts, backend, cluster, site)
 
 
 @power.command()
 @click.argument("hosts", nargs=-1, required=True)
 @_backend
 @_cluster
-def suspend(hosts: tuple[str, ...], backend: str, cluster: str | None) -> None:
+@_site
+def suspend(hosts: tuple[str, ...], backend: str, cluster: str | None, site: str | None) -> None:
     """Power down HOSTS (a Slurm hostlist)."""
-    _run("suspend", hosts, backend, cluster)
+    _run("suspend", hosts, backend, cluster, site)

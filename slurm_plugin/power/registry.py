@@ -15,7 +15,16 @@ def _local(**kw) -> PowerBackend:
     return LocalPower(kw["cluster"])
 
 
-BACKENDS: dict[str, Callable[..., PowerBackend]] = {"local": _local}
+def _redfish(**kw) -> PowerBackend:
+    from ..site import load_site
+    from .redfish import RedfishPower, targets_from_site
+
+    if not kw.get("site"):
+        raise ValueError("the redfish backend needs --site (node groups with a 'bmc' of protocol redfish)")
+    return RedfishPower(targets_from_site(load_site(kw["site"])))
+
+
+BACKENDS: dict[str, Callable[..., PowerBackend]] = {"local": _local, "redfish": _redfish}
 
 
 def make_backend(name: str, **kwargs) -> PowerBackend:

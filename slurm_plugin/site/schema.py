@@ -107,6 +107,16 @@ class Power(Strict):
         return self
 
 
+class Bmc(Strict):
+    """How to reach the nodes' baseboard management controllers for power (``{node}`` is the node name)."""
+
+    protocol: Literal["redfish", "ipmi"]
+    address: str = Field(description="e.g. https://{node}-bmc (redfish) or {node}-bmc (ipmi)")
+    system: str | None = Field(None, description="Redfish system name; default: the node name, or the only one")
+    credentials_file: str | None = Field(None, description="file with 'user:password', readable only by root")
+    verify_tls: bool = True
+
+
 class NodeGroup(Strict):
     """Identical nodes. Hostnames are ``prefix`` + index (``start`` .. ``start+count-1``), zero-padded to
     ``digits`` (default: the width of the last index), e.g. prefix ``arm``, count 3 -> ``arm[1-3]``."""
@@ -127,6 +137,7 @@ class NodeGroup(Strict):
     shutdown_time_s: NonNegInt = 30
     region: SlurmName | None = None
     timezone: str | None = None
+    bmc: Bmc | None = None
 
     _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
 
