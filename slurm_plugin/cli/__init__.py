@@ -16,6 +16,7 @@ GROUPS: list[tuple[str, str]] = [
     ("power", "power"),
     ("daemon", "daemon"),
     ("why", "why"),
+    ("bench", "bench"),
 ]
 
 

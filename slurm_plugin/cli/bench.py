@@ -1,0 +1,15 @@
+"""``hetsched bench``: benchmarks (not tests): each writes a JSON result that names the machine and commit."""
+
+from __future__ import annotations
+
+import click
+
+from .bench_pack import pack_cmd
+
+
+@click.group()
+def bench() -> None:
+    """Measure the suite: submit path, packing, simulator, ranking."""
+
+
+bench.add_command(pack_cmd)
