@@ -67,10 +67,23 @@ def map_accelerators(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | No
     arches the constraint allows, or a named partition without such nodes) is refused. A job that names no
     partition goes to the partition with the most suitable nodes free now; an untyped request of a class
     that lists accelerators is narrowed (via features) to those types when the partition offers others.
+    The answer depends only on the request fields below, so it is computed once per snapshot and shape.
     """
-    items = req.gres_items
-    if not items or not snap.known:
+    if not req.gres_items or not snap.known:
         return None
+    key = ("accel", req.gres_items, req.features, wclass.name if wclass else None, req.partition,
+           req.time_limit, req.cpus_per_node)
+    plan = snap.memo(key, lambda: _plan(req, snap, wclass))
+    if isinstance(plan, Decision):
+        return plan
+    if plan:
+        out.add("accel", plan[0], **plan[1])
+    return None
+
+
+def _plan(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None):
+    """A reject Decision, None (nothing to do), or (reason, changes) for :func:`map_accelerators`."""
+    items = req.gres_items
     archs = arch_choice(req.features).archs
     for g in items:
         why = _impossible(g, snap, archs)
@@ -102,6 +115,5 @@ def map_accelerators(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | No
     offered = {t for n in snap.nodes_in(part.name) for g in items for t in n.gres_types(g.name)}
     if preferred and offered - preferred and not req.features:
         changes["features"] = "|".join(sorted(preferred & offered))
-    out.add("accel", f"{', '.join(map(_fmt, items))} can run on {', '.join(types) or 'untyped'}: partition "
-            f"{part.name} ({free} suitable node{'s' if free != 1 else ''} free now)", **changes)
-    return None
+    return (f"{', '.join(map(_fmt, items))} can run on {', '.join(types) or 'untyped'}: partition "
+            f"{part.name} ({free} suitable node{'s' if free != 1 else ''} free now)", changes)

@@ -8,28 +8,32 @@ from .decision import DecisionBuilder
 from .request import JobRequest, arch_choice
 
 
-def _home(snap: Snapshot, arch: str, req: JobRequest) -> PartitionState | None:
+def _home(snap: Snapshot, arch: str, partition: str | None, time_limit: int | None) -> PartitionState | None:
     """Where a job of ``arch`` would go: the named partition, else the default partition if it has that
     arch, else the UP partition with the most nodes of that arch and no GRES nodes (fewest GRES nodes)."""
-    if req.partition:
-        part = snap.partition(req.partition)
-        return part if part and arch in snap.archs_of(part.name) else None
+    if partition:
+        part = snap.partition(partition)
+        return part if part and snap.arch_count(part.name, arch) else None
     candidates = []
     for p in snap.partitions:
-        nodes = snap.nodes_in(p.name)
-        of_arch = sum(n.arch == arch for n in nodes)
-        too_short = req.time_limit and p.max_time_min and req.time_limit > p.max_time_min
+        of_arch = snap.arch_count(p.name, arch)
+        too_short = time_limit and p.max_time_min and time_limit > p.max_time_min
         if p.up and of_arch and not too_short:
-            with_gres = sum(bool(n.gres) for n in nodes)
-            candidates.append(((p.default, -with_gres, of_arch), p.name, p))
+            candidates.append(((p.default, -snap.gres_node_count(p.name), of_arch), p.name, p))
     return max(candidates, key=lambda c: (c[0], c[1]))[2] if candidates else None
 
 
 def _room(snap: Snapshot, part: PartitionState, arch: str, req: JobRequest) -> tuple[int, int]:
-    """(nodes of ``arch`` in ``part`` that can start the job now, their free CPUs)."""
-    fit = [n for n in snap.nodes_in(part.name) if n.arch == arch and n.usable_now
-           and n.free_cpus >= req.cpus_per_node and n.free_memory_mb >= req.memory_per_node_mb]
-    return len(fit), sum(n.free_cpus for n in fit)
+    """(nodes of ``arch`` in ``part`` that can start the job now, counted up to the job's node count;
+    their free CPUs). Stops at the first node with too few free CPUs (nodes come most-free first)."""
+    cpus, mem, need = req.cpus_per_node, req.memory_per_node_mb, req.min_nodes or 1
+    fit = free = 0
+    for n in snap.usable_now(part.name, arch):
+        if n.free_cpus < cpus or fit >= need:
+            break
+        if n.free_memory_mb >= mem:
+            fit, free = fit + 1, free + n.free_cpus
+    return fit, free
 
 
 def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None, out: DecisionBuilder) -> None:
@@ -57,7 +61,8 @@ def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None, ou
     speed = wclass.speed if wclass else {}
     options = []
     for arch in sorted(allowed):
-        part = _home(snap, arch, req)
+        part = snap.memo(("arch-home", arch, req.partition, req.time_limit),
+                         lambda: _home(snap, arch, req.partition, req.time_limit))
         if part:
             nodes, cpus = _room(snap, part, arch, req)
             options.append(((nodes >= (req.min_nodes or 1), speed.get(arch, 1.0) * cpus), arch, part, nodes))

@@ -44,6 +44,11 @@ def collect_snapshot(client: SlurmClient, with_jobs: bool = True) -> Snapshot:
     return build_snapshot(nodes, parts, jobs, slurm_version=str(client.version), taken_at=started)
 
 
+def collect_snapshot_for(conf: str | None) -> Snapshot:
+    """:func:`collect_snapshot` for the cluster of slurm.conf ``conf``; picklable, for a worker process."""
+    return collect_snapshot(SlurmClient(conf))
+
+
 class SnapshotRefresher:
     """Keeps :attr:`current` fresh by rebuilding it every ``interval`` seconds in a daemon thread.
 
@@ -62,7 +67,7 @@ class SnapshotRefresher:
         """Rebuild now; True on success."""
         try:
             self.current = self._collect()
-        except (SlurmError, ValueError, KeyError, OSError) as err:
+        except Exception as err:  # noqa: BLE001 - any failure (Slurm, parse, worker) keeps the old snapshot
             if not self.failures:
                 log.warning("snapshot refresh failed (keeping the one from %.0f s ago): %s",
                             self.current.age_s(), err)

@@ -7,9 +7,10 @@ unset is None (never Slurm's NO_VAL sentinels).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from .gres import GresCount
 
@@ -47,7 +48,7 @@ class NodeState:
     weight: int = 1
     reason: str = ""
 
-    @property
+    @cached_property
     def arch(self) -> str | None:
         return next((f for f in self.features if f in ARCH_FEATURES), None)
 
@@ -131,12 +132,12 @@ class JobState:
         return self.state == "RUNNING"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Snapshot:
     """The cluster at one instant. ``taken_at`` is a Unix time; ``slurm_version`` as ``sinfo -V`` prints it.
 
     Look-ups (by name, per partition, per GRES) are indexed once and cached, so a reader may call them per
-    request. An empty snapshot (``Snapshot.empty()``) means "nothing known yet": readers must not refuse work
+    request; :meth:`memo` caches a reader's own derived answers. Equality is identity. An empty snapshot (``Snapshot.empty()``) means "nothing known yet": readers must not refuse work
     because of it.
     """
 
@@ -145,6 +146,16 @@ class Snapshot:
     jobs: tuple[JobState, ...] = ()
     taken_at: float = field(default_factory=time.time)
     slurm_version: str = ""
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per snapshot and ``key`` (readers cache derived answers; a snapshot never changes,
+        so its cache never goes stale and is dropped with it)."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
 
     @classmethod
     def empty(cls) -> Snapshot:
@@ -184,7 +195,41 @@ class Snapshot:
         return {p.name: tuple(n for n in map(self._node_index.get, p.nodes) if n) for p in self.partitions}
 
     def archs_of(self, partition: str) -> frozenset[str]:
-        return frozenset(n.arch for n in self.nodes_in(partition) if n.arch)
+        return frozenset(arch for (p, arch) in self._arch_count if p == partition)
+
+    def arch_count(self, partition: str, arch: str) -> int:
+        """Nodes of ``arch`` in ``partition`` (any state)."""
+        return self._arch_count.get((partition, arch), 0)
+
+    @cached_property
+    def _arch_count(self) -> dict[tuple[str, str], int]:
+        out: dict[tuple[str, str], int] = {}
+        for p, nodes in self._nodes_by_partition.items():
+            for n in nodes:
+                if n.arch:
+                    out[p, n.arch] = out.get((p, n.arch), 0) + 1
+        return out
+
+    def gres_node_count(self, partition: str) -> int:
+        """Nodes of ``partition`` that have any GRES (accelerator nodes)."""
+        return self._gres_node_count.get(partition, 0)
+
+    @cached_property
+    def _gres_node_count(self) -> dict[str, int]:
+        return {p: sum(bool(n.gres) for n in nodes) for p, nodes in self._nodes_by_partition.items()}
+
+    def usable_now(self, partition: str, arch: str) -> tuple[NodeState, ...]:
+        """Nodes of ``arch`` in ``partition`` that can start work now, most free CPUs first."""
+        return self._usable.get((partition, arch), ())
+
+    @cached_property
+    def _usable(self) -> dict[tuple[str, str], tuple[NodeState, ...]]:
+        out: dict[tuple[str, str], list[NodeState]] = {}
+        for p, nodes in self._nodes_by_partition.items():
+            for n in nodes:
+                if n.arch and n.usable_now:
+                    out.setdefault((p, n.arch), []).append(n)
+        return {k: tuple(sorted(v, key=lambda n: -n.free_cpus)) for k, v in out.items()}
 
     @cached_property
     def gres_names(self) -> frozenset[str]:

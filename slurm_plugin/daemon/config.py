@@ -1,0 +1,45 @@
+"""The daemon's settings (``daemon/hetsched.yaml``), validated; command-line options override them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..admission import AdmissionOptions
+
+
+class AdmissionSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    set_qos: bool = False
+    site_factor: bool = True
+    annotate_comment: bool = True
+
+    def options(self) -> AdmissionOptions:
+        return AdmissionOptions(**self.model_dump())
+
+
+class DaemonConfig(BaseModel):
+    """See daemon/hetsched.yaml for what each key means."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    socket: str = "/run/hetsched/hetsched.sock"
+    socket_mode: Annotated[int, Field(ge=0, le=0o777)] = 0o600
+    allow_users: tuple[str | int, ...] = ("slurm",)
+    site: str = "demo"
+    slurm_conf: str | None = None
+    refresh_s: Annotated[float, Field(gt=0)] = 5.0
+    pid_file: str | None = None
+    read_timeout_s: Annotated[float, Field(gt=0)] = 1.0
+    max_connections: Annotated[int, Field(ge=1)] = 64
+    idle_timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    admission: AdmissionSettings = AdmissionSettings()
+
+    @classmethod
+    def load(cls, path: str | Path | None, **overrides) -> DaemonConfig:
+        """Read ``path`` (None = defaults) and apply the overrides that are not None."""
+        data = yaml.safe_load(Path(path).read_text()) or {} if path else {}
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.model_validate(data)

@@ -1,0 +1,99 @@
+"""The shim <-> daemon wire format, version 1: one JSON object per line each way.
+
+Request (shim -> daemon), at most :data:`MAX_REQUEST_BYTES` including the newline::
+
+    {"v": 1, "op": "submit" | "modify", "job_id": 12 (modify only), "job": {<JOB_FIELDS>}}
+
+Reply (daemon -> shim)::
+
+    {"v": 1, "ok": true, "action": "accept" | "reject", "set": {"partition": "gpu", ...}, "reason": "..."}
+    {"v": 1, "ok": false, "error": "..."}          # the shim then fails open (or closed, if so configured)
+
+The schema is strict: unknown keys, wrong types, negative or out-of-range numbers and over-long strings are
+errors, so a request is either fully understood or refused with a message.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..admission import Decision, JobRequest
+
+VERSION = 1
+MAX_REQUEST_BYTES = 16384
+MAX_STRING = 4096
+MAX_NUMBER = 0xFFFFFFFF
+STRING_FIELDS = ("partition", "features", "gres", "tres_per_job", "qos", "account", "name", "comment", "wckey",
+                 "array_inx", "licenses", "req_nodes")
+NUMBER_FIELDS = ("min_cpus", "cpus_per_task", "num_tasks", "min_nodes", "max_nodes", "mem_per_node_mb",
+                 "mem_per_cpu_mb", "time_limit", "user_id")
+JOB_FIELDS = STRING_FIELDS + NUMBER_FIELDS
+TOP_FIELDS = ("v", "op", "job_id", "job")
+
+
+class ProtocolError(ValueError):
+    """A request that does not follow the schema; ``str()`` is sent back to the client."""
+
+
+def _check_string(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ProtocolError(f"job.{key} must be a string")
+    if len(value) > MAX_STRING or "\x00" in value:
+        raise ProtocolError(f"job.{key} is too long or has a NUL byte")
+    return value
+
+
+def _check_number(key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ProtocolError(f"{key} must be a number")
+    if value != value or not 0 <= value <= MAX_NUMBER or int(value) != value:
+        raise ProtocolError(f"{key} must be a whole number in 0..{MAX_NUMBER}")
+    return int(value)
+
+
+def _no_constants(name: str) -> Any:
+    raise ProtocolError(f"{name} is not allowed")
+
+
+def parse_request(data: bytes) -> JobRequest:
+    """Bytes of one request line -> JobRequest; raises ProtocolError with a reason fit to send back."""
+    if len(data) > MAX_REQUEST_BYTES:
+        raise ProtocolError(f"request larger than {MAX_REQUEST_BYTES} bytes")
+    try:
+        doc = json.loads(data.decode("utf-8", errors="replace"), parse_constant=_no_constants)
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise ProtocolError(f"not JSON: {err.__class__.__name__}") from None
+    if not isinstance(doc, dict):
+        raise ProtocolError("request must be a JSON object")
+    unknown = sorted(set(doc) - set(TOP_FIELDS))
+    if unknown:
+        raise ProtocolError(f"unknown keys {unknown} (valid: {', '.join(TOP_FIELDS)})")
+    if doc.get("v") != VERSION or isinstance(doc.get("v"), bool):
+        raise ProtocolError(f"unsupported protocol version {doc.get('v')!r} (this daemon speaks {VERSION})")
+    op = doc.get("op")
+    if op not in ("submit", "modify"):
+        raise ProtocolError("op must be 'submit' or 'modify'")
+    job = doc.get("job")
+    if not isinstance(job, dict):
+        raise ProtocolError("job must be an object")
+    bad = sorted(set(job) - set(JOB_FIELDS))
+    if bad:
+        raise ProtocolError(f"unknown job fields {bad}")
+    fields: dict[str, Any] = {k: _check_string(k, v) for k, v in job.items() if k in STRING_FIELDS}
+    fields.update({k: _check_number(f"job.{k}", v) for k, v in job.items() if k in NUMBER_FIELDS})
+    job_id = _check_number("job_id", doc["job_id"]) if doc.get("job_id") is not None else None
+    return JobRequest(op=op, job_id=job_id, **fields)
+
+
+def _encode(doc: dict) -> bytes:
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
+
+
+def encode_decision(decision: Decision) -> bytes:
+    return _encode({"v": VERSION, "ok": True, "action": decision.action, "set": decision.changes,
+                    "reason": decision.reason})
+
+
+def encode_error(message: str) -> bytes:
+    return _encode({"v": VERSION, "ok": False, "error": message[:500]})

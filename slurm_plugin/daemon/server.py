@@ -1,0 +1,231 @@
+"""The admission daemon: an asyncio Unix-socket server answering the shim from a cached snapshot.
+
+A connection carries request lines and gets one reply line for each, in order. The request path never calls Slurm: decisions
+come from :func:`slurm_plugin.admission.admit` on the snapshot that :class:`SnapshotRefresher` keeps fresh in
+a background thread. Security: the socket file gets ``socket_mode`` (default 0600) inside a directory only
+its owner can write, and every connection's peer uid (SO_PEERCRED) must be in ``allow_users``; a peer that
+is refused, too slow, too large or malformed gets an error line and the server goes on serving others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import time
+from collections import Counter
+from pathlib import Path
+
+from ..admission import AdmissionOptions, admit
+from ..site import Site
+from ..snapshot import SnapshotRefresher
+from .peercred import peer_ids
+from .protocol import MAX_REQUEST_BYTES, ProtocolError, encode_decision, encode_error, parse_request
+
+log = logging.getLogger(__name__)
+
+
+class _Connection(asyncio.Protocol):
+    """One client connection: checks the peer uid, then answers each request line in order.
+
+    A connection may carry many requests (the shim keeps one open); it is closed after a refused peer, an
+    oversized or incomplete request (nothing complete within ``read_timeout_s``), or ``idle_timeout_s``
+    without traffic.
+    """
+
+    def __init__(self, server: AdmissionServer):
+        self.server = server
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.deadline = 0.0
+        self.why = "idle"
+        self.peer = (0, -1, -1)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        srv = self.server
+        srv.open_connections += 1
+        self.peer = peer_ids(transport.get_extra_info("socket"))
+        pid, uid, _ = self.peer
+        if uid not in srv.allowed_uids:
+            srv.stats["denied"] += 1
+            log.warning("refused a connection from uid %d (pid %d): not in allow_users", uid, pid)
+            self._finish(encode_error(f"uid {uid} may not use this socket"))
+        elif srv.open_connections > srv.max_connections:
+            srv.stats["busy"] += 1
+            self._finish(encode_error("busy: too many connections"))
+        else:
+            self._arm(srv.idle_timeout_s, "idle")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.open_connections -= 1
+        if self.timer:
+            self.timer.cancel()
+
+    def _arm(self, seconds: float, why: str) -> None:
+        """Expire after ``seconds`` more; one timer per connection, moved lazily (cheap per request)."""
+        loop = asyncio.get_running_loop()
+        self.deadline, self.why = loop.time() + seconds, why
+        if self.timer is None or self.timer.when() > self.deadline:
+            if self.timer:
+                self.timer.cancel()
+            self.timer = loop.call_at(self.deadline, self._expire)
+
+    def _expire(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() < self.deadline:  # traffic moved the deadline: wait for the rest
+            self.timer = loop.call_at(self.deadline, self._expire)
+            return
+        self.timer = None
+        if self.why == "partial":
+            self.server.stats["error"] += 1
+            log.warning("request from pid %d: nothing complete within %.1f s", self.peer[0],
+                        self.server.read_timeout_s)
+            self._finish(encode_error("request not received in time"))
+        elif self.transport:
+            self.transport.close()
+
+    def _finish(self, reply: bytes) -> None:
+        if self.transport and not self.transport.is_closing():
+            self.transport.write(reply)
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.buffer += data
+        while True:
+            end = self.buffer.find(b"\n")
+            if end < 0:
+                break
+            line = bytes(self.buffer[:end])
+            del self.buffer[:end + 1]
+            self.transport.write(self.server.answer(line))
+        if len(self.buffer) > MAX_REQUEST_BYTES:
+            self.server.stats["error"] += 1
+            log.warning("request from pid %d larger than %d bytes: closing", self.peer[0], MAX_REQUEST_BYTES)
+            self.buffer.clear()
+            self._finish(encode_error(f"request larger than {MAX_REQUEST_BYTES} bytes"))
+        elif self.buffer:
+            self._arm(self.server.read_timeout_s, "partial")
+        else:
+            self._arm(self.server.idle_timeout_s, "idle")
+
+    def eof_received(self) -> bool:
+        if self.buffer.strip():  # a last request without its newline
+            line = bytes(self.buffer)
+            self.buffer.clear()
+            if self.transport:
+                self.transport.write(self.server.answer(line))
+        return False  # close our side too
+
+
+class AdmissionServer:
+    """Serves admission requests on ``socket_path`` for the uids in ``allowed_uids``.
+
+    ``stats`` counts outcomes (``accept``, ``reject``, ``error``, ``denied``, ``busy``) for logs and tests.
+    """
+
+    def __init__(self, socket_path: str | Path, site: Site, refresher: SnapshotRefresher,
+                 allowed_uids: set[int], options: AdmissionOptions = AdmissionOptions(),
+                 socket_mode: int = 0o600, read_timeout_s: float = 1.0, max_connections: int = 64,
+                 idle_timeout_s: float = 600.0):
+        self.socket_path = Path(socket_path)
+        self.site, self.refresher, self.allowed_uids, self.options = site, refresher, allowed_uids, options
+        self.socket_mode, self.read_timeout_s = socket_mode, read_timeout_s
+        self.max_connections, self.idle_timeout_s = max_connections, idle_timeout_s
+        self.stats: Counter[str] = Counter()
+        self.open_connections = 0
+
+    def answer(self, line: bytes) -> bytes:
+        """The reply line for one request line (pure apart from the stats and the log)."""
+        try:
+            req = parse_request(line)
+        except ProtocolError as err:
+            self.stats["error"] += 1
+            log.warning("malformed request: %s", err)
+            return encode_error(str(err))
+        decision = admit(req, self.refresher.current, self.site, self.options)
+        self.stats[decision.action] += 1
+        log.log(logging.INFO if decision.action == "reject" else logging.DEBUG,
+                "%s uid=%s name=%s -> %s %s: %s", req.op, req.user_id, req.name, decision.action,
+                decision.changes, decision.reason)
+        return encode_decision(decision)
+
+    # --- lifecycle ---------------------------------------------------------------------------------------
+    def _bind(self) -> socket.socket:
+        """A listening socket at ``socket_path``, replacing a stale file but never a live server's socket."""
+        path = self.socket_path
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+        if path.exists() or path.is_symlink():
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            probe.settimeout(0.5)
+            try:
+                probe.connect(str(path))
+            except OSError:
+                path.unlink()
+            else:
+                raise RuntimeError(f"another daemon is serving {path}")
+            finally:
+                probe.close()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # never world-writable, not even for an instant
+        try:
+            sock.bind(str(path))
+        finally:
+            os.umask(old)
+        os.chmod(path, self.socket_mode)
+        sock.listen(256)
+        return sock
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set; then close the socket and wait for open connections."""
+        sock = self._bind()
+        loop = asyncio.get_running_loop()
+        server = await loop.create_unix_server(lambda: _Connection(self), sock=sock)
+        log.info("serving admission on %s (uids %s)", self.socket_path, sorted(self.allowed_uids))
+        try:
+            await stop.wait()
+        finally:
+            server.close()
+            await asyncio.sleep(0)
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
+            log.info("stopped; served %s", dict(self.stats))
+
+
+class PidFile:
+    """``pid_file`` holding this process's pid while the daemon runs; refuses to clobber a live one."""
+
+    def __init__(self, path: str | Path | None):
+        self.path = Path(path) if path else None
+
+    def __enter__(self) -> PidFile:
+        if self.path:
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                other = int(self.path.read_text().strip())
+                if other != os.getpid() and Path(f"/proc/{other}").exists():
+                    raise RuntimeError(f"{self.path} names running process {other}")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(f"{os.getpid()}\n")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.path:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+
+async def run_until_signal(server: AdmissionServer) -> None:
+    """Run ``server`` until SIGTERM or SIGINT, then shut it down cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    started = time.monotonic()
+    await server.serve(stop)
+    log.info("ran %.0f s", time.monotonic() - started)
