@@ -32,19 +32,22 @@ def _line(row: dict) -> str:
 @click.option("--quick", is_flag=True, help=f"Only {', '.join(f'{j}x{c}' for j, c in QUICK_SIZES)} (jobs x classes).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write results here.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated instances.")
+@click.option("--seeds", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Instances per size, seeds SEED .. SEED+SEEDS-1.")
 @click.option("--solver", type=click.Choice(sorted(SOLVERS)), default="highspy", show_default=True,
               help="Solver of the 'instances' rows.")
 @click.option("--compare/--no-compare", default=True, show_default=True,
               help="Also run the other solvers on every instance (side by side, under 'solver_comparison').")
 @click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True, help="Runs per timing (median).")
-def pack_cmd(quick: bool, json_path: Path | None, seed: int, solver: str, compare: bool, repeat: int) -> None:
+def pack_cmd(quick: bool, json_path: Path | None, seed: int, seeds: int, solver: str, compare: bool,
+             repeat: int) -> None:
     """Build + solve time, objective vs greedy and gap of the packing MILP on 100 .. 10,000 jobs."""
     sizes = QUICK_SIZES if quick else FULL_SIZES
     others = [name for name in sorted(SOLVERS) if name != solver] if compare else []
     instances, comparison = [], []
     click.echo(_HEADER)
-    for jobs, classes in tqdm(sizes, desc="pack bench", unit="instance", file=sys.stderr):
-        case = Case(jobs, classes, seed)
+    cases = [Case(jobs, classes, s) for jobs, classes in sizes for s in range(seed, seed + seeds)]
+    for case in tqdm(cases, desc="pack bench", unit="instance", file=sys.stderr):
         row = run_case(case, SOLVERS[solver], repeat)
         instances.append(row)
         click.echo(_line(row))

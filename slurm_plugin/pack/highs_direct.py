@@ -58,13 +58,48 @@ def lp_bound(problem: PackingProblem, opts: Options, rows: Rows) -> float:
     return float(h.getInfo().objective_function_value)
 
 
-def solve_relaxation(problem: PackingProblem, opts: Options, rows: Rows, time_limit_s: float
-                     ) -> tuple[np.ndarray, np.ndarray] | None:
+class HighsRunner:
+    """Runs one ``highspy.Highs`` at a time so that :meth:`cancel`, from any thread, can stop it; a cancel that
+    comes while the model is still being built makes the next :meth:`run` return at once. :meth:`arm` clears
+    it at the start of each solve."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: highspy.Highs | None = None
+        self._cancelled = False
+
+    def arm(self) -> None:
+        with self._lock:
+            self._cancelled = False
+
+    def run(self, h: highspy.Highs) -> bool:
+        """Run ``h``; False if it was cancelled before it started."""
+        with self._lock:
+            if self._cancelled:
+                return False
+            self._running = h
+        try:
+            h.run()
+        finally:
+            with self._lock:
+                self._running = None
+        return True
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._running is not None:
+                self._running.cancelSolve()
+
+
+def solve_relaxation(problem: PackingProblem, opts: Options, rows: Rows, time_limit_s: float,
+                     runner: HighsRunner | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """(x, y) of the LP relaxation's optimum (y per pool), or None if it did not reach optimality in time."""
+    runner = runner or HighsRunner()
+    runner.arm()
     h = _new_highs(time_limit_s=time_limit_s, rel_gap=0.0)
     h.passModel(to_lp(problem, opts, rows, relax=True))
-    h.run()
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+    if not runner.run(h) or h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     values = np.asarray(h.getSolution().col_value)
     y = np.zeros(len(problem.pools))
@@ -88,11 +123,11 @@ class HighspySolver:
     name = "highspy"
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._running: highspy.Highs | None = None
+        self._runner = HighsRunner()
 
     def solve(self, problem, opts, rows, warm, time_limit_s, rel_gap) -> MilpAnswer:
         t0 = time.perf_counter()
+        self._runner.arm()
         h = _new_highs(time_limit_s, rel_gap)
         lp = to_lp(problem, opts, rows)
         h.passModel(lp)
@@ -103,20 +138,16 @@ class HighspySolver:
             sol.value_valid = True
             h.setSolution(sol)
         build_s = time.perf_counter() - t0
-        with self._lock:
-            self._running = h
-        try:
-            h.run()
-        finally:
-            with self._lock:
-                self._running = None
+        if not self._runner.run(h):
+            return MilpAnswer(ERROR, build_s=build_s, detail="cancelled while the model was being built")
         solve_s = time.perf_counter() - t0 - build_s
         return _answer(h, problem, len(opts), boot, build_s, solve_s)
 
     def cancel(self) -> None:
-        with self._lock:
-            if self._running is not None:
-                self._running.cancelSolve()
+        self._runner.cancel()
+
+    def relaxation(self, problem, opts, rows, time_limit_s):
+        return solve_relaxation(problem, opts, rows, time_limit_s, self._runner)
 
 
 def _answer(h: highspy.Highs, problem: PackingProblem, n: int, boot: list[int], build_s: float,

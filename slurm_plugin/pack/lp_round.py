@@ -1,4 +1,4 @@
-"""A MIP start better than greedy: solve the LP relaxation, round it down, let greedy fill what is left."""
+"""A MIP start better than greedy: round the LP relaxation's optimum down and let greedy fill what is left."""
 
 from __future__ import annotations
 
@@ -8,22 +8,16 @@ import numpy as np
 
 from .check import objective
 from .greedy import greedy_pack
-from .highs_direct import solve_relaxation
 from .model import BOOT, TIERS, PackingProblem
 from .options import Options
-from .rows import Rows
 
 log = logging.getLogger(__name__)
 
 
-def lp_rounded(problem: PackingProblem, opts: Options, rows: Rows, time_limit_s: float
-               ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(x, y) from the LP optimum: y rounded up where the rounded-down x needs it, x rounded down, then the
-    greedy repair. Feasible by construction; None if the LP did not solve in ``time_limit_s``."""
-    relaxed = solve_relaxation(problem, opts, rows, time_limit_s)
-    if relaxed is None:
-        return None
-    x_lp, y_lp = relaxed
+def lp_rounded(problem: PackingProblem, opts: Options, x_lp: np.ndarray, y_lp: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) from an LP optimum: x rounded down, y rounded up but no further than those x need, then the
+    greedy repair. Feasible whenever (x_lp, y_lp) is (up to 1e-6)."""
     x = np.floor(x_lp + 1e-6).astype(np.int64)
     y = np.ceil(y_lp - 1e-6).astype(np.int64)
     y = np.minimum(y, [p.down_nodes for p in problem.pools])

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
+from .highs_direct import HighsRunner, solve_relaxation
 from .model import PackingProblem
 from .options import Options
 from .rows import Rows
@@ -50,7 +51,10 @@ def _row_expr(m: pyo.ConcreteModel, row) -> object:
 
 class PyomoSolver:
     """:class:`~slurm_plugin.pack.solver.MilpSolver` on the Pyomo model; ``interface`` picks the Pyomo
-    HiGHS interface (see module docstring). ``cancel`` reaches into APPSI's highspy object when it can."""
+    HiGHS interface (see module docstring). ``cancel`` reaches into APPSI's highspy object when it can, but
+    cannot stop a Pyomo model build: past the cap, :func:`~slurm_plugin.pack.pack` returns on time while the
+    build finishes in its thread. APPSI also redirects the process's stdout/stderr descriptors while HiGHS runs.
+    Prefer :class:`~slurm_plugin.pack.HighspySolver` in the daemon."""
 
     def __init__(self, interface: str = "appsi") -> None:
         if interface not in INTERFACES:
@@ -59,6 +63,7 @@ class PyomoSolver:
         self.name = f"pyomo-{interface}"
         self._solver = None
         self._lock = threading.Lock()
+        self._lp_runner = HighsRunner()
 
     def solve(self, problem, opts, rows, warm, time_limit_s, rel_gap) -> MilpAnswer:
         t0 = time.perf_counter()
@@ -114,7 +119,12 @@ class PyomoSolver:
         term = res.termination_condition.name
         return res.objective_bound, ok, term == "convergenceCriteriaSatisfied", term
 
+    def relaxation(self, problem, opts, rows, time_limit_s):
+        """The LP start comes from highspy for every interface, so the interfaces differ only in the MILP."""
+        return solve_relaxation(problem, opts, rows, time_limit_s, self._lp_runner)
+
     def cancel(self) -> None:
+        self._lp_runner.cancel()
         with self._lock:
             inner = getattr(self._solver, "_solver_model", None)
         if inner is not None:

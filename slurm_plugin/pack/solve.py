@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TypeVar
 
 import numpy as np
 
@@ -18,7 +21,8 @@ from .rows import Rows, build_rows
 from .solver import ERROR, OPTIMAL, MilpAnswer, MilpSolver
 
 log = logging.getLogger(__name__)
-_GRACE_S = 0.5  # how long a cancelled solver thread gets to notice before we give up on it
+T = TypeVar("T")
+_GRACE_S = 0.1  # how long a cancelled solver gets to hand back its incumbent before we stop waiting
 
 
 def pack(problem: PackingProblem, solver: MilpSolver | None, time_cap_s: float | None = None) -> PackingResult:
@@ -27,7 +31,8 @@ def pack(problem: PackingProblem, solver: MilpSolver | None, time_cap_s: float |
     Runs greedy first-fit-decreasing (always); with a ``solver`` (None: greedy only) it then rounds the LP
     relaxation into a start (:mod:`.lp_round`), warm-starts the MILP from the better of the two with HiGHS's
     own ``time_limit`` set to what is left of ``time_cap_s`` (default ``problem.params.time_cap_s``), and a
-    watchdog cancels the solve when the cap passes anyway. An infeasible, failed or timed-out solve returns the
+    watchdog cancels the solve when the cap (less a 0.1 s grace) passes anyway and waits at most the grace for
+    its incumbent; the cap bounds everything but assembling the answer's reasons, which comes after it. An infeasible, failed or timed-out solve returns the
     start with status ``FALLBACK`` and ``detail`` saying why; a solver incumbent worth less than the start is
     replaced by the start, keeping the solver's status and bound (both still hold), and ``detail`` says so.
     ``build_s``: enumerating options/rows plus the solver's model build; ``solve_s``: LP start plus solve.
@@ -41,10 +46,14 @@ def pack(problem: PackingProblem, solver: MilpSolver | None, time_cap_s: float |
     prep_s = time.perf_counter() - t0
     if solver is None:
         return _result(problem, opts, (gx, gy), SolveStatus.GREEDY, None, (prep_s, 0.0), "greedy", g_obj, "")
+    if len(opts) == 0:
+        return _result(problem, opts, (gx, gy), SolveStatus.OPTIMAL, 0.0, (prep_s, 0.0), solver.name, g_obj,
+                       "no placement has positive value: nothing starts")
     t1 = time.perf_counter()
-    start = _best_start(problem, opts, rows, (gx, gy), cap - prep_s)
+    budget = cap - prep_s - _GRACE_S
+    start = _best_start(solver, problem, opts, rows, (gx, gy), budget)
     lp_s = time.perf_counter() - t1
-    answer = _solve_with_deadline(solver, problem, opts, rows, start, cap - prep_s - lp_s, problem.params.mip_rel_gap)
+    answer = _solve_with_deadline(solver, problem, opts, rows, start, budget - lp_s, problem.params.mip_rel_gap)
     times = (prep_s + answer.build_s, lp_s + answer.solve_s)
     why = _reject_reason(problem, opts, rows, answer)
     if why:
@@ -57,41 +66,60 @@ def pack(problem: PackingProblem, solver: MilpSolver | None, time_cap_s: float |
     return _result(problem, opts, best, status, answer.bound, times, solver.name, g_obj, detail)
 
 
-def _best_start(problem: PackingProblem, opts: Options, rows: Rows, greedy: tuple[np.ndarray, np.ndarray],
-                budget_s: float) -> tuple[np.ndarray, np.ndarray]:
+def _best_start(solver: MilpSolver, problem: PackingProblem, opts: Options, rows: Rows,
+                greedy: tuple[np.ndarray, np.ndarray], budget_s: float) -> tuple[np.ndarray, np.ndarray]:
     """The better of greedy and the rounded LP (greedy if the LP does not solve within half the budget)."""
-    if len(opts) == 0 or budget_s <= 0:
+    if budget_s <= 0:
         return greedy
-    rounded = lp_rounded(problem, opts, rows, budget_s / 2)
-    if rounded is None or violations(problem, opts, rows, *rounded):
+    relaxed, late = _with_deadline(lambda: solver.relaxation(problem, opts, rows, budget_s / 2), solver.cancel,
+                                   budget_s / 2, f"pack-lp-{solver.name}")
+    if late or relaxed is None or isinstance(relaxed, Exception):
+        return greedy
+    rounded = lp_rounded(problem, opts, *relaxed)
+    if violations(problem, opts, rows, *rounded):
+        log.warning("rounded LP start is infeasible; starting from greedy")
         return greedy
     return rounded if objective(opts, *rounded) > objective(opts, *greedy) else greedy
 
 
 def _solve_with_deadline(solver: MilpSolver, problem: PackingProblem, opts: Options, rows: Rows,
                          warm: tuple[np.ndarray, np.ndarray], budget_s: float, rel_gap: float) -> MilpAnswer:
-    """Run the solver in a thread; past ``budget_s`` cancel it and answer ``error`` (the caller falls back)."""
-    if budget_s <= 0 or len(opts) == 0:
-        return MilpAnswer(ERROR, detail="no time left" if budget_s <= 0 else "nothing to place")
-    box: list[MilpAnswer] = []
+    """The solver's answer, or ``error`` if it raised or was still running after ``budget_s``."""
+    if budget_s <= 0:
+        return MilpAnswer(ERROR, detail="no time left under the wall-clock cap")
+    t0 = time.perf_counter()
+    value, late = _with_deadline(lambda: solver.solve(problem, opts, rows, warm, budget_s, rel_gap), solver.cancel,
+                                 budget_s, f"pack-{solver.name}")
+    cap = f"wall-clock cap {budget_s:.2f} s passed"
+    if isinstance(value, MilpAnswer):
+        # a solve cancelled at the cap may still carry an incumbent: keep it, say so
+        return replace(value, detail=f"{value.detail}; {cap}") if late else value
+    detail = f"{type(value).__name__}: {value}" if isinstance(value, Exception) else cap
+    return MilpAnswer(ERROR, solve_s=time.perf_counter() - t0, detail=detail)
+
+
+def _with_deadline(fn: Callable[[], T], cancel: Callable[[], None], budget_s: float,
+                   name: str) -> tuple[T | Exception | None, bool]:
+    """Run ``fn`` in a daemon thread; after ``budget_s`` call ``cancel`` and wait only a short grace more.
+    Returns (its value, the exception it raised, or None if it never returned; whether the cap passed)."""
+    box: list = []
 
     def run() -> None:
         try:
-            box.append(solver.solve(problem, opts, rows, warm, budget_s, rel_gap))
-        except Exception as err:  # noqa: BLE001 - any solver failure becomes a fallback
-            log.exception("solver %s failed", solver.name)
-            box.append(MilpAnswer(ERROR, detail=f"{type(err).__name__}: {err}"))
+            box.append(fn())
+        except Exception as err:  # noqa: BLE001 - the caller turns it into a fallback
+            log.exception("%s failed", name)
+            box.append(err)
 
-    t0 = time.perf_counter()
-    worker = threading.Thread(target=run, name=f"pack-{solver.name}", daemon=True)
+    worker = threading.Thread(target=run, name=name, daemon=True)
     worker.start()
-    worker.join(budget_s)
-    if worker.is_alive():
-        solver.cancel()
+    worker.join(max(budget_s, 0.0))
+    late = worker.is_alive()
+    if late:
+        log.warning("%s still running after %.2f s: cancelling", name, budget_s)
+        cancel()
         worker.join(_GRACE_S)
-        elapsed = time.perf_counter() - t0
-        return MilpAnswer(ERROR, solve_s=elapsed, detail=f"wall-clock cap {budget_s:.2f} s passed")
-    return box[0]
+    return (box[0] if box else None), late
 
 
 def _reject_reason(problem: PackingProblem, opts: Options, rows: Rows, answer: MilpAnswer) -> str:

@@ -37,7 +37,8 @@ class MilpSolver(Protocol):
     """Solves the packing MILP described by ``opts`` and ``rows`` (see :mod:`slurm_plugin.pack.rows`).
 
     ``warm`` is a feasible (x, y) to start from; ``time_limit_s`` and ``rel_gap`` are passed to the solver.
-    ``cancel`` may be called from another thread to stop a running solve; it must be safe to call any time."""
+    ``cancel`` may be called from another thread to stop a running solve; it must be safe to call any time.
+    ``relaxation`` returns the LP relaxation's optimum (x, y), or None if it has none to offer in time."""
 
     name: str
 
@@ -45,3 +46,6 @@ class MilpSolver(Protocol):
               time_limit_s: float, rel_gap: float) -> MilpAnswer: ...
 
     def cancel(self) -> None: ...
+
+    def relaxation(self, problem: PackingProblem, opts: Options, rows: Rows, time_limit_s: float
+                   ) -> tuple[np.ndarray, np.ndarray] | None: ...
