@@ -48,6 +48,8 @@ def run_case(case: Case, make_solver: Callable[[], MilpSolver], repeat: int = 1)
         "jobs": case.jobs, "classes": case.classes, "seed": case.seed, "solver": r.solver,
         "shapes": len(inst.problem.shapes), "options": len(opts), "pools": len(inst.problem.pools),
         "build_s": statistics.median(x.build_s for x in runs), "solve_s": statistics.median(x.solve_s for x in runs),
+        "prep_s": statistics.median(x.prep_s for x in runs),
+        "model_build_s": statistics.median(x.build_s - x.prep_s for x in runs),
         "total_s": statistics.median(walls), "objective": r.objective, "greedy_objective": r.greedy_objective,
         "bound": r.bound, "gap": r.gap, "lp_bound": lp,
         "gap_to_lp": (lp - r.objective) / max(abs(lp), 1e-9),

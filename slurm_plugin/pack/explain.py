@@ -17,7 +17,8 @@ def reasons(problem: PackingProblem, opts: Options, used: list[int], y: np.ndarr
 
 
 def reason(problem: PackingProblem, opts: Options, j: int, y: np.ndarray, siblings: list[int]) -> str:
-    """One line for option ``j`` (``siblings``: all options of its shape): the class, speed, value and cost per job, and how it compares with the shape's other options.
+    """One line for option ``j`` (``siblings``: all options of its shape): the class, speed, value and cost per
+    job, and how it compares with the shape's other options.
 
     e.g. ``band 7 ai-training -> gpu/gpu-h100 now: speed 2.00x, value 256.00 - cost 4.40 = net 251.60/job;
     best of 3 options (next: gpu/gpu-a100 now, net 125.80)``"""

@@ -86,8 +86,9 @@ class PackingParams:
     """Knobs of the objective (see :mod:`slurm_plugin.pack` for the exact form).
 
     ``band_base ** band`` is the weight of a job in priority band ``band`` (7 = most urgent); a start delayed by
-    d seconds is worth ``2 ** (-d / half_life_s)``; cost is converted to value units by ``cost_weight``. ``mip_rel_gap`` is where HiGHS may stop; ``time_cap_s``
-    the hard wall-clock cap of one :func:`~slurm_plugin.pack.pack` call."""
+    d seconds is worth ``2 ** (-d / half_life_s)``; cost is converted to value units by ``cost_weight``.
+    ``mip_rel_gap`` is where HiGHS may stop; ``time_cap_s`` the hard wall-clock cap of one
+    :func:`~slurm_plugin.pack.pack` call."""
 
     band_base: float = 2.0
     half_life_s: float = 600.0
@@ -136,7 +137,8 @@ class Assignment:
 class PackingResult:
     """One packing answer. ``objective`` is the value of the returned assignments (same formula for every
     solver); ``bound`` an upper bound on the optimum (None when no solver proved one); ``gap`` is
-    ``(bound - objective) / max(|bound|, 1e-9)``; ``power_up`` maps pool -> nodes to boot."""
+    ``(bound - objective) / max(|bound|, 1e-9)``; ``power_up`` maps pool -> nodes to boot. ``build_s`` includes
+    ``prep_s`` (options, rows and greedy); the rest of it is the solver's model build."""
 
     status: SolveStatus
     objective: float
@@ -149,6 +151,7 @@ class PackingResult:
     solver: str = ""
     greedy_objective: float | None = None
     detail: str = ""
+    prep_s: float = 0.0
 
     def started(self) -> int:
         return sum(a.count for a in self.assignments)

@@ -32,9 +32,10 @@ def pack(problem: PackingProblem, solver: MilpSolver | None, time_cap_s: float |
     relaxation into a start (:mod:`.lp_round`), warm-starts the MILP from the better of the two with HiGHS's
     own ``time_limit`` set to what is left of ``time_cap_s`` (default ``problem.params.time_cap_s``), and a
     watchdog cancels the solve when the cap (less a 0.1 s grace) passes anyway and waits at most the grace for
-    its incumbent; the cap bounds everything but assembling the answer's reasons, which comes after it. An infeasible, failed or timed-out solve returns the
-    start with status ``FALLBACK`` and ``detail`` saying why; a solver incumbent worth less than the start is
-    replaced by the start, keeping the solver's status and bound (both still hold), and ``detail`` says so.
+    its incumbent; the cap bounds everything but assembling the answer's reasons, which comes after it.
+    An infeasible, failed or timed-out solve returns the start with status ``FALLBACK`` and ``detail`` saying
+    why; a solver incumbent worth less than the start is replaced by the start, keeping the solver's status and
+    bound (both still hold), and ``detail`` says so.
     ``build_s``: enumerating options/rows plus the solver's model build; ``solve_s``: LP start plus solve.
     """
     cap = problem.params.time_cap_s if time_cap_s is None else time_cap_s
@@ -45,16 +46,16 @@ def pack(problem: PackingProblem, solver: MilpSolver | None, time_cap_s: float |
     g_obj = objective(opts, gx, gy)
     prep_s = time.perf_counter() - t0
     if solver is None:
-        return _result(problem, opts, (gx, gy), SolveStatus.GREEDY, None, (prep_s, 0.0), "greedy", g_obj, "")
+        return _result(problem, opts, (gx, gy), SolveStatus.GREEDY, None, (prep_s, prep_s, 0.0), "greedy", g_obj, "")
     if len(opts) == 0:
-        return _result(problem, opts, (gx, gy), SolveStatus.OPTIMAL, 0.0, (prep_s, 0.0), solver.name, g_obj,
+        return _result(problem, opts, (gx, gy), SolveStatus.OPTIMAL, 0.0, (prep_s, prep_s, 0.0), solver.name, g_obj,
                        "no placement has positive value: nothing starts")
     t1 = time.perf_counter()
     budget = cap - prep_s - _GRACE_S
     start = _best_start(solver, problem, opts, rows, (gx, gy), budget)
     lp_s = time.perf_counter() - t1
     answer = _solve_with_deadline(solver, problem, opts, rows, start, budget - lp_s, problem.params.mip_rel_gap)
-    times = (prep_s + answer.build_s, lp_s + answer.solve_s)
+    times = (prep_s, prep_s + answer.build_s, lp_s + answer.solve_s)
     why = _reject_reason(problem, opts, rows, answer)
     if why:
         log.warning("packing falls back to its start (%s): %s", solver.name, why)
@@ -132,9 +133,10 @@ def _reject_reason(problem: PackingProblem, opts: Options, rows: Rows, answer: M
 
 
 def _result(problem: PackingProblem, opts: Options, xy: tuple[np.ndarray, np.ndarray], status: SolveStatus,
-            bound: float | None, times: tuple[float, float], solver: str, g_obj: float, detail: str) -> PackingResult:
+            bound: float | None, times: tuple[float, float, float], solver: str, g_obj: float,
+            detail: str) -> PackingResult:
     x, y = xy
-    build_s, solve_s = times
+    prep_s, build_s, solve_s = times
     obj = objective(opts, x, y)
     if bound is not None:
         bound = max(bound, obj)
@@ -149,4 +151,4 @@ def _result(problem: PackingProblem, opts: Options, xy: tuple[np.ndarray, np.nda
     power_up = tuple((problem.pools[p].name, int(y[p])) for p in np.flatnonzero(y > 0))
     return PackingResult(status=status, objective=obj, bound=bound, gap=gap, build_s=build_s, solve_s=solve_s,
                          assignments=assignments, power_up=power_up, solver=solver, greedy_objective=g_obj,
-                         detail=detail)
+                         detail=detail, prep_s=prep_s)
