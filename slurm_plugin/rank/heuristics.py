@@ -1,0 +1,86 @@
+"""Baseline job rankings as vectorised scores: lower score = scheduled sooner.
+
+Each scorer takes a :class:`QueueView` (arrays over the pending jobs) and returns one float per job, so the
+simulator and the live daemon rank whole queues with a few numpy operations. Formulas follow Zhang et al.,
+"RLScheduler" (SC20) and its code (DIR-LAB/deep-batch-scheduler, ``HPCSimPickJobs.py``): with s = submit
+time, r = requested time, n = requested processors, w = wait:
+
+- FCFS: s          - SJF: r (ties by s)
+- WFP3: -(w / r)^3 * n         - UNICEP: -w / (log2(n) * r)
+- F1: log10(r) * n + 870 * log10(s)       (log10 arguments <= 0 are replaced by 0.1, as in their code)
+- multifactor: -(w_age * min(w / max_age, 1) + w_size * n / total_procs + w_qos * qos / max_qos), an
+  approximation of Slurm's priority/multifactor with fair share, partition and association factors at 0.
+
+WFP3 and UNICEP depend on the current time (``static = False``); the others can be cached per job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class QueueView:
+    """The pending jobs as arrays: submit (s), limit (requested time, s), procs (total cores), qos priority."""
+
+    submit: np.ndarray
+    limit: np.ndarray
+    procs: np.ndarray
+    qos: np.ndarray
+    now: float
+
+
+def fcfs(q: QueueView) -> np.ndarray:
+    return q.submit.astype(float)
+
+
+def sjf(q: QueueView) -> np.ndarray:
+    return q.limit.astype(float)
+
+
+def wfp3(q: QueueView) -> np.ndarray:
+    wait = q.now - q.submit
+    return -np.power(wait / np.maximum(q.limit, 1e-9), 3) * q.procs
+
+
+def unicep(q: QueueView) -> np.ndarray:
+    wait = q.now - q.submit
+    return -(wait + 1e-15) / (np.log2(q.procs + 1e-15) * np.maximum(q.limit, 1e-9))
+
+
+def f1(q: QueueView) -> np.ndarray:
+    r = np.where(q.limit > 0, q.limit, 0.1)
+    s = np.where(q.submit > 0, q.submit, 0.1)
+    return np.log10(r) * q.procs + 870.0 * np.log10(s)
+
+
+@dataclass(frozen=True)
+class Multifactor:
+    """Slurm priority/multifactor approximation; weights as in slurm.conf (PriorityWeight*)."""
+
+    weight_age: float = 1000.0
+    weight_size: float = 100.0
+    weight_qos: float = 1000.0
+    max_age_s: float = 7 * 86400.0
+    total_procs: float = 1.0
+    max_qos: float = 1.0
+
+    def __call__(self, q: QueueView) -> np.ndarray:
+        age = np.minimum((q.now - q.submit) / self.max_age_s, 1.0)
+        size = np.minimum(q.procs / max(self.total_procs, 1.0), 1.0)
+        qos = q.qos / max(self.max_qos, 1e-9)
+        return -(self.weight_age * age + self.weight_size * size + self.weight_qos * qos)
+
+
+Scorer = Callable[[QueueView], np.ndarray]
+# name -> (scorer, static): every baseline, registered in one place.
+HEURISTICS: dict[str, tuple[Scorer, bool]] = {
+    "fcfs": (fcfs, True),
+    "sjf": (sjf, True),
+    "wfp3": (wfp3, False),
+    "unicep": (unicep, False),
+    "f1": (f1, True),
+}

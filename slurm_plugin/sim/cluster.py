@@ -1,0 +1,289 @@
+"""Per-node resource state of the simulated cluster as numpy arrays, plus the EASY reservation planner.
+
+Nodes of a group are contiguous (``start[g]:end[g]``). A job asks, on each of ``nodes`` nodes, for ``cores``,
+``mem`` GB and ``gcount`` units of one GRES column; :class:`Req` lists the (group, GRES column) options it may
+use. Power states (see :mod:`.power`): ON, OFF, BOOTING, SHUTTING; an allocation on an OFF node boots it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .machine import Machine
+from .power import BOOTING, OFF, ON, SHUTTING
+
+INF = float("inf")
+_NO_SLOTS = np.empty(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Req:
+    """One job's per-node request and where it may run: ``options`` = ((group, gres column or -1), ...)."""
+
+    nodes: int
+    cores: int
+    mem: float
+    gcount: int
+    options: tuple[tuple[int, int], ...]
+    whole: bool  # every option group is filled by one share (exclusive nodes): fast paths apply
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """The head job's plan: it can start at ``time`` on the nodes in ``mask``."""
+
+    job: int
+    time: float
+    mask: np.ndarray
+
+
+class ClusterState:
+    def __init__(self, machine: Machine):
+        self.machine = machine
+        gs = machine.groups
+        counts = np.array([g.count for g in gs])
+        self.end = np.cumsum(counts)
+        self.start = self.end - counts
+        rep = lambda values, dt=np.float64: np.repeat(np.asarray(values, dtype=dt), counts)  # noqa: E731
+        self.group = rep(range(len(gs)), np.int64)
+        self.cap_c = rep([g.cores for g in gs], np.int64)
+        self.cap_m = rep([g.memory_gb for g in gs])
+        self.keys = machine.gres_keys
+        self.cap_g = np.zeros((machine.nodes, max(len(self.keys), 1)), dtype=np.int64)
+        for gi, g in enumerate(gs):
+            for key, cnt in g.gres.items():
+                self.cap_g[self.start[gi]:self.end[gi], self.keys.index(key)] = cnt
+        self.free_c, self.free_m, self.free_g = self.cap_c.copy(), self.cap_m.copy(), self.cap_g.copy()
+        self.njobs = np.zeros(machine.nodes, dtype=np.int64)
+        self.est_free = np.full(machine.nodes, -INF)  # latest planned end of the jobs on a node
+        self.state = np.full(machine.nodes, ON, dtype=np.int8)
+        self.ready_at = np.zeros(machine.nodes)  # BOOTING: on at; SHUTTING: off at
+        self.boot_s = rep([g.boot_s for g in gs])
+        self.shutdown_s = rep([g.shutdown_s for g in gs])
+        self.idle_nodes = counts.copy()  # per group: nodes with no job and not SHUTTING
+        self.free_cores_group = counts * np.array([g.cores for g in gs])
+        self.total_free_cores = int(self.free_cores_group.sum())
+        self._req_cache: dict[tuple, Req] = {}
+        self._idx_cache: dict[tuple, np.ndarray] = {}
+        self.all_on = False  # set by the engine when no node ever changes power state (fast paths)
+        # allocation records (one per job and node) for planning partial-node requests
+        self._rec = np.zeros((1024, 6))  # node, est_end, cores, mem, gres col, gres count
+        self._rec_alive = np.zeros(1024, dtype=bool)
+        self._free_slots = np.arange(1023, -1, -1)
+
+    # --- requests -----------------------------------------------------------------------------------------
+    def req(self, jobs, i: int) -> Req:
+        """The :class:`Req` of row ``i`` of a JobTable (cached by shape)."""
+        key = (int(jobs.arch_mask[i]), int(jobs.gres_name[i]), int(jobs.gres_type[i]), int(jobs.gres_count[i]),
+               int(jobs.nodes[i]), int(jobs.cores[i]), float(jobs.mem_gb[i]))
+        r = self._req_cache.get(key)
+        if r is None:
+            r = self._req_cache[key] = self._resolve(jobs, i)
+        return r
+
+    def _resolve(self, jobs, i: int) -> Req:
+        from ..workload.fit import eligible_groups
+        opts = []
+        for gi in eligible_groups(jobs, i, self.machine):
+            col = -1
+            if jobs.gres_name[i] >= 0:
+                name = jobs.gres_names[jobs.gres_name[i]]
+                typ = jobs.gres_types[jobs.gres_type[i]] if jobs.gres_type[i] >= 0 else None
+                col = next(self.keys.index(k) for k in self.machine.groups[gi].gres
+                           if k[0] == name and (typ is None or k[1] == typ))
+            opts.append((gi, col))
+        whole = all(jobs.cores[i] >= self.machine.groups[g].cores for g, _ in opts)
+        return Req(int(jobs.nodes[i]), int(jobs.cores[i]), float(jobs.mem_gb[i]), int(jobs.gres_count[i]),
+                   tuple(opts), whole)
+
+    # --- fitting now --------------------------------------------------------------------------------------
+    def candidates(self, r: Req, exclude: np.ndarray | None = None) -> np.ndarray | None:
+        """Indices of the nodes that can take one share of ``r`` now, or None if fewer than ``r.nodes``."""
+        if r.whole:
+            if sum(self.idle_nodes[g] for g, _ in r.options) < r.nodes:
+                return None
+        elif sum(self.free_cores_group[g] for g, _ in r.options) < r.nodes * r.cores:
+            return None
+        parts = []
+        for g, col in r.options:
+            s, e = self.start[g], self.end[g]
+            if r.whole:
+                ok = (self.njobs[s:e] == 0) & (self.state[s:e] != SHUTTING)
+            else:
+                ok = (self.free_c[s:e] >= r.cores) & (self.state[s:e] != SHUTTING)
+                if r.mem > 0:
+                    ok &= self.free_m[s:e] >= r.mem
+            if col >= 0 and r.gcount > 0:
+                ok &= self.free_g[s:e, col] >= r.gcount
+            if exclude is not None:
+                ok &= ~exclude[s:e]
+            parts.append(np.flatnonzero(ok) + s)
+        idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return idx if len(idx) >= r.nodes else None
+
+    def idle_outside(self, r: Req, mask: np.ndarray) -> int:
+        """Nodes of ``r``'s groups with no job, not shutting down and not in ``mask``."""
+        return int(sum(((self.njobs[self.start[g]:self.end[g]] == 0) & (self.state[self.start[g]:self.end[g]] != SHUTTING)
+                        & ~mask[self.start[g]:self.end[g]]).sum() for g, _ in r.options))
+
+    def ready_time(self, nodes: np.ndarray, now: float) -> np.ndarray:
+        """When each node could run a job: now if on, after a boot if off/booting/shutting down."""
+        if self.all_on:
+            return np.full(len(nodes), now)
+        st = self.state[nodes]
+        t = np.full(len(nodes), now)
+        t = np.where(st == OFF, now + self.boot_s[nodes], t)
+        t = np.where(st == BOOTING, self.ready_at[nodes], t)
+        return np.where(st == SHUTTING, self.ready_at[nodes] + self.boot_s[nodes], t)
+
+    # --- allocation -----------------------------------------------------------------------------------------
+    def allocate(self, r: Req, nodes: np.ndarray, est_end: float) -> np.ndarray:
+        """Take one share of ``r`` on each of ``nodes``; returns its planning records (for :meth:`release`)."""
+        self.free_c[nodes] -= r.cores
+        if r.mem:
+            self.free_m[nodes] -= r.mem
+        col = self._col(r, nodes)
+        if r.gcount:
+            self.free_g[nodes, col] -= r.gcount
+        newly = nodes[self.njobs[nodes] == 0]
+        self.njobs[nodes] += 1
+        if len(r.options) == 1:
+            g = r.options[0][0]
+            self.idle_nodes[g] -= len(newly)
+            self.free_cores_group[g] -= r.cores * len(nodes)
+        else:
+            np.subtract.at(self.idle_nodes, self.group[newly], 1)
+            np.subtract.at(self.free_cores_group, self.group[nodes], r.cores)
+        self.total_free_cores -= r.cores * len(nodes)
+        self.est_free[nodes] = np.maximum(self.est_free[nodes], est_end)
+        if r.whole:
+            return _NO_SLOTS
+        slots = self._take_slots(len(nodes))
+        self._rec[slots] = np.column_stack([nodes, np.full(len(nodes), est_end), np.full(len(nodes), r.cores),
+                                            np.full(len(nodes), r.mem), col, np.full(len(nodes), r.gcount)])
+        self._rec_alive[slots] = True
+        return slots
+
+    def _take_slots(self, k: int) -> np.ndarray:
+        if len(self._free_slots) < k:
+            old = len(self._rec)
+            grow = max(old, k)
+            self._rec = np.vstack([self._rec, np.zeros((grow, 6))])
+            self._rec_alive = np.concatenate([self._rec_alive, np.zeros(grow, dtype=bool)])
+            self._free_slots = np.concatenate([np.arange(old + grow - 1, old - 1, -1), self._free_slots])
+        slots = self._free_slots[-k:]
+        self._free_slots = self._free_slots[:-k]
+        return slots
+
+    def _col(self, r: Req, nodes: np.ndarray) -> np.ndarray:
+        if not r.gcount:
+            return np.full(len(nodes), -1)
+        cols = np.full(len(self.machine.groups), -1)
+        for g, c in r.options:
+            cols[g] = c
+        return cols[self.group[nodes]]
+
+    def release(self, r: Req, nodes: np.ndarray, slots: np.ndarray) -> None:
+        self.free_c[nodes] += r.cores
+        if r.mem:
+            self.free_m[nodes] += r.mem
+        if r.gcount:
+            self.free_g[nodes, self._col(r, nodes)] += r.gcount
+        self.njobs[nodes] -= 1
+        emptied = nodes[self.njobs[nodes] == 0]
+        if len(r.options) == 1:
+            g = r.options[0][0]
+            self.idle_nodes[g] += len(emptied)
+            self.free_cores_group[g] += r.cores * len(nodes)
+        else:
+            np.add.at(self.idle_nodes, self.group[emptied], 1)
+            np.add.at(self.free_cores_group, self.group[nodes], r.cores)
+        self.total_free_cores += r.cores * len(nodes)
+        self.est_free[emptied] = -INF
+        if len(slots):
+            self._rec_alive[slots] = False
+            self._free_slots = np.concatenate([self._free_slots, slots])
+        shared = nodes[self.njobs[nodes] > 0]
+        if len(shared):
+            self._refresh_est_free(shared)
+
+    def _refresh_est_free(self, nodes: np.ndarray) -> None:
+        alive = self._rec[self._rec_alive]
+        on = alive[np.isin(alive[:, 0], nodes)]
+        self.est_free[nodes] = -INF
+        np.maximum.at(self.est_free, on[:, 0].astype(np.int64), on[:, 1])
+
+    # --- planning -----------------------------------------------------------------------------------------
+    def plan(self, job: int, r: Req, now: float) -> Reservation:
+        """Earliest time ``r`` fits if running jobs end at their time limits, and the nodes it would take
+        (preferring nodes that are busy now, so that what is free now stays usable for backfill)."""
+        idx = self._nodes_of(r.options)
+        if r.whole and self.all_on:
+            sl = idx if len(r.options) > 1 else slice(self.start[r.options[0][0]], self.end[r.options[0][0]])
+            avail = np.maximum(self.est_free[sl], now)
+        elif r.whole:
+            ready = self.ready_time(idx, now)
+            avail = np.where(self.njobs[idx] == 0, ready, np.maximum(self.est_free[idx], ready))
+        else:
+            avail = np.maximum(self._partial_avail(r, idx, now), self.ready_time(idx, now))
+        k = r.nodes
+        t = float(np.partition(avail, k - 1)[k - 1])
+        if t == INF:
+            raise RuntimeError(f"job {job} can never fit (reader fit check missed it)")
+        within = np.flatnonzero(avail <= t)
+        chosen = within[np.argsort(-avail[within], kind="stable")[:k]]
+        mask = np.zeros(len(self.state), dtype=bool)
+        mask[idx[chosen]] = True
+        return Reservation(job, t, mask)
+
+    def _nodes_of(self, options: tuple) -> np.ndarray:
+        key = tuple(g for g, _ in options)
+        idx = self._idx_cache.get(key)
+        if idx is None:
+            idx = self._idx_cache[key] = np.concatenate([np.arange(self.start[g], self.end[g]) for g in key])
+        return idx
+
+    def _partial_avail(self, r: Req, idx: np.ndarray, now: float) -> np.ndarray:
+        """Per node of ``idx``: when (by planned ends) one share of ``r`` fits there; inf if never."""
+        col = self._col(r, idx) if r.gcount else np.full(len(idx), -1)
+        dc = r.cores - self.free_c[idx]
+        dm = (r.mem - self.free_m[idx]) if r.mem else np.zeros(len(idx))
+        dg = (r.gcount - self.free_g[idx, np.maximum(col, 0)]) if r.gcount else np.zeros(len(idx))
+        cap_ok = (self.cap_c[idx] >= r.cores) & ((self.cap_m[idx] >= r.mem) | (r.mem == 0))
+        avail = np.where((dc <= 0) & (dm <= 0) & (dg <= 0), now, INF)
+        avail[~cap_ok] = INF
+        need = np.zeros(len(self.state), dtype=bool)
+        need[idx[(avail == INF) & cap_ok]] = True
+        if not need.any():
+            return avail
+        pos = np.full(len(self.state), -1)
+        pos[idx] = np.arange(len(idx))
+        whole_held = (avail == INF) & cap_ok & (self.njobs[idx] > 0)
+        avail[whole_held] = self.est_free[idx[whole_held]]  # held by a whole-node job: free at its end
+        rec = self._rec[self._rec_alive]
+        rec = rec[need[rec[:, 0].astype(np.int64)]]
+        if not len(rec):
+            return avail
+        rec = rec[np.lexsort((rec[:, 1], rec[:, 0]))]
+        node = rec[:, 0].astype(np.int64)
+        p = pos[node]
+        starts = np.r_[0, np.flatnonzero(np.diff(node)) + 1]
+        seg = np.repeat(starts, np.diff(np.r_[starts, len(node)]))
+
+        def segcum(v):
+            c = np.cumsum(v)
+            return c - (c[seg] - v[seg])
+
+        ok = segcum(rec[:, 2]) >= dc[p]
+        if r.mem:
+            ok &= segcum(rec[:, 3]) >= dm[p]
+        if r.gcount:
+            ok &= segcum(np.where(rec[:, 4] == col[p], rec[:, 5], 0.0)) >= dg[p]
+        hit = np.flatnonzero(ok)
+        first = np.unique(node[hit], return_index=True)[1]
+        shared = np.unique(p)
+        avail[shared] = INF  # nodes with partial jobs: from their records only
+        np.minimum.at(avail, p[hit[first]], rec[hit[first], 1])
+        return avail

@@ -1,0 +1,319 @@
+"""Slurm-like discrete-event simulation: priorities re-evaluated at every event, then EASY backfill.
+
+At each event time (ends, boots, arrivals, scaling ticks) the engine ranks the whole queue, starts jobs in
+that order while they fit, gives the first job that does not fit a reservation (the earliest time it fits if
+running jobs end at their time limits, see :meth:`ClusterState.plan`), and then backfills: a lower job starts
+now if it fits and either ends (by its time limit) before the reservation or fits on nodes outside it. A job
+runs min(run time, time limit) (Slurm's TIMEOUT); on an off node it begins after the boot.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..rank import QueueView
+from ..workload.jobs import JobTable
+from .cluster import INF, ClusterState, Reservation
+from .hooks import AlwaysOn, FirstFit, PlacementPolicy, PowerView, RankingPolicy, ScalingPolicy
+from .machine import Machine
+from .power import BOOTING, OFF, ON, SHUTTING, PowerMeter
+
+log = logging.getLogger(__name__)
+END, READY, DOWN, TICK = 0, 1, 2, 3
+DEFAULT_BF_MAX_JOB_TEST = 500  # Slurm's bf_max_job_test default
+
+
+@dataclass
+class Outcome:
+    """What happened: per-job times (NaN = never started), energy, cost and a timeline."""
+
+    alloc: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    group_core_s: np.ndarray
+    energy_j: float
+    cost: float
+    timeouts: int
+    events: int
+    timeline: dict[str, list[float]] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+class Engine:
+    """One simulation run. ``observer(engine, t)`` (tests) is called after every event time."""
+
+    def __init__(self, machine: Machine, jobs: JobTable, ranking: RankingPolicy, backfill: bool = True,
+                 placement: PlacementPolicy | None = None, scaling: ScalingPolicy | None = None,
+                 bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST,
+                 observer: Callable[[Engine, float], None] | None = None):
+        self.machine, self.jobs, self.ranking, self.backfill = machine, jobs, ranking, backfill
+        self.placement = placement or FirstFit()
+        self.scaling = scaling or AlwaysOn()
+        self.bf_max = bf_max_job_test
+        self.observer = observer
+        self.cluster = ClusterState(machine)
+        self.meter = PowerMeter(machine, self.cluster)
+        n = len(jobs)
+        self.alloc = np.full(n, np.nan)
+        self.begin = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.run_eff = np.minimum(jobs.run, jobs.limit)
+        self.procs = jobs.procs.astype(float)
+        self._req: list = [None] * n
+        self._all_on = self.scaling.interval_s is None
+        self.cluster.all_on = self._all_on
+        self.group_core_s = np.zeros(len(machine.groups))
+        self.running: dict[int, tuple] = {}
+        self.idle_since = np.zeros(machine.nodes)
+        self.resv: Reservation | None = None
+        self.resv_history: dict[int, list[float]] = {}
+        self._epoch = 0
+        self._resv_epoch = -1
+        self._heap: list = []
+        self._seq = 0
+        self._queue: list[int] = []
+        if ranking.static:
+            view = QueueView(jobs.submit, jobs.limit, self.procs, jobs.qos_priority, 0.0)
+            order = np.lexsort((jobs.id, jobs.submit, ranking.scores(view)))
+            self._rank_of = np.empty(n, dtype=np.int64)
+            self._rank_of[order] = np.arange(n)
+            self._by_rank = order
+        self.timeline: dict[str, list[float]] = {"t": [], "queue": [], "busy_cores": [], "watts": []}
+
+    # --- events ---------------------------------------------------------------------------------------------
+    def _push(self, t: float, kind: int, data) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, kind, data))
+
+    def run(self, progress: Callable[[int], None] | None = None) -> Outcome:
+        t0 = time.perf_counter()
+        jobs, n = self.jobs, len(self.jobs)
+        submit = jobs.submit
+        nxt, events, last_report = 0, 0, 0
+        if self.scaling.interval_s and n:
+            self._push(float(submit[0]), TICK, None)
+        while nxt < n or self._heap:
+            t = min(submit[nxt] if nxt < n else INF, self._heap[0][0] if self._heap else INF)
+            self.meter.advance(t)
+            while self._heap and self._heap[0][0] <= t:
+                _, _, kind, data = heapq.heappop(self._heap)
+                self._handle(kind, data, t, more=nxt < n)
+            while nxt < n and submit[nxt] <= t:
+                self._enqueue(nxt)
+                nxt += 1
+            if self._queue:
+                self._schedule(t)
+            events += 1
+            self._sample(t)
+            if self.observer:
+                self.observer(self, t)
+            if progress and nxt - last_report >= 2000:
+                progress(nxt - last_report)
+                last_report = nxt
+            if not self._heap and nxt >= n and self._queue:
+                log.warning("%d job(s) can never start (nothing running, nothing to come)", len(self._queue))
+                break
+        if progress:
+            progress(nxt - last_report)
+        return Outcome(self.alloc, self.begin, self.end, self.group_core_s, self.meter.joules, self.meter.cost,
+                       int((jobs.run > jobs.limit).sum()), events, self.timeline, time.perf_counter() - t0)
+
+    def _handle(self, kind: int, data, t: float, more: bool) -> None:
+        c = self.cluster
+        if kind == END:
+            r, nodes, slots = self.running.pop(data)
+            c.release(r, nodes, slots)
+            if self._all_on:
+                self.meter.load_change(nodes, -r.cores, r.options[0][0] if len(r.options) == 1 else None)
+            else:
+                self.meter.refresh(nodes)
+            self.idle_since[nodes[c.njobs[nodes] == 0]] = t
+            self._epoch += 1
+        elif kind == READY:
+            nodes = data[c.state[data] == BOOTING]
+            c.state[nodes] = ON
+            self.idle_since[nodes] = t
+            self.meter.refresh(nodes)
+            self._epoch += 1
+        elif kind == DOWN:
+            nodes = data[c.state[data] == SHUTTING]
+            c.state[nodes] = OFF
+            np.add.at(c.idle_nodes, c.group[nodes], 1)
+            self.meter.refresh(nodes)
+            self.meter.set_powered(nodes, False)
+            self._epoch += 1
+        elif kind == TICK:
+            self._scale(t)
+            if more or self.running or self._queue:
+                self._push(t + self.scaling.interval_s, TICK, None)
+
+    def _scale(self, t: float) -> None:
+        c = self.cluster
+        idle = (c.njobs == 0) & (c.state == ON)
+        view = PowerView(t, c.state.copy(), np.where(idle, t - self.idle_since, -1.0), len(self._queue))
+        down, up = self.scaling.decide(view)
+        down = down[idle[down]]
+        if len(down):
+            c.state[down] = SHUTTING
+            c.ready_at[down] = t + c.shutdown_s[down]
+            np.subtract.at(c.idle_nodes, c.group[down], 1)
+            self.meter.refresh(down)
+            self._push_grouped(down, c.ready_at[down], DOWN)
+            self._epoch += 1
+        up = up[c.state[up] == OFF]
+        if len(up):
+            self._boot(up, t)
+
+    def _boot(self, nodes: np.ndarray, t: float) -> None:
+        c = self.cluster
+        c.state[nodes] = BOOTING
+        c.ready_at[nodes] = t + c.boot_s[nodes]
+        self.meter.refresh(nodes)
+        self.meter.set_powered(nodes, True)
+        self._push_grouped(nodes, c.ready_at[nodes], READY)
+
+    def _push_grouped(self, nodes: np.ndarray, times: np.ndarray, kind: int) -> None:
+        for when in np.unique(times):
+            self._push(float(when), kind, nodes[times == when])
+
+    # --- queue ----------------------------------------------------------------------------------------------
+    def _enqueue(self, j: int) -> None:
+        if self.ranking.static:
+            bisect.insort(self._queue, int(self._rank_of[j]))
+        else:
+            self._queue.append(j)
+
+    def _order(self, t: float) -> tuple[list[int], np.ndarray | None]:
+        """The queue in priority order as (keys, key->job map or None if keys are jobs). Static rankings keep
+        the queue sorted by rank, so nothing is rebuilt; dynamic ones are re-scored here."""
+        if self.ranking.static:
+            return self._queue, self._by_rank
+        q = np.asarray(self._queue)
+        jobs = self.jobs
+        view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t)
+        return q[np.lexsort((jobs.id[q], jobs.submit[q], self.ranking.scores(view)))].tolist(), None
+
+    def _dequeue(self, started: list[int]) -> None:
+        if self.ranking.static:
+            for j in started:
+                k = bisect.bisect_left(self._queue, int(self._rank_of[j]))
+                del self._queue[k]
+        else:
+            gone = set(started)
+            self._queue = [j for j in self._queue if j not in gone]
+
+    # --- scheduling -----------------------------------------------------------------------------------------
+    def _schedule(self, t: float) -> None:
+        """One pass: start in priority order while jobs fit, reserve for the first that does not, backfill."""
+        c = self.cluster
+        started: list[int] = []
+        keys, to_job = self._order(t)
+        for pos, key in enumerate(keys):
+            if c.total_free_cores <= 0:
+                break
+            j = key if to_job is None else int(to_job[key])
+            r = self._req_of(j)
+            cand = c.candidates(r)
+            if cand is not None:
+                self._start(j, r, cand, t)
+                started.append(j)
+                continue
+            if self.backfill:
+                rest = keys[pos + 1:pos + 1 + self.bf_max]
+                rest = rest if to_job is None else to_job[rest]
+                self._backfill(rest, self._reservation(j, r, t), t, started)
+            break
+        if started:
+            self._dequeue(started)
+
+    def _backfill(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
+        """Start each job of ``rest`` (in order) that fits now without delaying ``resv``."""
+        c, limit = self.cluster, self.jobs.limit
+        if not len(rest) or c.total_free_cores <= 0:
+            return
+        idx = np.asarray(rest)
+        idx = idx[self.procs[idx] <= c.total_free_cores]  # cheap necessary condition, free only shrinks
+        outside: dict[tuple, int] = {}  # idle nodes outside the reservation, per option set (whole-node jobs)
+        for j in idx.tolist():
+            if self.procs[j] > c.total_free_cores:
+                continue
+            r = self._req_of(j)
+            if self._all_on and t + limit[j] <= resv.time:
+                cand = c.candidates(r)  # ends before the reservation: anywhere
+            else:
+                if r.whole:
+                    if r.options not in outside:
+                        outside[r.options] = c.idle_outside(r, resv.mask)
+                    if outside[r.options] < r.nodes:
+                        continue
+                cand = c.candidates(r)
+                if cand is None:
+                    continue
+                nodes = self._choose(r, cand, t)
+                if self._all_on or c.ready_time(nodes, t).max() + limit[j] > resv.time:
+                    cand = c.candidates(r, exclude=resv.mask)
+            if cand is not None:
+                self._start(j, r, cand, t)
+                started.append(j)
+                outside.clear()
+
+    def _req_of(self, j: int):
+        r = self._req[j]
+        if r is None:
+            r = self._req[j] = self.cluster.req(self.jobs, j)
+        return r
+
+    def _reservation(self, j: int, r, t: float) -> Reservation:
+        if self.resv is None or self.resv.job != j or self._resv_epoch != self._epoch:
+            if self.resv is None or self.resv.job != j:
+                self.resv_history[j] = []
+            self.resv = self.cluster.plan(j, r, t)
+            self._resv_epoch = self._epoch
+            self.resv_history[j].append(self.resv.time)
+        return self.resv
+
+    def _choose(self, r, cand: np.ndarray, t: float) -> np.ndarray:
+        if len(cand) == r.nodes:
+            return cand
+        return self.placement.choose(cand, self.cluster.state[cand] == ON, r.nodes)
+
+    def _start(self, j: int, r, cand: np.ndarray, t: float, nodes: np.ndarray | None = None) -> None:
+        c = self.cluster
+        if nodes is None:
+            nodes = self._choose(r, cand, t)
+        begin = t
+        if not self._all_on:
+            begin = float(c.ready_time(nodes, t).max())
+            off = nodes[c.state[nodes] == OFF]
+            if len(off):
+                self._boot(off, t)
+        slots = c.allocate(r, nodes, begin + self.jobs.limit[j])
+        if self._all_on:
+            self.meter.load_change(nodes, r.cores, r.options[0][0] if len(r.options) == 1 else None)
+        else:
+            self.meter.refresh(nodes)
+        run = float(self.run_eff[j])
+        self.alloc[j], self.begin[j], self.end[j] = t, begin, begin + run
+        self.running[j] = (r, nodes, slots)
+        if len(r.options) == 1:
+            self.group_core_s[r.options[0][0]] += r.cores * run * len(nodes)
+        else:
+            np.add.at(self.group_core_s, c.group[nodes], r.cores * run)
+        self._push(begin + run, END, j)
+
+    def _sample(self, t: float) -> None:
+        tl = self.timeline
+        if tl["t"] and tl["t"][-1] == t:
+            for k in ("t", "queue", "busy_cores", "watts"):
+                tl[k].pop()
+        tl["t"].append(t)
+        tl["queue"].append(len(self._queue))
+        tl["busy_cores"].append(self.machine.cores - self.cluster.total_free_cores)
+        tl["watts"].append(self.meter.watts)

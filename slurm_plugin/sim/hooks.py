@@ -1,0 +1,166 @@
+"""The simulator's extension points, one small Protocol per decision, all registered in this module.
+
+- :class:`RankingPolicy`: which pending job first (the DQN ranking plugs in here).
+- :class:`PlacementPolicy`: which of the fitting nodes a starting job gets (MILP/greedy packing).
+- :class:`ScalingPolicy`: which idle nodes to power down or up (elastic scaling).
+
+Policies are pure: they read arrays and return arrays/decisions; only the engine changes state. Build one by
+name with :func:`ranking`, :func:`placement`, :func:`scaling`; add your own with ``register_*``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ..rank import HEURISTICS, Multifactor, QueueView
+
+
+class RankingPolicy(Protocol):
+    """Orders the queue. ``scores(view)`` returns one float per pending job; lower = sooner (ties by submit
+    time, then job id). ``static`` means a job's score never changes while it waits, so the engine may cache
+    the order. Example: FCFS returns ``view.submit``."""
+
+    name: str
+    static: bool
+
+    def scores(self, view: QueueView) -> np.ndarray: ...
+
+
+class PlacementPolicy(Protocol):
+    """Chooses nodes. ``choose(candidates, ready_now, need)`` gets the indices of every node that can hold one
+    per-node share of the job (in node-group order), a same-length bool array telling which are powered on
+    now, and the node count ``need`` (<= len(candidates)); returns exactly ``need`` of the candidates."""
+
+    name: str
+
+    def choose(self, candidates: np.ndarray, ready_now: np.ndarray, need: int) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class PowerView:
+    """What a scaling policy sees: time, per-node state (see :mod:`.power`), seconds idle (-1 = busy or not
+    on), and the number of pending jobs."""
+
+    now: float
+    state: np.ndarray
+    idle_for: np.ndarray
+    pending: int
+
+
+class ScalingPolicy(Protocol):
+    """Powers nodes. ``decide(view)`` returns (nodes to power down, nodes to power up) as index arrays; only
+    idle powered-on nodes can be powered down, only off nodes up. ``interval_s`` is how often the engine asks
+    (None = never: every node stays on)."""
+
+    name: str
+    interval_s: float | None
+
+    def decide(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class ScoreRanking:
+    """A ranking from a vectorised scorer (the heuristics of :mod:`slurm_plugin.rank`)."""
+
+    name: str
+    scorer: Callable[[QueueView], np.ndarray]
+    static: bool
+
+    def scores(self, view: QueueView) -> np.ndarray:
+        return self.scorer(view)
+
+
+@dataclass(frozen=True)
+class FirstFit:
+    """Slurm-like: nodes already on first, then in node-group and node order (no boot if avoidable)."""
+
+    name: str = "first-fit"
+
+    def choose(self, candidates: np.ndarray, ready_now: np.ndarray, need: int) -> np.ndarray:
+        if ready_now.all():
+            return candidates[:need]
+        order = np.argsort(~ready_now, kind="stable")
+        return candidates[order[:need]]
+
+
+@dataclass(frozen=True)
+class AlwaysOn:
+    """No power saving: every node stays on (Slurm with SuspendTime=NONE)."""
+
+    name: str = "always-on"
+    interval_s: float | None = None
+
+    def decide(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+
+
+@dataclass(frozen=True)
+class IdleSuspend:
+    """Slurm's SuspendTime: power a node down after ``suspend_time_s`` idle; jobs that land on off nodes boot
+    them (the engine does that, so this never powers up)."""
+
+    suspend_time_s: float = 600.0
+    name: str = "idle-suspend"
+
+    @property
+    def interval_s(self) -> float:
+        return max(self.suspend_time_s / 4, 1.0)
+
+    def decide(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]:
+        return np.flatnonzero(view.idle_for >= self.suspend_time_s), np.empty(0, dtype=np.int64)
+
+
+def _multifactor(site, total_procs: float) -> ScoreRanking:
+    kw: dict = dict(total_procs=total_procs)
+    if site is not None:
+        s = site.slurm
+        from ..workload.sacct import parse_timelimit
+        kw.update(weight_age=s.priority_weight_age, weight_size=s.priority_weight_job_size,
+                  max_age_s=parse_timelimit(s.priority_max_age) or 7 * 86400.0,
+                  max_qos=max([q.priority for q in site.policy.qos_tiers] or [1]) or 1)
+    return ScoreRanking("multifactor", Multifactor(**kw), static=False)
+
+
+# name -> factory(site or None, total procs of the machine): every ranking, in one place.
+RANKINGS: dict[str, Callable[..., RankingPolicy]] = {
+    name: (lambda site, total, _n=name, _f=fn, _s=static: ScoreRanking(_n, _f, _s))
+    for name, (fn, static) in HEURISTICS.items()
+}
+RANKINGS["multifactor"] = _multifactor
+PLACEMENTS: dict[str, Callable[[], PlacementPolicy]] = {"first-fit": FirstFit}
+SCALINGS: dict[str, Callable[..., ScalingPolicy]] = {"always-on": AlwaysOn, "idle-suspend": IdleSuspend}
+
+
+def _get(table: dict, kind: str, name: str):
+    if name not in table:
+        raise ValueError(f"unknown {kind} policy '{name}' (valid: {', '.join(sorted(table))})")
+    return table[name]
+
+
+def ranking(name: str, site=None, total_procs: float = 1.0) -> RankingPolicy:
+    return _get(RANKINGS, "ranking", name)(site, total_procs)
+
+
+def placement(name: str = "first-fit") -> PlacementPolicy:
+    return _get(PLACEMENTS, "placement", name)()
+
+
+def scaling(name: str = "always-on", **kw) -> ScalingPolicy:
+    return _get(SCALINGS, "scaling", name)(**kw)
+
+
+def register_ranking(name: str, factory: Callable[..., RankingPolicy]) -> None:
+    RANKINGS[name] = factory
+
+
+def register_placement(name: str, factory: Callable[[], PlacementPolicy]) -> None:
+    PLACEMENTS[name] = factory
+
+
+def register_scaling(name: str, factory: Callable[..., ScalingPolicy]) -> None:
+    SCALINGS[name] = factory

@@ -1,0 +1,13 @@
+"""Workloads for the simulator: SWF traces, Slurm accounting exports and a synthetic heterogeneous generator,
+all read into one columnar :class:`JobTable`."""
+
+from .errors import UnfitJobsError, WorkloadError
+from .fit import unfit_jobs
+from .jobs import ARCH_BIT, JobTable, Workload, arch_mask
+from .loader import load_workload
+from .sacct import read_sacct_json, read_sacct_parsable
+from .swf import read_swf
+from .synthetic import SyntheticSpec, generate
+
+__all__ = ["ARCH_BIT", "JobTable", "SyntheticSpec", "UnfitJobsError", "Workload", "WorkloadError", "arch_mask",
+           "generate", "load_workload", "read_sacct_json", "read_sacct_parsable", "read_swf", "unfit_jobs"]

@@ -1,0 +1,60 @@
+"""Which jobs can never run on a machine (more nodes, cores, memory or GRES than any eligible group has)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..site import ARCHES
+from .jobs import ARCH_BIT, JobTable
+
+
+def eligible_groups(jobs: JobTable, i: int, machine) -> list[int]:
+    """Indices of the machine's groups whose arch and GRES kinds suit job ``i`` (capacity not checked)."""
+    out = []
+    mask = int(jobs.arch_mask[i])
+    for gi, g in enumerate(machine.groups):
+        if mask and not mask & ARCH_BIT[g.arch]:
+            continue
+        if jobs.gres_name[i] >= 0 and gres_capacity(jobs, i, g) == 0:
+            continue
+        out.append(gi)
+    return out
+
+
+def gres_capacity(jobs: JobTable, i: int, group) -> int:
+    """Per-node count of the GRES job ``i`` asks for on ``group`` (0 if it has none of that name/type)."""
+    name = jobs.gres_names[jobs.gres_name[i]]
+    typ = jobs.gres_types[jobs.gres_type[i]] if jobs.gres_type[i] >= 0 else None
+    return sum(c for (n, t), c in group.gres.items() if n == name and (typ is None or t == typ))
+
+
+def unfit_jobs(jobs: JobTable, machine) -> list[tuple[int, str]]:
+    """(row index, reason) of every job no set of eligible nodes can ever hold."""
+    out: list[tuple[int, str]] = []
+    cache: dict[tuple, str | None] = {}
+    for i in range(len(jobs)):
+        key = (int(jobs.arch_mask[i]), int(jobs.gres_name[i]), int(jobs.gres_type[i]), int(jobs.gres_count[i]),
+               int(jobs.nodes[i]), int(jobs.cores[i]), float(jobs.mem_gb[i]))
+        if key not in cache:
+            cache[key] = _why_unfit(jobs, i, machine)
+        if cache[key]:
+            out.append((i, cache[key]))
+    return out
+
+
+def _why_unfit(jobs: JobTable, i: int, machine) -> str | None:
+    groups = eligible_groups(jobs, i, machine)
+    if not groups:
+        archs = [a for a in ARCHES if int(jobs.arch_mask[i]) & ARCH_BIT[a]] or ["any"]
+        return f"no node group with arch {'|'.join(archs)} and GRES '{jobs.gres_label(i) or '-'}'"
+    ok = [gi for gi in groups if machine.groups[gi].cores >= jobs.cores[i]
+          and (jobs.mem_gb[i] <= machine.groups[gi].memory_gb or machine.groups[gi].memory_gb == 0)
+          and (jobs.gres_name[i] < 0 or gres_capacity(jobs, i, machine.groups[gi]) >= jobs.gres_count[i])]
+    if not ok:
+        g = machine.groups[groups[0]]
+        return (f"per node {jobs.cores[i]} cores, {jobs.mem_gb[i]:g} GB, GRES '{jobs.gres_label(i) or '-'}'; "
+                f"largest eligible node ({g.name}) has {g.cores} cores, {g.memory_gb:g} GB")
+    have = int(np.sum([machine.groups[gi].count for gi in ok]))
+    if jobs.nodes[i] > have:
+        return f"{jobs.nodes[i]} nodes, only {have} eligible nodes"
+    return None

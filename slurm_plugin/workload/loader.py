@@ -1,0 +1,35 @@
+"""One entry point for every workload source: ``load_workload(spec, site)``.
+
+``spec`` is a path to an SWF file (``.swf``/``.swf.gz``), ``sacct -P`` output (``.txt``/``.psv``/``.sacct``),
+``sacct --json`` output (``.json``), or ``synthetic:jobs=..,seed=..,load=..`` (needs a site).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..site import Site
+from .errors import WorkloadError
+from .jobs import Workload
+from .sacct import read_sacct_json, read_sacct_parsable
+from .swf import read_swf
+from .synthetic import SyntheticSpec, generate
+
+
+def load_workload(spec: str, site: Site | None = None) -> Workload:
+    if spec.startswith("synthetic"):
+        if site is None:
+            raise WorkloadError(spec, "a synthetic workload needs a site (--site)")
+        try:
+            return generate(site, SyntheticSpec.parse(spec))
+        except ValueError as err:
+            raise WorkloadError(spec, str(err)) from None
+    path = Path(spec)
+    name = path.name.lower()
+    if name.endswith((".swf", ".swf.gz")):
+        return read_swf(path)
+    if name.endswith(".json"):
+        return read_sacct_json(path)
+    if name.endswith((".txt", ".psv", ".sacct", ".csv")):
+        return read_sacct_parsable(path)
+    raise WorkloadError(spec, "unknown workload kind (want .swf[.gz], sacct .json / -P .txt, or synthetic:...)")

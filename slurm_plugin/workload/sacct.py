@@ -1,0 +1,190 @@
+"""Readers of Slurm accounting history, so a site can replay its own jobs: ``sacct --json`` and ``sacct -P``.
+
+Recommended export: ``sacct -a -X -P -S <start> -E <end> -o
+JobID,User,Submit,Start,End,Timelimit,NNodes,NCPUS,ReqMem,ReqTRES,Constraints,QOS,State``. Job steps
+(``123.batch``) are ignored; jobs that never started are skipped and counted. Run time = End - Start.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..site import ARCHES
+from .errors import WorkloadError
+from .jobs import JobTable, Workload, arch_mask
+
+REQUIRED = ("JobID", "Submit", "Start", "End", "Timelimit", "NNodes", "NCPUS")
+_GRES = re.compile(r"gres/(\w+)(?::([\w.-]+))?=(\d+)")
+
+
+def parse_timelimit(text: str) -> float | None:
+    """Slurm time limit (``[D-]HH:MM:SS``, ``MM:SS``, minutes, UNLIMITED) in seconds; None if unlimited."""
+    text = text.strip()
+    if text.upper() in ("UNLIMITED", "INFINITE", "PARTITION_LIMIT", ""):
+        return None
+    days = 0
+    if "-" in text:
+        d, text = text.split("-", 1)
+        days = int(d)
+    parts = [int(p) for p in text.split(":")]
+    if len(parts) == 1:
+        secs = parts[0] * 60 if days == 0 else parts[0] * 3600
+    elif len(parts) == 2:
+        secs = parts[0] * 3600 + parts[1] * 60 if days else parts[0] * 60 + parts[1]
+    else:
+        secs = parts[0] * 3600 + parts[1] * 60 + parts[2]
+    return float(days * 86400 + secs)
+
+
+def parse_mem_gb(text: str, ncpus: int, nnodes: int) -> float:
+    """``ReqMem`` (``4000M``, ``4Gn``, ``2Gc``, ``16G``) as GB per node."""
+    m = re.fullmatch(r"([\d.]+)([KMGT]?)([nc]?)", text.strip())
+    if not m:
+        return 0.0
+    scale = {"K": 1 / 2**20, "M": 1 / 1024, "G": 1.0, "T": 1024.0, "": 1 / 1024}[m[2]]
+    gb = float(m[1]) * scale
+    return gb * ncpus / max(nnodes, 1) if m[3] == "c" else gb
+
+
+def parse_constraint(text: str) -> int:
+    """Arch bitmask of a ``--constraint`` expression (``aarch64|x86_64``); other features are ignored."""
+    return arch_mask([a for a in ARCHES if a in re.split(r"[|&,\[\]()*\s]+", text or "")])
+
+
+def _ts(text: str) -> float | None:
+    if not text or text in ("Unknown", "None", "N/A"):
+        return None
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+
+
+class _Rows:
+    """Accumulates jobs as columns plus the GRES name/type vocabularies."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list] = {k: [] for k in (
+            "id", "submit", "run", "limit", "nodes", "cores", "mem_gb", "gres_name", "gres_type",
+            "gres_count", "arch_mask", "user", "qos_priority")}
+        self.gres_names: list[str] = []
+        self.gres_types: list[str] = []
+        self.users: dict[str, int] = {}
+        self.skipped: dict[str, int] = {}
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def add(self, *, job_id: int, user: str, submit: float, start: float | None, end: float | None,
+            limit: float | None, nodes: int, cpus: int, mem_gb: float, tres: str, constraint: str) -> None:
+        if start is None or end is None:
+            self.skip("never started or still running")
+            return
+        gname = gtype = -1
+        gcount = 0
+        m = _GRES.search(tres or "")
+        if m:
+            gname = self._index(self.gres_names, m[1])
+            gtype = self._index(self.gres_types, m[2]) if m[2] else -1
+            gcount = -(-int(m[3]) // max(nodes, 1))
+        run = max(0.0, end - start)
+        c = self.cols
+        c["id"].append(job_id)
+        c["submit"].append(submit)
+        c["run"].append(run)
+        c["limit"].append(limit if limit is not None else max(run, 1.0))
+        c["nodes"].append(max(nodes, 1))
+        c["cores"].append(max(1, -(-cpus // max(nodes, 1))))
+        c["mem_gb"].append(mem_gb)
+        c["gres_name"].append(gname)
+        c["gres_type"].append(gtype)
+        c["gres_count"].append(gcount)
+        c["arch_mask"].append(parse_constraint(constraint))
+        c["user"].append(self.users.setdefault(user, len(self.users)))
+        c["qos_priority"].append(0.0)
+
+    @staticmethod
+    def _index(vocab: list[str], name: str) -> int:
+        if name not in vocab:
+            vocab.append(name)
+        return vocab.index(name)
+
+    def workload(self, path: Path) -> Workload:
+        if not self.cols["id"]:
+            raise WorkloadError(str(path), "no finished jobs in the accounting export")
+        jobs = JobTable.build(self.cols, gres_names=tuple(self.gres_names), gres_types=tuple(self.gres_types))
+        t0 = jobs.submit.min()
+        jobs.submit -= t0
+        return Workload(name=path.name, jobs=jobs, skipped=self.skipped)
+
+
+def read_sacct_parsable(path: str | Path) -> Workload:
+    """Read ``sacct -P`` output (``|``-separated, header line first)."""
+    path = Path(path)
+    lines = path.read_text().splitlines()
+    if not lines:
+        raise WorkloadError(str(path), "empty file")
+    header = lines[0].split("|")
+    missing = [k for k in REQUIRED if k not in header]
+    if missing:
+        raise WorkloadError(str(path), f"sacct -P header lacks {', '.join(missing)} (has: {', '.join(header)})", 1)
+    rows = _Rows()
+    for lineno, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        rec = dict(zip(header, line.split("|")))
+        if len(rec) != len(header) or len(line.split("|")) != len(header):
+            raise WorkloadError(str(path), f"{len(line.split('|'))} fields, header has {len(header)}", lineno)
+        if "." in rec["JobID"]:
+            continue
+        try:
+            nodes, cpus = int(rec["NNodes"]), int(rec["NCPUS"])
+            rows.add(job_id=int(rec["JobID"].split("_")[0].split("+")[0]), user=rec.get("User", ""),
+                     submit=_ts(rec["Submit"]), start=_ts(rec["Start"]), end=_ts(rec["End"]),
+                     limit=parse_timelimit(rec["Timelimit"]), nodes=nodes, cpus=cpus,
+                     mem_gb=parse_mem_gb(rec.get("ReqMem", ""), cpus, nodes), tres=rec.get("ReqTRES", ""),
+                     constraint=rec.get("Constraints", ""))
+        except (ValueError, TypeError) as err:
+            raise WorkloadError(str(path), f"bad record: {err}", lineno) from None
+    return rows.workload(path)
+
+
+def _number(v) -> float | None:
+    """sacct --json numbers are plain (<= 22.05) or ``{"set": bool, "infinite": bool, "number": n}``."""
+    if isinstance(v, dict):
+        return float(v["number"]) if v.get("set", True) and not v.get("infinite") else None
+    return None if v is None else float(v)
+
+
+def _tres_text(tres: list[dict]) -> str:
+    return ",".join(f"{t.get('type')}/{t.get('name')}={t.get('count')}" if t.get("name") else
+                    f"{t.get('type')}={t.get('count')}" for t in tres or [])
+
+
+def read_sacct_json(path: str | Path) -> Workload:
+    """Read ``sacct --json`` output (Slurm 21.08 .. 24.x field layouts)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise WorkloadError(str(path), f"not JSON: {err.msg}", err.lineno) from None
+    if not isinstance(data, dict) or "jobs" not in data:
+        raise WorkloadError(str(path), "no 'jobs' list: is this `sacct --json` output?")
+    rows = _Rows()
+    for i, job in enumerate(data["jobs"]):
+        try:
+            t = job["time"]
+            limit = _number(t.get("limit"))
+            cpus = int(_number(job.get("required", {}).get("CPUs")) or 1)
+            nodes = int(str(job.get("allocation_nodes", job.get("nodes", 1))).split()[0]) \
+                if str(job.get("allocation_nodes", "1")).isdigit() else 1
+            start, end = _number(t.get("start")), _number(t.get("end"))
+            rows.add(job_id=int(job["job_id"]), user=str(job.get("user", "")), submit=_number(t["submission"]),
+                     start=start or None, end=end or None, limit=limit * 60 if limit is not None else None,
+                     nodes=nodes, cpus=cpus, mem_gb=0.0,
+                     tres=_tres_text(job.get("tres", {}).get("requested", [])),
+                     constraint=str(job.get("constraints", "")))
+        except (KeyError, ValueError, TypeError) as err:
+            raise WorkloadError(str(path), f"job #{i} ({job.get('job_id', '?')}): bad or missing field {err}") \
+                from None
+    return rows.workload(path)
