@@ -14,6 +14,7 @@ GROUPS: list[tuple[str, str]] = [
     ("conf", "conf"),
     ("cluster", "cluster"),
     ("power", "power"),
+    ("sim", "sim"),
     ("daemon", "daemon"),
     ("why", "why"),
     ("bench", "bench"),

@@ -1,0 +1,154 @@
+"""``hetsched sim``: simulate a workload on a site (or an SWF trace's own machine) under ranking policies."""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from ..workload import WorkloadError
+from .common import emit_json, handle_errors
+
+log = logging.getLogger(__name__)
+POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor")
+
+
+@click.group("sim")
+def sim() -> None:
+    """Discrete-event simulation of a Slurm cluster: baselines, metrics, plots."""
+
+
+def _write(path: str | None, obj: dict) -> None:
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(obj, indent=2, sort_keys=True, default=float) + "\n")
+        log.info("wrote %s", path)
+
+
+@contextmanager
+def _progress(total: int, desc: str):
+    """A tqdm bar on long runs (shown only on a terminal); yields the update callback or None."""
+    if total < 20_000:
+        yield None
+        return
+    from tqdm import tqdm
+    with tqdm(total=total, desc=desc, unit="job", disable=None, leave=False) as bar:
+        yield bar.update
+
+
+_site = click.option("--site", default=None, help="Site name or file (default: the SWF header's machine).")
+_workload = click.option("--workload", "-w", required=True,
+                         help="SWF file, sacct --json / -P export, or synthetic:jobs=N,seed=S,load=L.")
+_semantics = click.option("--semantics", type=click.Choice(["slurm", "rlscheduler"]), default="slurm",
+                          show_default=True, help="Slurm-like re-ranking at every event, or RLScheduler's.")
+_power = click.option("--power", type=click.Choice(["always-on", "idle-suspend"]), default="always-on",
+                      show_default=True, help="Scaling policy for node power.")
+_suspend = click.option("--suspend-time", type=float, default=600.0, show_default=True,
+                        help="Idle seconds before idle-suspend powers a node down.")
+_drop = click.option("--drop-unfit", is_flag=True, help="Drop (and report) jobs bigger than the machine.")
+
+
+@sim.command("run")
+@_site
+@_workload
+@click.option("--policy", "-p", type=click.Choice(POLICIES), default="fcfs", show_default=True)
+@click.option("--backfill/--no-backfill", default=True, show_default=True, help="EASY backfill.")
+@_semantics
+@_power
+@_suspend
+@_drop
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result row here.")
+@handle_errors(WorkloadError, ValueError, OSError)
+def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, json_out) -> None:
+    """Simulate one policy; print (and optionally write) the result row."""
+    from ..sim.run import prepare, provenance, simulate
+    p = prepare(workload, site, drop_unfit)
+    with _progress(len(p.workload.jobs), policy) as bar:
+        row, _ = simulate(p, policy, backfill, semantics, power, suspend_time, progress=bar)
+    row["provenance"] = provenance()
+    _write(json_out, row)
+    emit_json(row)
+
+
+@sim.command("compare")
+@_site
+@_workload
+@click.option("--policies", default="fcfs,sjf,wfp3,unicep,f1,multifactor", show_default=True,
+              help="Comma-separated rankings.")
+@click.option("--backfill", "bf", type=click.Choice(["both", "on", "off"]), default="both", show_default=True)
+@_semantics
+@_power
+@_suspend
+@_drop
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write {rows: [...]} here.")
+@click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="PNG of queue/utilization/power.")
+@click.option("--table", "table_out", type=click.Path(dir_okay=False), help="Markdown table here.")
+@handle_errors(WorkloadError, ValueError, OSError)
+def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, json_out, plot_out,
+                table_out) -> None:
+    """Every policy with and/or without backfill: a table of policies x metrics, JSON rows, plots."""
+    from ..sim.compare import compare, table
+    from ..sim.plots import plot_timelines
+    from ..sim.run import prepare, provenance
+    pols = [x.strip() for x in policies.split(",") if x.strip()]
+    bad = [x for x in pols if x not in POLICIES]
+    if bad:
+        raise click.BadParameter(f"unknown policy {bad[0]!r} (valid: {', '.join(POLICIES)})")
+    backfills = {"both": [False, True], "on": [True], "off": [False]}[bf]
+    p = prepare(workload, site, drop_unfit)
+    kw = dict(power=power, suspend_time_s=suspend_time) if semantics == "slurm" else {}
+    rows, timelines = compare(p, pols, backfills, semantics,
+                              on_row=lambda r: log.info("%s bf=%s %.2fs", r["policy"], r["backfill"], r["wall_s"]),
+                              **kw)
+    text = table(rows)
+    _write(json_out, {"rows": rows, "provenance": provenance()})
+    if table_out:
+        Path(table_out).write_text(text + "\n")
+    if plot_out and semantics == "slurm":
+        plot_timelines(timelines, p.machine.cores, plot_out, f"{p.workload.name} on {p.machine.name}")
+    click.echo(text)
+
+
+@sim.command("rlrepro")
+@click.option("--workload", "-w", required=True, help="lublin_256.swf (RLScheduler's Lublin-1).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False))
+@handle_errors(WorkloadError, ValueError, OSError)
+def rlrepro_cmd(workload, json_out) -> None:
+    """RLScheduler's Lublin-1 table under both semantics, next to the published figures."""
+    import numpy as np
+
+    from ..sim.rlrepro import PUBLISHED, reproduce
+    from ..sim.run import prepare, provenance
+    p = prepare(workload)
+    rows = []
+    for semantics in ("rlscheduler", "slurm"):
+        for bf in (False, True):
+            got = reproduce(p.machine, p.workload.jobs, list(PUBLISHED[bf]), bf, semantics=semantics)
+            for pol, vals in got.items():
+                pub = PUBLISHED[bf][pol]
+                rows.append({"semantics": semantics, "backfill": bf, "policy": pol, "avg_bsld": float(np.mean(vals)),
+                             "published": pub, "rel_diff": float(np.mean(vals) / pub - 1), "windows": vals})
+    _write(json_out, {"rows": rows, "provenance": provenance()})
+    click.echo("| semantics | backfill | policy | avg bsld | published | diff |\n|---|---|---|---|---|---|")
+    for r in rows:
+        click.echo(f"| {r['semantics']} | {'yes' if r['backfill'] else 'no'} | {r['policy']} | {r['avg_bsld']:.2f} "
+                   f"| {r['published']:.2f} | {100 * r['rel_diff']:+.1f}% |")
+
+
+@sim.command("bench")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False))
+@click.option("--quick", is_flag=True, help="Smaller sizes (for a smoke test).")
+@handle_errors(WorkloadError, ValueError, OSError)
+def bench_cmd(json_out, quick) -> None:
+    """Speed: jobs/s of FCFS+EASY as the queue length and the node count grow."""
+    from ..sim.bench import speed_scaling
+    from ..sim.run import provenance
+    rows = speed_scaling(quick=quick)
+    _write(json_out, {"rows": rows, "provenance": provenance()})
+    click.echo("| scenario | nodes | jobs | mean queue | wall s | jobs/s |\n|---|---|---|---|---|---|")
+    for r in rows:
+        click.echo(f"| {r['scenario']} | {r['nodes']} | {r['jobs']} | {r['mean_queue']:.0f} | {r['wall_s']:.2f} "
+                   f"| {r['jobs_per_s']:.0f} |")

@@ -1,0 +1,98 @@
+"""Run the simulator on (site, workload, policy) and produce result rows in the issue's results format:
+``{"workload", "policy", "backfill", "semantics", "jobs", "unstarted", "metrics": {...}, "wall_s", ...}``."""
+
+from __future__ import annotations
+
+import logging
+import platform
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..site import Site, load_site
+from ..workload import UnfitJobsError, Workload, load_workload, unfit_jobs
+from .engine import Engine, Outcome
+from .hooks import ranking, scaling
+from .machine import Machine, homogeneous, machine_from_site
+from .metrics import compute_metrics
+from .rlsched import SelectThenWait
+
+log = logging.getLogger(__name__)
+SEMANTICS = ("slurm", "rlscheduler")
+
+
+@dataclass
+class Prepared:
+    """A workload fitted to a machine (unfit jobs dropped only when asked, and then listed)."""
+
+    site: Site | None
+    machine: Machine
+    workload: Workload
+
+
+def prepare(workload: str, site: str | None = None, drop_unfit: bool = False) -> Prepared:
+    """Load the site (or the SWF header's machine) and the workload; check every job fits."""
+    s = load_site(site) if site else None
+    w = load_workload(workload, s)
+    if s is not None:
+        machine = machine_from_site(s)
+    elif w.machine is not None:
+        machine = homogeneous(*w.machine, name=w.name)
+    else:
+        raise UnfitJobsError(workload, [(0, "no --site given and the workload names no machine (SWF header)")])
+    unfit = unfit_jobs(w.jobs, machine)
+    if unfit:
+        listed = [(int(w.jobs.id[i]), why) for i, why in unfit]
+        if not drop_unfit:
+            raise UnfitJobsError(workload, listed)
+        keep = np.setdiff1d(np.arange(len(w.jobs)), [i for i, _ in unfit])
+        w.jobs = w.jobs.take(keep)
+        w.dropped = listed
+        log.warning("%s: dropped %d job(s) that need more than %s has", workload, len(listed), machine.name)
+    return Prepared(s, machine, w)
+
+
+def simulate(p: Prepared, policy: str, backfill: bool = True, semantics: str = "slurm",
+             power: str = "always-on", suspend_time_s: float = 600.0, progress=None) -> tuple[dict, Outcome]:
+    """One run; returns (result row, outcome)."""
+    t0 = time.perf_counter()
+    rank = ranking(policy, p.site, float(p.machine.cores))
+    if semantics == "slurm":
+        scale = scaling(power, **({"suspend_time_s": suspend_time_s} if power == "idle-suspend" else {}))
+        out = Engine(p.machine, p.workload.jobs, rank, backfill=backfill, scaling=scale).run(progress)
+    elif semantics == "rlscheduler":
+        out = SelectThenWait(p.machine, p.workload.jobs, rank, backfill=backfill).run()
+    else:
+        raise ValueError(f"unknown semantics '{semantics}' (valid: {', '.join(SEMANTICS)})")
+    metrics = compute_metrics(p.workload.jobs, out, p.machine)
+    row = {
+        "workload": p.workload.name, "site": p.site.name if p.site else None, "machine": p.machine.name,
+        "nodes": p.machine.nodes, "cores": p.machine.cores, "policy": policy, "backfill": backfill,
+        "semantics": semantics, "power": power, "jobs": len(p.workload.jobs),
+        "unstarted": int(np.isnan(out.begin).sum()), "timeouts": out.timeouts, "skipped": p.workload.skipped,
+        "dropped_unfit": len(p.workload.dropped), "metrics": metrics, "events": out.events,
+        "wall_s": time.perf_counter() - t0, "sim_wall_s": out.wall_s,
+        "jobs_per_s": len(p.workload.jobs) / max(out.wall_s, 1e-9),
+    }
+    return row, out
+
+
+def provenance() -> dict:
+    """The machine and commit the figures were measured on."""
+    cpu = ""
+    try:
+        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")), "")
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent, timeout=5).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        commit = ""
+    import os
+    return {"uname_m": platform.machine(), "nproc": os.cpu_count(), "cpu_model": cpu, "git_commit": commit,
+            "python": platform.python_version()}
