@@ -54,8 +54,7 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
     refresher = SnapshotRefresher(lambda: pool.submit(collect_snapshot_for, conf).result(timeout=120),
                                   interval=cfg.refresh_s)
-    refresher.refresh_once()  # first snapshot before serving; a failure only means "nothing known yet"
-    refresher.start()
+    refresher.start()  # the first snapshot comes in the background: until then nothing is refused or moved
     gc.freeze()  # what is loaded now lives for the whole run: keep it out of every later collection
     server = AdmissionServer(cfg.socket, site_model, refresher, uids, cfg.admission.options(),
                              socket_mode=cfg.socket_mode, read_timeout_s=cfg.read_timeout_s,
@@ -66,8 +65,10 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     except RuntimeError as err:
         fail(str(err))
     finally:
-        refresher.stop()
-        pool.shutdown(cancel_futures=True)
+        refresher.stop(wait=2.0)
+        for proc in list(getattr(pool, "_processes", {}).values()):  # a Slurm command may hang: do not wait
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 @daemon.command("ask")

@@ -87,7 +87,8 @@ class SnapshotRefresher:
             self.refresh_once()
             self._stop.wait(self.interval)
 
-    def stop(self) -> None:
+    def stop(self, wait: float = 5.0) -> None:
+        """Stop refreshing; waits at most ``wait`` seconds for a refresh under way (the thread is a daemon)."""
         self._stop.set()
         if self._thread:
-            self._thread.join(timeout=self.interval + 35)
+            self._thread.join(timeout=wait)
