@@ -34,10 +34,11 @@ def _fit(req: np.ndarray, left: np.ndarray) -> int:
     return max_jobs(Resources(*req), Resources(*left))
 
 
-def greedy_pack(problem: PackingProblem, opts: Options,
-                start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def greedy_pack(problem: PackingProblem, opts: Options, start: tuple[np.ndarray, np.ndarray] | None = None,
+                order: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Return (x, y): jobs started per option and nodes booted per pool. With ``start`` (a feasible (x, y)),
-    keep it and fill only what it leaves free (the repair step after rounding an LP solution down)."""
+    keep it and fill only what it leaves free (the repair step after rounding an LP solution down).
+    ``order``: :func:`shape_order` if the caller has it already."""
     x = np.zeros(len(opts), dtype=np.int64) if start is None else start[0].astype(np.int64).copy()
     y = np.zeros(len(problem.pools), dtype=np.int64) if start is None else start[1].astype(np.int64).copy()
     per_node = np.array([p.per_node.as_tuple() for p in problem.pools], dtype=float).reshape(-1, 3)
@@ -52,7 +53,7 @@ def greedy_pack(problem: PackingProblem, opts: Options,
     by_shape: dict[int, list[int]] = {}
     for j in np.argsort(-opts.net, kind="stable"):
         by_shape.setdefault(int(opts.shape[j]), []).append(int(j))
-    for s in shape_order(problem):
+    for s in shape_order(problem) if order is None else order:
         remaining = problem.shapes[s].count - int(placed[s])
         for j in by_shape.get(s, []):
             if remaining <= 0:

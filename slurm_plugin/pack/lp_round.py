@@ -14,14 +14,14 @@ from .options import Options
 log = logging.getLogger(__name__)
 
 
-def lp_rounded(problem: PackingProblem, opts: Options, x_lp: np.ndarray, y_lp: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+def lp_rounded(problem: PackingProblem, opts: Options, x_lp: np.ndarray, y_lp: np.ndarray,
+               order: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) from an LP optimum: x rounded down, y rounded up but no further than those x need, then the
     greedy repair. Feasible whenever (x_lp, y_lp) is (up to 1e-6)."""
     x = np.floor(x_lp + 1e-6).astype(np.int64)
     y = np.ceil(y_lp - 1e-6).astype(np.int64)
     y = np.minimum(y, [p.down_nodes for p in problem.pools])
-    x, y = greedy_pack(problem, opts, start=(x, _trim_boot(problem, opts, x, y)))
+    x, y = greedy_pack(problem, opts, start=(x, _trim_boot(problem, opts, x, y)), order=order)
     log.debug("LP-rounded start %.3f", objective(opts, x, y))
     return x, y
 

@@ -42,41 +42,45 @@ def pack(problem: PackingProblem, solver: MilpSolver | None, time_cap_s: float |
     t0 = time.perf_counter()
     opts = build_options(problem)
     rows = build_rows(problem, opts)
-    gx, gy = greedy_pack(problem, opts)
+    order = shape_order(problem)
+    gx, gy = greedy_pack(problem, opts, order=order)
     g_obj = objective(opts, gx, gy)
     prep_s = time.perf_counter() - t0
     if solver is None:
-        return _result(problem, opts, (gx, gy), SolveStatus.GREEDY, None, (prep_s, prep_s, 0.0), "greedy", g_obj, "")
+        return _result(problem, opts, (gx, gy), SolveStatus.GREEDY, None, (prep_s, prep_s, 0.0), "greedy", g_obj,
+                       "", order)
     if len(opts) == 0:
         return _result(problem, opts, (gx, gy), SolveStatus.OPTIMAL, 0.0, (prep_s, prep_s, 0.0), solver.name, g_obj,
-                       "no placement has positive value: nothing starts")
+                       "no placement has positive value: nothing starts", order)
     t1 = time.perf_counter()
     budget = cap - prep_s - _GRACE_S
-    start = _best_start(solver, problem, opts, rows, (gx, gy), budget)
+    start = _best_start(solver, problem, opts, rows, (gx, gy), budget, order)
     lp_s = time.perf_counter() - t1
     answer = _solve_with_deadline(solver, problem, opts, rows, start, budget - lp_s, problem.params.mip_rel_gap)
     times = (prep_s, prep_s + answer.build_s, lp_s + answer.solve_s)
     why = _reject_reason(problem, opts, rows, answer)
     if why:
         log.warning("packing falls back to its start (%s): %s", solver.name, why)
-        return _result(problem, opts, start, SolveStatus.FALLBACK, None, times, solver.name, g_obj, why)
+        return _result(problem, opts, start, SolveStatus.FALLBACK, None, times, solver.name, g_obj, why, order)
     status = SolveStatus.OPTIMAL if answer.status == OPTIMAL else SolveStatus.FEASIBLE
     best, detail = (answer.x, answer.y), answer.detail
     if objective(opts, *start) > objective(opts, *best):
         best, detail = start, f"{detail}; kept the start, the solver's incumbent was lower"
-    return _result(problem, opts, best, status, answer.bound, times, solver.name, g_obj, detail)
+    return _result(problem, opts, best, status, answer.bound, times, solver.name, g_obj, detail, order)
 
 
 def _best_start(solver: MilpSolver, problem: PackingProblem, opts: Options, rows: Rows,
-                greedy: tuple[np.ndarray, np.ndarray], budget_s: float) -> tuple[np.ndarray, np.ndarray]:
+                greedy: tuple[np.ndarray, np.ndarray], budget_s: float, order: list[int]
+                ) -> tuple[np.ndarray, np.ndarray]:
     """The better of greedy and the rounded LP (greedy if the LP does not solve within half the budget)."""
-    if budget_s <= 0:
+    lp_budget = budget_s / 2 - _GRACE_S  # the LP's own grace must fit in its half
+    if lp_budget <= 0:
         return greedy
-    relaxed, late = _with_deadline(lambda: solver.relaxation(problem, opts, rows, budget_s / 2), solver.cancel,
-                                   budget_s / 2, f"pack-lp-{solver.name}")
+    relaxed, late = _with_deadline(lambda: solver.relaxation(problem, opts, rows, lp_budget), solver.cancel,
+                                   lp_budget, f"pack-lp-{solver.name}")
     if late or relaxed is None or isinstance(relaxed, Exception):
         return greedy
-    rounded = lp_rounded(problem, opts, *relaxed)
+    rounded = lp_rounded(problem, opts, *relaxed, order=order)
     if violations(problem, opts, rows, *rounded):
         log.warning("rounded LP start is infeasible; starting from greedy")
         return greedy
@@ -134,16 +138,16 @@ def _reject_reason(problem: PackingProblem, opts: Options, rows: Rows, answer: M
 
 def _result(problem: PackingProblem, opts: Options, xy: tuple[np.ndarray, np.ndarray], status: SolveStatus,
             bound: float | None, times: tuple[float, float, float], solver: str, g_obj: float,
-            detail: str) -> PackingResult:
+            detail: str, order: list[int]) -> PackingResult:
     x, y = xy
     prep_s, build_s, solve_s = times
     obj = objective(opts, x, y)
     if bound is not None:
         bound = max(bound, obj)
     gap = None if bound is None else (bound - obj) / max(abs(bound), 1e-9)
-    order = {s: i for i, s in enumerate(shape_order(problem))}
+    rank = {s: i for i, s in enumerate(order)}
     used = sorted(np.flatnonzero(x > 0).tolist(),
-                  key=lambda j: (order[int(opts.shape[j])], int(opts.tier[j]), -opts.net[j]))
+                  key=lambda j: (rank[int(opts.shape[j])], int(opts.tier[j]), -opts.net[j]))
     assignments = tuple(
         Assignment(shape=problem.shapes[int(opts.shape[j])].key, node_class=problem.classes[int(opts.klass[j])].name,
                    tier=TIERS[int(opts.tier[j])], count=int(x[j]), reason=why)
