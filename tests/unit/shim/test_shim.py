@@ -1,0 +1,197 @@
+"""The real job_submit.lua run by lua5.1 with a stand-in slurm table, against a scripted fake daemon.
+
+Covers: the request's whitelist, applying a good answer, every kind of bad answer (fail-open, fuzzed),
+absent/hung/slow daemons within the timeout, fail-closed, slurm_job_modify, and a daemon restart between
+calls on the kept connection.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from fake_daemon import FakeDaemon, accept, reject
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[3]
+SHIM = REPO / "job_submit" / "job_submit.lua"
+DRIVE = REPO / "job_submit" / "standin" / "drive.lua"
+SETTABLE = {"partition", "features", "qos", "comment", "site_factor"}
+
+pytestmark = pytest.mark.skipif(not shutil.which("lua5.1"), reason="lua5.1 not installed (apt-get install lua5.1)")
+
+
+@pytest.fixture
+def where(tmp_path):
+    return tmp_path
+
+
+def config(where: Path, timeout_ms: int = 50, fail: str = "open") -> Path:
+    path = where / "hetsched-shim.json"
+    path.write_text(json.dumps({"version": 1, "socket": str(where / "d.sock"), "timeout_ms": timeout_ms,
+                                "fail": fail, "site": "demo"}))
+    return path
+
+
+def run(cfg: Path, job: dict, mode: str = "once") -> dict:
+    out = subprocess.run(["lua5.1", str(DRIVE), str(SHIM), str(cfg), mode, json.dumps(job)],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    for key in ("set", "user", "log"):  # cjson writes empty tables as {}
+        result[key] = result[key] or ({} if key == "set" else [])
+    return result
+
+
+def serve(where: Path, responder, **kw) -> FakeDaemon:
+    return FakeDaemon(where / "d.sock", responder, **kw)
+
+
+def test_request_carries_whitelisted_fields_without_no_val(where):
+    daemon = serve(where, lambda line: accept())
+    job = {"partition": "batch", "features": "aarch64|x86_64", "tres_per_node": "gres:gpu:1", "min_cpus": 4,
+           "min_mem_per_node": 2048, "time_limit": 60, "comment": "class=web", "name": "j", "user_id": 1000,
+           "script": "#!/bin/sh\nsecret", "environment": "X=1"}
+    assert run(config(where), job)["rc"] == 0
+    sent = daemon.request()
+    daemon.close()
+    assert sent["v"] == 1 and sent["op"] == "submit"
+    assert sent["job"] == {"partition": "batch", "features": "aarch64|x86_64", "gres": "gres:gpu:1", "min_cpus": 4,
+                           "mem_per_node_mb": 2048, "time_limit": 60, "comment": "class=web", "name": "j",
+                           "user_id": 1000}  # NO_VAL numbers, script and environment never leave slurmctld
+
+
+def test_answer_applied_and_user_told(where):
+    daemon = serve(where, lambda line: accept({"partition": "gpu", "site_factor": 1030, "features": "a100|h100"},
+                                              "gpu:1 can run on a100, h100"))
+    result = run(config(where), {"tres_per_node": "gres:gpu:1"})
+    daemon.close()
+    assert result["rc"] == 0
+    assert result["set"] == {"partition": "gpu", "site_factor": 1030, "features": "a100|h100"}
+    assert any("a100, h100" in m for m in result["user"])
+
+
+def test_reject_refuses_with_reason(where):
+    daemon = serve(where, lambda line: reject("no node has 9 x gpu"))
+    result = run(config(where), {"tres_per_node": "gres:gpu:9"})
+    daemon.close()
+    assert result["rc"] == -1 and result["set"] == {}
+    assert result["user"] == ["hetsched: job refused: no node has 9 x gpu"]
+
+
+def test_absent_daemon_fails_open_with_one_log_line(where):
+    result = run(config(where), {"features": "aarch64|x86_64"})
+    assert result["rc"] == 0 and result["set"] == {} and result["user"] == []
+    assert [m for m in result["log"] if "accepted unchanged" in m] == [
+        f"hetsched shim: submit: connect: No such file or directory; job accepted unchanged (fail=open)"]
+
+
+def test_absent_daemon_fail_closed(where):
+    result = run(config(where, fail="closed"), {})
+    assert result["rc"] == -1 and "unavailable" in result["user"][0]
+
+
+@pytest.mark.parametrize("timeout_ms", [20, 50])
+def test_hung_daemon_costs_the_timeout_only(where, timeout_ms):
+    daemon = serve(where, lambda line: b"")
+    result = run(config(where, timeout_ms=timeout_ms), {})
+    daemon.close()
+    assert result["rc"] == 0 and result["set"] == {}
+    assert timeout_ms * 1000 * 0.95 <= result["elapsed_us"] <= (timeout_ms + 10) * 1000
+    assert any("timeout" in m for m in result["log"])
+
+
+def test_slow_daemon_fails_open(where):
+    def slow(line):
+        time.sleep(0.12)
+        return accept({"partition": "gpu"})
+    daemon = serve(where, slow)
+    result = run(config(where), {})
+    daemon.close()
+    assert result["rc"] == 0 and result["set"] == {}
+
+
+GARBAGE = [
+    b"not json\n", b"[]\n", b"null\n", b'"accept"\n', b'{"v": 2, "ok": true, "action": "accept"}\n',
+    b'{"v": 1, "ok": false, "error": "bad request"}\n', b'{"v": 1, "ok": true, "action": "maybe"}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"script": "rm -rf /"}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"partition": "gpu; rm"}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"partition": ""}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"site_factor": "9"}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"site_factor": 1e12}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"site_factor": 1.5}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"comment": "a\\nb"}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": ["partition"]}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"partition": null}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "reason": 5}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"partition": "' + b"p" * 2000 + b'"}}\n',
+    b"x" * 200000 + b"\n", b'{"v": 1, "ok": true, "action": "accept", "set": {"partition": "gpu"}}',  # no newline
+    b"\xff\xfe\x00garbage\n",
+]
+
+
+@pytest.mark.parametrize("reply", GARBAGE, ids=[g[:40].decode("latin-1") for g in GARBAGE])
+def test_garbage_reply_fails_open_unchanged(where, reply):
+    daemon = serve(where, lambda line: reply)
+    result = run(config(where), {"partition": "batch"})
+    daemon.close()
+    assert result["rc"] == 0 and result["set"] == {}, result
+    assert any("accepted unchanged" in m for m in result["log"])
+
+
+json_scalars = st.none() | st.booleans() | st.integers(-10**13, 10**13) | st.floats(allow_nan=False) | st.text(
+    max_size=30)
+replies = st.one_of(
+    st.binary(max_size=200).map(lambda b: b.replace(b"\n", b" ") + b"\n"),
+    st.fixed_dictionaries(
+        {"v": st.sampled_from([1, 1, 1, 2, "1"]), "ok": st.sampled_from([True, True, False, 1]),
+         "action": st.sampled_from(["accept", "accept", "reject", "bogus"])},
+        optional={"set": st.dictionaries(st.sampled_from(sorted(SETTABLE) + ["script", "priority"]),
+                                         json_scalars, max_size=4) | json_scalars,
+                  "reason": json_scalars}).map(lambda d: json.dumps(d).encode() + b"\n"),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(reply=replies)
+def test_fuzz_replies_never_break_submission(tmp_path_factory, reply):
+    where = tmp_path_factory.mktemp("fuzz")
+    daemon = serve(where, lambda line: reply)
+    result = run(config(where), {"partition": "batch"})
+    daemon.close()
+    assert result["rc"] in (0, -1)
+    assert set(result["set"]) <= SETTABLE
+    try:
+        doc = json.loads(reply)
+    except ValueError:
+        doc = None
+    valid_reject = isinstance(doc, dict) and doc.get("v") == 1 and doc.get("ok") is True and doc.get(
+        "action") == "reject"
+    if result["rc"] == -1:
+        assert valid_reject or result["set"] == {}
+    if not (isinstance(doc, dict) and doc.get("v") == 1 and doc.get("ok") is True):
+        assert result["rc"] == 0 and result["set"] == {}
+
+
+def test_modify_without_placement_change_skips_the_daemon(where):
+    daemon = serve(where, lambda line: reject("should not be asked"))
+    result = run(config(where), {"time_limit": 30}, mode="modify")
+    assert result["rc"] == 0 and daemon.requests == []
+    result = run(config(where), {"tres_per_node": "gres:gpu:9", "job_id": 77}, mode="modify")
+    daemon.close()
+    assert result["rc"] == -1 and daemon.request()["op"] == "modify" and daemon.request()["job_id"] == 77
+
+
+def test_kept_connection_survives_daemon_restarts(where):
+    """Each reply closes the connection (as a restart would): every call still gets its answer."""
+    daemon = serve(where, lambda line: accept({"partition": "gpu"}), close_after_reply=True)
+    out = subprocess.run(["lua5.1", str(DRIVE), str(SHIM), str(config(where)), "bench", "100", "0.5",
+                          json.dumps({"tres_per_node": "gres:gpu:1"})], capture_output=True, text=True, timeout=30)
+    daemon.close()
+    result = json.loads(out.stdout)
+    assert result["rc"] == {"0": 50} and result["sets"] == 50
