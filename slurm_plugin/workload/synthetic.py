@@ -83,7 +83,8 @@ def generate(site: Site, spec: SyntheticSpec) -> Workload:
                     gres_types.append(typ)
                 gname[sel], gtype[sel] = gres_names.index(name), gres_types.index(typ)
                 gcount[sel] = rng.integers(1, per_node + 1, len(sel))
-                nodes[sel] = np.where(rng.random(len(sel)) < 0.2, 2, 1)
+                holders = sum(g.count for g in site.node_groups if (name, typ, per_node) in g.gres)
+                nodes[sel] = np.where(rng.random(len(sel)) < 0.2, min(2, holders), 1)
                 cores[sel] = np.maximum(1, gcount[sel] * 4)
             continue
         archs = c["archs"] or list(ARCHES)
@@ -96,7 +97,10 @@ def generate(site: Site, spec: SyntheticSpec) -> Workload:
             mask[rows] = [arch_mask([archs[k]]) for k in chosen]
             smallest = min(min_cores[archs[k]] for k in set(chosen.tolist())) if len(rows) else 1
         cores[rows] = np.minimum(2 ** rng.integers(0, 7, len(rows)), smallest)
-        nodes[rows] = np.where(rng.random(len(rows)) < 0.1, 2 ** rng.integers(1, 5, len(rows)), 1)
+        # multi-node jobs stay within the nodes of their least common allowed arch
+        fewest = min(sum(g.count for g in site.node_groups if g.cpu.arch == a) for a in archs)
+        nodes[rows] = np.where(rng.random(len(rows)) < 0.1,
+                               np.minimum(2 ** rng.integers(1, 5, len(rows)), fewest), 1)
     demand = run * np.where(gname >= 0, gcount, cores) * nodes
     rates = _class_rates(site, classes, cls_idx, demand, spec.load)
     # resample the class mix so each class offers ``load`` of its own resource
@@ -106,7 +110,7 @@ def generate(site: Site, spec: SyntheticSpec) -> Workload:
     rng.shuffle(pick)
     submit = _arrivals(rng, n, float(rates.sum()))
     jobs = JobTable.build(dict(submit=submit, run=np.minimum(run, limit)[pick], limit=limit[pick],
-                               nodes=nodes[pick], cores=cores[pick], mem_gb=cores[pick] * 2.0,
+                               nodes=nodes[pick], cores=cores[pick], mem_gb=cores[pick] * 1.0,
                                gres_name=gname[pick], gres_type=gtype[pick], gres_count=gcount[pick],
                                arch_mask=mask[pick], user=rng.integers(0, 200, n), wclass=cls_idx[pick],
                                qos_priority=[classes[k]["qos"] for k in cls_idx[pick]]),
