@@ -252,6 +252,7 @@ local function decide(job_desc, op, job_id)
   if not reply then return without_daemon(cfg, op, err) end
   local reason = type(reply.reason) == "string" and reply.reason:sub(1, 1000) or ""
   if reply.action == "reject" then
+    log_info(op .. " refused: " .. reason)
     log_user("hetsched: job refused: " .. reason)
     return rc_error()
   end

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import busy, demo, drained, node
+from .builders import busy, demo, drained, node
 
 from slurm_plugin.admission import AdmissionOptions, JobRequest, admit, arch_choice, classify
 from slurm_plugin.site import load_site

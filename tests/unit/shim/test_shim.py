@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_daemon import FakeDaemon, accept, reject
+from .fake_daemon import FakeDaemon, accept, reject
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
