@@ -6,17 +6,15 @@ import asyncio
 import gc
 import json
 import logging
-import multiprocessing
 import os
 import socket
-from concurrent.futures import ProcessPoolExecutor
 
 import click
 
 from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
 from ..daemon.peercred import resolve_uid
 from ..site import load_site
-from ..snapshot import SnapshotRefresher, collect_snapshot_for
+from ..snapshot import ProcessCollector, SnapshotRefresher
 from .common import fail
 
 log = logging.getLogger(__name__)
@@ -51,9 +49,8 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     conf = cfg.slurm_conf or os.environ.get("SLURM_CONF")
     # Slurm commands run and their JSON is parsed in a worker process: the request path never waits for
     # the GIL while a snapshot is being built (that showed up as millisecond stalls in the p99).
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-    refresher = SnapshotRefresher(lambda: pool.submit(collect_snapshot_for, conf).result(timeout=120),
-                                  interval=cfg.refresh_s)
+    collector = ProcessCollector(conf)
+    refresher = SnapshotRefresher(collector, interval=cfg.refresh_s)
     refresher.start()  # the first snapshot comes in the background: until then nothing is refused or moved
     gc.freeze()  # what is loaded now lives for the whole run: keep it out of every later collection
     server = AdmissionServer(cfg.socket, site_model, refresher, uids, cfg.admission.options(),
@@ -66,9 +63,7 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
         fail(str(err))
     finally:
         refresher.stop(wait=2.0)
-        for proc in list(getattr(pool, "_processes", {}).values()):  # a Slurm command may hang: do not wait
-            proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        collector.close()
 
 
 @daemon.command("ask")

@@ -6,11 +6,11 @@ keep a fresh one in the background with :class:`SnapshotRefresher`. Every reader
 packing, scaling) takes a :class:`Snapshot` as an argument and never calls Slurm itself.
 """
 
-from .collect import SnapshotRefresher, build_snapshot, collect_snapshot, collect_snapshot_for
+from .collect import ProcessCollector, SnapshotRefresher, build_snapshot, collect_snapshot, collect_snapshot_for
 from .gres import GresCount, parse_gres, parse_tres_per_node
 from .model import JobState, NodeState, PartitionState, Snapshot
 
 __all__ = [
-    "GresCount", "JobState", "NodeState", "PartitionState", "Snapshot", "SnapshotRefresher", "build_snapshot",
+    "GresCount", "JobState", "ProcessCollector", "NodeState", "PartitionState", "Snapshot", "SnapshotRefresher", "build_snapshot",
     "collect_snapshot", "collect_snapshot_for", "parse_gres", "parse_tres_per_node",
 ]

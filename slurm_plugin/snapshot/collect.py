@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
 
 from ..slurm import SlurmClient, SlurmError
 from .model import Snapshot
@@ -47,6 +51,34 @@ def collect_snapshot(client: SlurmClient, with_jobs: bool = True) -> Snapshot:
 def collect_snapshot_for(conf: str | None) -> Snapshot:
     """:func:`collect_snapshot` for the cluster of slurm.conf ``conf``; picklable, for a worker process."""
     return collect_snapshot(SlurmClient(conf))
+
+
+class ProcessCollector:
+    """Builds snapshots in one worker process, so parsing Slurm's JSON never holds the daemon's GIL.
+
+    Call it to get a Snapshot; a worker that died (killed, OOM) is replaced on the next call. ``close()``
+    terminates the worker without waiting for a Slurm command that may hang.
+    """
+
+    def __init__(self, conf: str | None, timeout: float = 120.0):
+        self.conf, self.timeout = conf, timeout
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __call__(self) -> Snapshot:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        try:
+            return self._pool.submit(collect_snapshot_for, self.conf).result(timeout=self.timeout)
+        except (BrokenProcessPool, FutureTimeout):
+            self.close()
+            raise
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 class SnapshotRefresher:

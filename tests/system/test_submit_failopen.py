@@ -1,0 +1,152 @@
+"""Fail-open through real sbatch: daemon absent, hung (SIGSTOP), answering garbage, and chaos while submitting."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import random
+import signal
+import statistics
+import threading
+import time
+
+import pytest
+
+from tests.system.test_submit_support import GarbageDaemon, SubmitEnv
+
+pytestmark = pytest.mark.system
+TIMEOUT_MS = 50  # hetsched-shim.json default that start_cluster renders
+CHAOS_SECONDS = 20
+log = logging.getLogger(__name__)
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = SubmitEnv.get()
+    yield env
+    env.daemon.stop()
+    env.cancel_all()
+
+
+def median_seconds(env: SubmitEnv, n: int, *args: str) -> float:
+    times = []
+    for _ in range(n):
+        sub = env.sbatch(*args)
+        assert sub.code == 0, sub.stderr
+        times.append(sub.seconds)
+    return statistics.median(times)
+
+
+def test_absent_daemon_accepts_unchanged_and_logs_one_line(env):
+    env.daemon.kill()
+    offset = env.ctld_log_size()
+    sub = env.sbatch("--gres=gpu:1", "-p", "gpu", "--constraint=aarch64|x86_64")
+    assert sub.code == 0, sub.stderr
+    job = env.job(sub.job_id)
+    assert (job["Partition"], job["Features"]) == ("gpu", "aarch64|x86_64")
+    lines = [ln for ln in env.ctld_log_since(offset).splitlines() if "hetsched shim" in ln]
+    assert len(lines) == 1 and "job accepted unchanged (fail=open)" in lines[0], lines
+
+
+def test_hung_daemon_delays_by_at_most_the_timeout(env):
+    env.daemon.kill()
+    absent = median_seconds(env, 7)
+    env.daemon.start()
+    env.daemon.signal(signal.SIGSTOP)
+    try:
+        offset = env.ctld_log_size()
+        hung = median_seconds(env, 7, "--constraint=aarch64|x86_64")
+        ctld = env.ctld_log_since(offset)
+    finally:
+        env.daemon.signal(signal.SIGCONT)
+    assert "receive: timeout; job accepted unchanged" in ctld
+    delay_ms = (hung - absent) * 1000
+    log.info("sbatch median: absent %.1f ms, hung %.1f ms, delay %.1f ms", absent * 1000, hung * 1000, delay_ms)
+    # target: timeout + 10 ms; sbatch itself varies by a few ms on this shared machine, hence the median
+    assert delay_ms <= TIMEOUT_MS + 10, f"hung {hung * 1000:.1f} ms vs absent {absent * 1000:.1f} ms"
+    assert delay_ms >= TIMEOUT_MS * 0.8, "the shim did not wait for the daemon at all"
+
+
+def test_garbage_answers_accept_unchanged(env):
+    env.daemon.kill()
+    garbage = GarbageDaemon(env.daemon.socket)
+    try:
+        sub = env.sbatch("--constraint=aarch64|x86_64")
+        assert sub.code == 0, sub.stderr
+        assert env.job(sub.job_id)["Features"] == "aarch64|x86_64"
+    finally:
+        garbage.close()
+
+
+# What each chaos job asks for, and what its partition/features may become: the user's own values, or what
+# the policy may choose within them. Anything else is a silent change the user did not allow.
+CHAOS_JOBS = [
+    (("--constraint=aarch64|x86_64",), {("batch", "aarch64|x86_64"), ("batch", "aarch64"), ("batch", "x86_64")}),
+    (("-p", "x86", "--constraint=x86_64"), {("x86", "x86_64")}),
+    (("--gres=gpu:1", "-p", "gpu"), {("gpu", "(null)")}),
+    (("-p", "arm"), {("arm", "(null)")}),
+]
+
+
+def test_chaos_no_rejection_no_loss_no_silent_change(env):
+    """For CHAOS_SECONDS, one thread submits while another kills, starts, hangs, resumes and garbles the daemon
+    in a shuffled cycle. Every submission must succeed, every job must exist, and every job's partition and
+    features must be what its user asked for or a choice the user allowed."""
+    env.daemon.start()
+    results, done, stop = [], collections.Counter(), threading.Event()
+
+    def submit():
+        rng = random.Random(7)
+        while not stop.is_set():
+            args, allowed = rng.choice(CHAOS_JOBS)
+            results.append((env.sbatch(*args), allowed))
+            time.sleep(0.02)
+
+    def chaos():
+        rng = random.Random(11)
+        garbage = None
+        replies = [b"garbage\n", b"{}\n", b"\x00\xff\n", b'{"v":1,"ok":true,"action":"accept","set":{"partition":"npu;x"}}\n']
+        cycle = ["hang", "resume", "kill", "start", "garble", "ungarble", "restart"]
+        while not stop.is_set():
+            for action in rng.sample(cycle, len(cycle)):
+                if action == "kill":
+                    env.daemon.kill()
+                elif action in ("start", "restart") and garbage is None:
+                    env.daemon.start(wait_for_snapshot=False)
+                elif action == "hang":
+                    env.daemon.signal(signal.SIGSTOP)
+                elif action == "resume":
+                    env.daemon.signal(signal.SIGCONT)
+                elif action == "garble" and garbage is None:
+                    env.daemon.kill()
+                    garbage = GarbageDaemon(env.daemon.socket, rng.choice(replies))
+                elif action == "ungarble" and garbage is not None:
+                    garbage.close()
+                    garbage = None
+                else:
+                    continue
+                done[action] += 1
+                time.sleep(rng.uniform(0.1, 0.8))
+                if stop.is_set():
+                    break
+        if garbage:
+            garbage.close()
+        env.daemon.signal(signal.SIGCONT)
+
+    threads = [threading.Thread(target=submit), threading.Thread(target=chaos)]
+    for t in threads:
+        t.start()
+    time.sleep(CHAOS_SECONDS)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    env.daemon.start()
+
+    log.info("chaos: %d submissions, actions %s", len(results), dict(done))
+    assert all(done[a] for a in ("kill", "start", "hang", "resume", "garble")), done
+    refused = [s for s, _ in results if s.code != 0]
+    assert len(results) >= 100 and refused == [], [s.stderr for s in refused]
+    for sub, allowed in results:
+        job = env.job(sub.job_id)
+        assert job, f"job {sub.job_id} lost"
+        assert (job["Partition"], job["Features"]) in allowed, (sub.job_id, job["Partition"], job["Features"])
