@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..admission import AdmissionOptions
 
@@ -36,6 +36,12 @@ class DaemonConfig(BaseModel):
     max_connections: Annotated[int, Field(ge=1)] = 64
     idle_timeout_s: Annotated[float, Field(gt=0)] = 600.0
     admission: AdmissionSettings = AdmissionSettings()
+
+    @field_validator("socket_mode", mode="before")
+    @classmethod
+    def _octal(cls, value):
+        """Modes are octal: ``"0600"``/``"0o600"`` in YAML (a bare 0600 is already octal in YAML 1.1)."""
+        return int(value, 8) if isinstance(value, str) else value
 
     @classmethod
     def load(cls, path: str | Path | None, **overrides) -> DaemonConfig:

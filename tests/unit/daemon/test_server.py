@@ -146,3 +146,10 @@ def test_cli_daemon_pidfile_and_clean_sigterm(tmp_path):
             proc.kill()
     assert not sock.exists() and not pid_file.exists()
     assert "stopped; served" in proc.stderr.read()
+
+
+def test_shipped_config_loads_with_safe_defaults():
+    from slurm_plugin.daemon import DaemonConfig
+
+    cfg = DaemonConfig.load(Path(__file__).resolve().parents[3] / "daemon" / "hetsched.yaml")
+    assert cfg.socket_mode == 0o600 and cfg.allow_users == ("slurm",) and not cfg.admission.set_qos
