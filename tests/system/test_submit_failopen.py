@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import logging
 import random
-import signal
 import statistics
 import threading
 import time
@@ -52,13 +51,13 @@ def test_hung_daemon_delays_by_at_most_the_timeout(env):
     env.daemon.kill()
     absent = median_seconds(env, 7)
     env.daemon.start()
-    env.daemon.signal(signal.SIGSTOP)
+    env.daemon.hang()
     try:
         offset = env.ctld_log_size()
         hung = median_seconds(env, 7, "--constraint=aarch64|x86_64")
         ctld = env.ctld_log_since(offset)
     finally:
-        env.daemon.signal(signal.SIGCONT)
+        env.daemon.resume()
     assert "receive: timeout; job accepted unchanged" in ctld
     delay_ms = (hung - absent) * 1000
     log.info("sbatch median: absent %.1f ms, hung %.1f ms, delay %.1f ms", absent * 1000, hung * 1000, delay_ms)
@@ -114,9 +113,9 @@ def test_chaos_no_rejection_no_loss_no_silent_change(env):
                 elif action in ("start", "restart") and garbage is None:
                     env.daemon.start(wait_for_snapshot=False)
                 elif action == "hang":
-                    env.daemon.signal(signal.SIGSTOP)
+                    env.daemon.hang()
                 elif action == "resume":
-                    env.daemon.signal(signal.SIGCONT)
+                    env.daemon.resume()
                 elif action == "garble" and garbage is None:
                     env.daemon.kill()
                     garbage = GarbageDaemon(env.daemon.socket, rng.choice(replies))
@@ -131,7 +130,7 @@ def test_chaos_no_rejection_no_loss_no_silent_change(env):
                     break
         if garbage:
             garbage.close()
-        env.daemon.signal(signal.SIGCONT)
+        env.daemon.resume()
 
     threads = [threading.Thread(target=submit), threading.Thread(target=chaos)]
     for t in threads:

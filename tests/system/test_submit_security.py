@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from slurm_plugin.daemon.protocol import MAX_REQUEST_BYTES
+from slurm_plugin.daemon.process import ask
 from tests.system.test_submit_support import SubmitEnv
 
 pytestmark = pytest.mark.system
@@ -65,7 +66,7 @@ def test_peer_uid_checked_even_if_the_mode_is_opened(env):
     (b"\xff\xfe{{{\n", "not JSON"),
 ])
 def test_hostile_requests_get_an_error_and_service_goes_on(env, raw, error):
-    reply = env.daemon.ask({}, raw=raw)
+    reply = ask(env.daemon.socket, raw=raw)
     assert reply["ok"] is False and error in reply["error"]
     assert routed_to_gpu(env)
 

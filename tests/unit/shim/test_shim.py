@@ -88,7 +88,7 @@ def test_absent_daemon_fails_open_with_one_log_line(where):
     result = run(config(where), {"features": "aarch64|x86_64"})
     assert result["rc"] == 0 and result["set"] == {} and result["user"] == []
     assert [m for m in result["log"] if "accepted unchanged" in m] == [
-        f"hetsched shim: submit: connect: No such file or directory; job accepted unchanged (fail=open)"]
+        "hetsched shim: submit: connect: No such file or directory; job accepted unchanged (fail=open)"]
 
 
 def test_absent_daemon_fail_closed(where):

@@ -1,0 +1,190 @@
+"""Measurements of the submit path (``hetsched bench submit``): each function measures one thing for real.
+
+Nothing here is simulated: round trips go through the real job_submit.lua run by lua5.1 against a running
+daemon; sbatch figures come from a real local cluster and slurmctld's own ``sdiag``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..slurm import SlurmClient
+from .process import DaemonProcess
+
+REPO = Path(__file__).resolve().parents[2]
+SHIM = REPO / "job_submit" / "job_submit.lua"
+DRIVER = REPO / "job_submit" / "standin" / "drive.lua"
+# What a benchmark submission asks: a portable job the daemon routes (a full decision, not a shortcut).
+BENCH_JOB = {"features": "aarch64|x86_64", "comment": "class=web", "min_cpus": 2, "name": "bench", "user_id": 0}
+_SDIAG_LINE = re.compile(r"REQUEST_SUBMIT_BATCH_JOB\s*\(\s*\d+\)\s*count:(\d+)\s+ave_time:(\d+)\s+total_time:(\d+)")
+
+
+def summarize(values: list[float]) -> dict:
+    """p50/p99 (nearest rank), max, mean and count of ``values``."""
+    ordered = sorted(values)
+    if not ordered:
+        return {"p50": None, "p99": None, "max": None, "mean": None, "n": 0}
+
+    def rank(q: float) -> float:
+        return ordered[max(math.ceil(q * len(ordered)) - 1, 0)]
+
+    return {"p50": rank(0.50), "p99": rank(0.99), "max": ordered[-1], "mean": round(statistics.fmean(ordered), 1),
+            "n": len(ordered)}
+
+
+def shim_roundtrip(socket_path: Path, rate: float, seconds: float, timeout_ms: int = 50,
+                   job: dict | None = None) -> dict:
+    """Call slurm_job_submit of the real shim (lua5.1, stand-in slurm table) at a steady ``rate`` for ``seconds``.
+
+    Returns the per-call time in microseconds (``roundtrip_us``), the rate achieved, return codes, and how
+    many calls got job_desc changes applied (a decision really came back).
+    """
+    if not shutil.which("lua5.1"):
+        raise RuntimeError("lua5.1 is not installed (apt-get install lua5.1 lua-socket lua-cjson)")
+    with tempfile.TemporaryDirectory(prefix="hs-bench-") as tmp:
+        cfg = Path(tmp) / "hetsched-shim.json"
+        cfg.write_text(json.dumps({"version": 1, "socket": str(socket_path), "timeout_ms": timeout_ms,
+                                   "fail": "open"}))
+        out = subprocess.run(["lua5.1", str(DRIVER), str(SHIM), str(cfg), "bench", str(rate), str(seconds),
+                              json.dumps(job or BENCH_JOB)], capture_output=True, text=True,
+                             timeout=seconds * 3 + 30)
+    if out.returncode:
+        raise RuntimeError(f"lua5.1 driver failed: {out.stderr.strip()}")
+    doc = json.loads(out.stdout)
+    lat = doc["latencies_us"]
+    return {"roundtrip_us": summarize(lat), "rate_per_s": round(len(lat) / doc["elapsed_s"], 1),
+            "target_rate_per_s": rate, "duration_s": round(doc["elapsed_s"], 2), "return_codes": doc["rc"],
+            "decisions_applied": doc["sets"]}
+
+
+def sdiag_submit(client: SlurmClient) -> dict:
+    """slurmctld's own REQUEST_SUBMIT_BATCH_JOB figures since the last reset (count, average and total µs)."""
+    m = _SDIAG_LINE.search(client.run("sdiag").stdout)
+    if not m:
+        return {"count": 0, "ave_time_us": None, "total_time_us": 0}
+    return {"count": int(m[1]), "ave_time_us": int(m[2]), "total_time_us": int(m[3])}
+
+
+@dataclass
+class SubmitRun:
+    """Outcome of a batch of sbatch calls: submitted ids, failures (stderr), wall time, sdiag figures."""
+
+    ids: list[int] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    sdiag: dict = field(default_factory=dict)
+
+    @property
+    def per_s(self) -> float:
+        return len(self.ids) / self.seconds if self.seconds else 0.0
+
+
+def sbatch_once(client: SlurmClient, *args: str) -> tuple[int | None, str, float]:
+    """One held ``sbatch``: (job id or None, stderr, seconds)."""
+    started = time.monotonic()
+    proc = client.run("sbatch", "--parsable", "--hold", "-o", "/dev/null", *args, "--wrap", "true", check=False)
+    seconds = time.monotonic() - started
+    job_id = int(proc.stdout.strip().split(";")[0]) if proc.returncode == 0 else None
+    return job_id, proc.stderr.strip(), seconds
+
+
+def sbatch_burst(client: SlurmClient, jobs: int, threads: int, *args: str) -> SubmitRun:
+    """Submit ``jobs`` held jobs from ``threads`` parallel submitters; sdiag is reset first and read after."""
+    client.run("sdiag", "--reset", check=False)
+    run, lock = SubmitRun(), threading.Lock()
+    todo = iter(range(jobs))
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if next(todo, None) is None:
+                    return
+            job_id, err, _ = sbatch_once(client, *args)
+            with lock:
+                (run.ids.append(job_id) if job_id else run.failures.append(err))
+
+    started = time.monotonic()
+    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    run.seconds = time.monotonic() - started
+    run.sdiag = sdiag_submit(client)
+    return run
+
+
+def median_submit_ms(client: SlurmClient, n: int, *args: str) -> tuple[float, list[str]]:
+    """Median wall time of ``n`` sequential held sbatch calls in ms, and the stderr of any that failed."""
+    times, failures = [], []
+    for _ in range(n):
+        job_id, err, seconds = sbatch_once(client, *args)
+        times.append(seconds * 1000)
+        if job_id is None:
+            failures.append(err)
+    return round(statistics.median(times), 2), failures
+
+
+def chaos_submissions(client: SlurmClient, daemon: DaemonProcess, seconds: float, seed: int = 1) -> dict:
+    """Submit continuously while the daemon is killed, restarted, hung and resumed at random; count refusals."""
+    rng, stop = random.Random(seed), threading.Event()
+    done: Counter[str] = Counter()
+    ids, failures = [], []
+
+    def submitter() -> None:
+        while not stop.is_set():
+            job_id, err, _ = sbatch_once(client, "--constraint=aarch64|x86_64")
+            (ids.append(job_id) if job_id else failures.append(err))
+
+    thread = threading.Thread(target=submitter)
+    thread.start()
+    deadline = time.monotonic() + seconds
+    actions = {"kill": daemon.kill, "hang": daemon.hang, "resume": daemon.resume,
+               "restart": lambda: daemon.start(wait_for_snapshot=False)}
+    while time.monotonic() < deadline:
+        name = rng.choice(sorted(actions))
+        actions[name]()
+        done[name] += 1
+        time.sleep(rng.uniform(0.1, 0.5))
+    stop.set()
+    thread.join(60)
+    daemon.resume()
+    return {"submissions": len(ids) + len(failures), "rejections": len(failures), "failures": failures[:5],
+            "actions": dict(done), "seconds": seconds}
+
+
+def machine() -> dict:
+    """Where the figures were measured: CPU, cores, kernel, Python and Lua versions, load when started."""
+    cpu = ""
+    try:
+        cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                    if ln.startswith("model name")), "")
+    except OSError:
+        pass
+    lua = subprocess.run(["lua5.1", "-v"], capture_output=True, text=True).stdout.strip() if shutil.which(
+        "lua5.1") else ""
+    return {"hostname": platform.node(), "uname_m": platform.machine(), "kernel": platform.release(),
+            "nproc": os.cpu_count(), "cpu_model": cpu, "python": platform.python_version(), "lua": lua,
+            "loadavg_at_start": list(os.getloadavg())}
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
