@@ -8,8 +8,9 @@ time, r = requested time, n = requested processors, w = wait:
 - FCFS: s          - SJF: r (ties by s)
 - WFP3: -(w / r)^3 * n         - UNICEP: -w / (log2(n) * r)
 - F1: log10(r) * n + 870 * log10(s)       (log10 arguments <= 0 are replaced by 0.1, as in their code)
-- multifactor: -(w_age * min(w / max_age, 1) + w_size * n / total_procs + w_qos * qos / max_qos), an
-  approximation of Slurm's priority/multifactor with fair share, partition and association factors at 0.
+- multifactor: -floor(w_age * min(w / max_age, 1) + w_size * n / total_procs + w_qos * qos / max_qos), an
+  approximation of Slurm's priority/multifactor (integer priority) with fair share, partition and
+  association factors at 0.
 
 WFP3 and UNICEP depend on the current time (``static = False``); the others can be cached per job.
 """
@@ -72,7 +73,8 @@ class Multifactor:
         age = np.minimum((q.now - q.submit) / self.max_age_s, 1.0)
         size = np.minimum(q.procs / max(self.total_procs, 1.0), 1.0)
         qos = q.qos / max(self.max_qos, 1e-9)
-        return -(self.weight_age * age + self.weight_size * size + self.weight_qos * qos)
+        # Slurm stores the priority as an integer (truncated), so small differences tie (then: by submit, id)
+        return -np.floor(self.weight_age * age + self.weight_size * size + self.weight_qos * qos)
 
 
 Scorer = Callable[[QueueView], np.ndarray]

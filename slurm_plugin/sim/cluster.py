@@ -58,6 +58,7 @@ class ClusterState:
         self.free_c, self.free_m, self.free_g = self.cap_c.copy(), self.cap_m.copy(), self.cap_g.copy()
         self.njobs = np.zeros(machine.nodes, dtype=np.int64)
         self.est_free = np.full(machine.nodes, -INF)  # latest planned end of the jobs on a node
+        self._stale = np.zeros(machine.nodes, dtype=bool)  # est_free to recompute (a shared job ended)
         self.state = np.full(machine.nodes, ON, dtype=np.int8)
         self.ready_at = np.zeros(machine.nodes)  # BOOTING: on at; SHUTTING: off at
         self.boot_s = rep([g.boot_s for g in gs])
@@ -94,6 +95,8 @@ class ClusterState:
                 col = next(self.keys.index(k) for k in self.machine.groups[gi].gres
                            if k[0] == name and (typ is None or k[1] == typ))
             opts.append((gi, col))
+        # Slurm allocates lower node Weight first, and the rendered Weight ranks groups by cost per hour
+        opts.sort(key=lambda o: (self.machine.groups[o[0]].cost_per_hour, o[0]))
         whole = all(jobs.cores[i] >= self.machine.groups[g].cores for g, _ in opts)
         return Req(int(jobs.nodes[i]), int(jobs.cores[i]), float(jobs.mem_gb[i]), int(jobs.gres_count[i]),
                    tuple(opts), whole)
@@ -205,11 +208,15 @@ class ClusterState:
         if len(slots):
             self._rec_alive[slots] = False
             self._free_slots = np.concatenate([self._free_slots, slots])
-        shared = nodes[self.njobs[nodes] > 0]
-        if len(shared):
-            self._refresh_est_free(shared)
+        if not r.whole:
+            self._stale[nodes[self.njobs[nodes] > 0]] = True  # est_free may be too late: recompute on use
 
-    def _refresh_est_free(self, nodes: np.ndarray) -> None:
+    def _refresh_est_free(self, idx: np.ndarray) -> None:
+        """Recompute est_free of the stale nodes among ``idx`` from the planning records."""
+        nodes = idx[self._stale[idx]]
+        if not len(nodes):
+            return
+        self._stale[nodes] = False
         alive = self._rec[self._rec_alive]
         on = alive[np.isin(alive[:, 0], nodes)]
         self.est_free[nodes] = -INF
@@ -220,6 +227,7 @@ class ClusterState:
         """Earliest time ``r`` fits if running jobs end at their time limits, and the nodes it would take
         (preferring nodes that are busy now, so that what is free now stays usable for backfill)."""
         idx = self._nodes_of(r.options)
+        self._refresh_est_free(idx)
         if r.whole and self.all_on:
             sl = idx if len(r.options) > 1 else slice(self.start[r.options[0][0]], self.end[r.options[0][0]])
             avail = np.maximum(self.est_free[sl], now)

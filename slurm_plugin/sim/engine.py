@@ -5,6 +5,8 @@ that order while they fit, gives the first job that does not fit a reservation (
 running jobs end at their time limits, see :meth:`ClusterState.plan`), and then backfills: a lower job starts
 now if it fits and either ends (by its time limit) before the reservation or fits on nodes outside it. A job
 runs min(run time, time limit) (Slurm's TIMEOUT); on an off node it begins after the boot.
+With ``bf_interval_s`` the backfill part runs only every that many seconds (Slurm's backfill thread,
+``bf_interval``, default 30 s), the main pass still at every event.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .machine import Machine
 from .power import BOOTING, OFF, ON, SHUTTING, PowerMeter
 
 log = logging.getLogger(__name__)
-END, READY, DOWN, TICK = 0, 1, 2, 3
+END, READY, DOWN, TICK, BACKFILL = 0, 1, 2, 3, 4
 DEFAULT_BF_MAX_JOB_TEST = 500  # Slurm's bf_max_job_test default
 
 
@@ -51,12 +53,14 @@ class Engine:
 
     def __init__(self, machine: Machine, jobs: JobTable, ranking: RankingPolicy, backfill: bool = True,
                  placement: PlacementPolicy | None = None, scaling: ScalingPolicy | None = None,
-                 bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST,
+                 bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST, bf_interval_s: float | None = None,
                  observer: Callable[[Engine, float], None] | None = None):
         self.machine, self.jobs, self.ranking, self.backfill = machine, jobs, ranking, backfill
         self.placement = placement or FirstFit()
         self.scaling = scaling or AlwaysOn()
         self.bf_max = bf_max_job_test
+        self.bf_interval = bf_interval_s  # None: backfill at every event; else like Slurm's bf_interval
+        self._bf_due = False
         self.observer = observer
         self.cluster = ClusterState(machine)
         self.meter = PowerMeter(machine, self.cluster)
@@ -75,6 +79,8 @@ class Engine:
         self.resv: Reservation | None = None
         self.resv_history: dict[int, list[float]] = {}
         self._epoch = 0
+        self._failed_key: tuple = ()
+        self._failed: tuple[set, set] = (set(), set())
         self._resv_epoch = -1
         self._heap: list = []
         self._seq = 0
@@ -99,6 +105,8 @@ class Engine:
         nxt, events, last_report = 0, 0, 0
         if self.scaling.interval_s and n:
             self._push(float(submit[0]), TICK, None)
+        if self.bf_interval and self.backfill and n:
+            self._push(float(submit[0]), BACKFILL, None)
         while nxt < n or self._heap:
             t = min(submit[nxt] if nxt < n else INF, self._heap[0][0] if self._heap else INF)
             self.meter.advance(t)
@@ -149,6 +157,10 @@ class Engine:
             self.meter.refresh(nodes)
             self.meter.set_powered(nodes, False)
             self._epoch += 1
+        elif kind == BACKFILL:
+            self._bf_due = True
+            if more or self.running or self._queue:
+                self._push(t + self.bf_interval, BACKFILL, None)
         elif kind == TICK:
             self._scale(t)
             if more or self.running or self._queue:
@@ -225,11 +237,12 @@ class Engine:
                 self._start(j, r, cand, t)
                 started.append(j)
                 continue
-            if self.backfill:
+            if self.backfill and (self.bf_interval is None or self._bf_due):
                 rest = keys[pos + 1:pos + 1 + self.bf_max]
                 rest = rest if to_job is None else to_job[rest]
                 self._backfill(rest, self._reservation(j, r, t), t, started)
             break
+        self._bf_due = False
         if started:
             self._dequeue(started)
 
@@ -241,28 +254,45 @@ class Engine:
         idx = np.asarray(rest)
         idx = idx[self.procs[idx] <= c.total_free_cores]  # cheap necessary condition, free only shrinks
         outside: dict[tuple, int] = {}  # idle nodes outside the reservation, per option set (whole-node jobs)
+        fits_nowhere, fits_not_outside = self._failed_shapes(resv)
         for j in idx.tolist():
             if self.procs[j] > c.total_free_cores:
                 continue
             r = self._req_of(j)
-            if self._all_on and t + limit[j] <= resv.time:
-                cand = c.candidates(r)  # ends before the reservation: anywhere
-            else:
-                if r.whole:
-                    if r.options not in outside:
-                        outside[r.options] = c.idle_outside(r, resv.mask)
-                    if outside[r.options] < r.nodes:
-                        continue
-                cand = c.candidates(r)
-                if cand is None:
+            key = id(r)
+            if key in fits_nowhere:
+                continue
+            short = self._all_on and t + limit[j] <= resv.time
+            if not short and key in fits_not_outside:
+                continue
+            if not short and r.whole:
+                if r.options not in outside:
+                    outside[r.options] = c.idle_outside(r, resv.mask)
+                if outside[r.options] < r.nodes:
+                    fits_not_outside.add(key)
                     continue
+            cand = c.candidates(r)
+            if cand is None:
+                fits_nowhere.add(key)
+                continue
+            if not short:
                 nodes = self._choose(r, cand, t)
                 if self._all_on or c.ready_time(nodes, t).max() + limit[j] > resv.time:
                     cand = c.candidates(r, exclude=resv.mask)
-            if cand is not None:
-                self._start(j, r, cand, t)
-                started.append(j)
-                outside.clear()
+                    if cand is None:
+                        fits_not_outside.add(key)
+                        continue
+            self._start(j, r, cand, t)
+            started.append(j)
+            outside.clear()
+
+    def _failed_shapes(self, resv: Reservation) -> tuple[set, set]:
+        """Request shapes (by id) that fit nowhere / nowhere outside ``resv``: they stay so until something is
+        released, since between releases free capacity only shrinks and the reservation stays."""
+        key = (self._epoch, id(resv))
+        if self._failed_key != key:
+            self._failed_key, self._failed = key, (set(), set())
+        return self._failed
 
     def _req_of(self, j: int):
         r = self._req[j]

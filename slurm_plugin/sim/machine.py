@@ -43,12 +43,20 @@ class Machine:
         return tuple(dict.fromkeys(k for g in self.groups for k in g.gres))
 
 
-def machine_from_site(site: Site) -> Machine:
+def machine_from_site(site: Site, partition: str | None = None) -> Machine:
+    """All node groups of the site, or only those of ``partition``."""
+    names = None
+    if partition is not None:
+        parts = {p.name: p for p in site.partitions}
+        if partition not in parts:
+            raise ValueError(f"no partition '{partition}' in site {site.name} (has: {', '.join(parts)})")
+        names = set(parts[partition].node_groups)
     groups = tuple(GroupSpec(
         name=g.name, count=g.count, arch=g.cpu.arch, cores=g.cpu.cores * g.cpu.threads_per_core,
         memory_gb=float(g.memory_gb), gres={(n, t): c for n, t, c in g.gres}, idle_w=g.power.idle_w,
         busy_w=g.power.busy_w, off_w=g.power.off_w, boot_s=float(g.boot_time_s),
-        shutdown_s=float(g.shutdown_time_s), cost_per_hour=g.cost_per_hour) for g in site.node_groups)
+        shutdown_s=float(g.shutdown_time_s), cost_per_hour=g.cost_per_hour) for g in site.node_groups
+        if names is None or g.name in names)
     return Machine(site.name, groups)
 
 

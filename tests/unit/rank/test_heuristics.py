@@ -41,3 +41,6 @@ def test_multifactor_age_size_qos():
     s = mf(view([0, 500, 900], [1, 1, 1], [10, 50, 1], qos=[0, 0, 1000], now=1000))
     assert s.tolist() == pytest.approx([-(1000 + 10), -(500 + 50), -(100 + 1 + 1000)])
     assert np.argsort(s).tolist() == [2, 0, 1]
+    # integer priority like Slurm's: 0.4 of a point apart ties
+    tie = mf(view([0, 0], [1, 1], [10, 10.4], now=0))
+    assert tie[0] == tie[1] == -10
