@@ -52,12 +52,18 @@ local unix_ok, unix = pcall(require, "socket.unix")
 local json_ok, cjson = pcall(require, "cjson.safe")
 
 -- ---------------------------------------------------------------------------------------------- logging
+-- Call slurm.<name>("%s", msg) if slurmctld provides it; never raises.
+local function slurm_log(name, msg)
+  local ok, fn = pcall(function() return slurm[name] end)
+  if ok and type(fn) == "function" then pcall(fn, "%s", msg) end
+end
+
 local function log_info(msg)
-  pcall(function() slurm.log_info("%s", "hetsched shim: " .. msg) end)
+  slurm_log("log_info", "hetsched shim: " .. msg)
 end
 
 local function log_user(msg)
-  pcall(function() slurm.log_user("%s", msg) end)
+  slurm_log("log_user", msg)
 end
 
 local function rc_success()
@@ -215,10 +221,14 @@ local function checked_reply(line)
   return reply
 end
 
+local function assign(tbl, key, value)
+  tbl[key] = value
+end
+
 local function apply(job_desc, set)
   local applied = {}
   for key, value in pairs(set or {}) do
-    local ok, err = pcall(function() job_desc[key] = value end)
+    local ok, err = pcall(assign, job_desc, key, value)
     if ok then applied[#applied + 1] = key .. "=" .. tostring(value) else log_info("could not set " .. key .. ": " .. tostring(err)) end
   end
   table.sort(applied)

@@ -44,7 +44,7 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     if req.op == "modify":
         refused = map_accelerators(req, snap, None, DecisionBuilder())
         return refused or Decision(reasons=("modification checked",))
-    cls = classify(req, site)
+    cls = snap.memo(("class", req.comment, req.wckey, req.account, req.qos, id(site)), lambda: classify(req, site))
     wclass = cls.workload_class
     changes: dict[str, str | int] = {}
     if options.site_factor and cls.band:

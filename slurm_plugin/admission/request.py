@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from ..snapshot import GresCount, parse_tres_per_node
 from ..snapshot.model import ARCH_FEATURES
@@ -60,14 +60,14 @@ class JobRequest:
                 out.setdefault(key.lower(), value)
         return out
 
-    @property
+    @cached_property
     def cpus_per_node(self) -> int:
         """CPUs one node must have free: total CPUs spread over the minimum node count, at least 1."""
         per_task = self.cpus_per_task or 1
         total = max(self.min_cpus or 1, per_task * (self.num_tasks or 1))
         return max(math.ceil(total / max(self.min_nodes or 1, 1)), per_task, 1)
 
-    @property
+    @cached_property
     def memory_per_node_mb(self) -> int:
         if self.mem_per_node_mb:
             return self.mem_per_node_mb
@@ -86,6 +86,7 @@ class ArchChoice:
     routable: bool
 
 
+@lru_cache(maxsize=4096)
 def arch_choice(features: str | None) -> ArchChoice:
     """Read the arch part of a constraint expression.
 

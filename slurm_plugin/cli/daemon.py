@@ -58,12 +58,21 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
                              max_connections=cfg.max_connections, idle_timeout_s=cfg.idle_timeout_s)
     try:
         with PidFile(cfg.pid_file):
-            asyncio.run(run_until_signal(server))
+            _event_loop_runner()(run_until_signal(server))
     except RuntimeError as err:
         fail(str(err))
     finally:
         refresher.stop(wait=2.0)
         collector.close()
+
+
+def _event_loop_runner():
+    """uvloop's runner when installed (about halves the event loop's share of a round trip), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run
+    return uvloop.run
 
 
 @daemon.command("ask")

@@ -30,6 +30,8 @@ NUMBER_FIELDS = ("min_cpus", "cpus_per_task", "num_tasks", "min_nodes", "max_nod
                  "mem_per_cpu_mb", "time_limit", "user_id")
 JOB_FIELDS = STRING_FIELDS + NUMBER_FIELDS
 TOP_FIELDS = ("v", "op", "job_id", "job")
+_TOP = frozenset(TOP_FIELDS)
+_FIELD_KIND = {**{k: str for k in STRING_FIELDS}, **{k: int for k in NUMBER_FIELDS}}
 
 
 class ProtocolError(ValueError):
@@ -56,6 +58,22 @@ def _no_constants(name: str) -> Any:
     raise ProtocolError(f"{name} is not allowed")
 
 
+def _job_fields(job: dict) -> dict[str, Any]:
+    """Validated job fields; the common case (plain str/int values) costs one dict look-up per field."""
+    out: dict[str, Any] = {}
+    for key, value in job.items():
+        kind = _FIELD_KIND.get(key)
+        if kind is None:
+            raise ProtocolError(f"unknown job fields {sorted(set(job) - set(JOB_FIELDS))}")
+        if kind is str:
+            out[key] = value if (type(value) is str and len(value) <= MAX_STRING and "\x00" not in value) \
+                else _check_string(key, value)
+        else:
+            out[key] = value if (type(value) is int and 0 <= value <= MAX_NUMBER) else _check_number(f"job.{key}",
+                                                                                                     value)
+    return out
+
+
 def parse_request(data: bytes) -> JobRequest:
     """Bytes of one request line -> JobRequest; raises ProtocolError with a reason fit to send back."""
     if len(data) > MAX_REQUEST_BYTES:
@@ -64,26 +82,20 @@ def parse_request(data: bytes) -> JobRequest:
         doc = json.loads(data.decode("utf-8", errors="replace"), parse_constant=_no_constants)
     except (json.JSONDecodeError, RecursionError) as err:
         raise ProtocolError(f"not JSON: {err.__class__.__name__}") from None
-    if not isinstance(doc, dict):
+    if type(doc) is not dict:
         raise ProtocolError("request must be a JSON object")
-    unknown = sorted(set(doc) - set(TOP_FIELDS))
-    if unknown:
-        raise ProtocolError(f"unknown keys {unknown} (valid: {', '.join(TOP_FIELDS)})")
-    if doc.get("v") != VERSION or isinstance(doc.get("v"), bool):
+    if not doc.keys() <= _TOP:
+        raise ProtocolError(f"unknown keys {sorted(set(doc) - _TOP)} (valid: {', '.join(TOP_FIELDS)})")
+    if doc.get("v") != VERSION or type(doc.get("v")) is not int:
         raise ProtocolError(f"unsupported protocol version {doc.get('v')!r} (this daemon speaks {VERSION})")
     op = doc.get("op")
     if op not in ("submit", "modify"):
         raise ProtocolError("op must be 'submit' or 'modify'")
     job = doc.get("job")
-    if not isinstance(job, dict):
+    if type(job) is not dict:
         raise ProtocolError("job must be an object")
-    bad = sorted(set(job) - set(JOB_FIELDS))
-    if bad:
-        raise ProtocolError(f"unknown job fields {bad}")
-    fields: dict[str, Any] = {k: _check_string(k, v) for k, v in job.items() if k in STRING_FIELDS}
-    fields.update({k: _check_number(f"job.{k}", v) for k, v in job.items() if k in NUMBER_FIELDS})
     job_id = _check_number("job_id", doc["job_id"]) if doc.get("job_id") is not None else None
-    return JobRequest(op=op, job_id=job_id, **fields)
+    return JobRequest(op=op, job_id=job_id, **_job_fields(job))
 
 
 def _encode(doc: dict) -> bytes:
