@@ -76,10 +76,13 @@ class SelectThenWait:
         """Move time forward until ``best`` fits, backfilling (if on) against its first estimate."""
         shadow = self.cluster.plan(best, r, self.now).time if self.backfill else None
         while self.cluster.candidates(r) is None:
-            if shadow is not None:
-                for j in sorted(self.queue, key=lambda k: (self.jobs.submit[k], self.jobs.id[k])):
-                    rj = self.cluster.req(self.jobs, j)
-                    if self.now + self.jobs.limit[j] < shadow and self.cluster.candidates(rj) is not None:
+            if shadow is not None and self.queue:
+                jobs, q = self.jobs, np.asarray(self.queue)
+                q = q[np.lexsort((jobs.id[q], jobs.submit[q]))]  # FCFS
+                q = q[(self.now + jobs.limit[q] < shadow) & (self.procs[q] <= self.cluster.total_free_cores)]
+                for j in q.tolist():
+                    rj = self.cluster.req(jobs, j)
+                    if self.cluster.candidates(rj) is not None:
                         self._start(j, rj)
                         self.queue.remove(j)
             self._step()
