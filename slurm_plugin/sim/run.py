@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..site import Site, load_site
-from ..workload import UnfitJobsError, Workload, load_workload, unfit_jobs
+from ..workload import UnfitJobsError, Workload, WorkloadError, load_workload, unfit_jobs
 from .engine import Engine, Outcome
 from .hooks import ranking, scaling
 from .machine import Machine, homogeneous, machine_from_site
@@ -41,8 +41,12 @@ def prepare(workload: str, site: str | None = None, drop_unfit: bool = False) ->
         machine = machine_from_site(s)
     elif w.machine is not None:
         machine = homogeneous(*w.machine, name=w.name)
+    elif workload.lower().endswith((".swf", ".swf.gz")):
+        nodes = int(w.jobs.nodes.max())
+        log.warning("%s: no MaxNodes/MaxProcs header; assuming %d one-core nodes (the largest job)", workload, nodes)
+        machine = homogeneous(nodes, int(w.jobs.cores.max()), name=f"{w.name} (inferred)")
     else:
-        raise UnfitJobsError(workload, [(0, "no --site given and the workload names no machine (SWF header)")])
+        raise WorkloadError(workload, "this workload names no machine: give --site")
     unfit = unfit_jobs(w.jobs, machine)
     if unfit:
         listed = [(int(w.jobs.id[i]), why) for i, why in unfit]

@@ -1,0 +1,74 @@
+"""``hetsched sim``: result rows carry the keys of the results format; errors exit with a clear message."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+
+KEYS = {"workload", "policy", "backfill", "jobs", "unstarted", "metrics", "wall_s"}
+METRICS = {"avg_wait_s", "p95_wait_s", "avg_bsld", "utilization", "energy_kwh", "makespan_s", "max_wait_s"}
+LINE = "{i} {s} -1 {r} {n} -1 -1 {n} {r} -1 1 1 1 -1 1 -1 -1 -1\n"
+
+
+@pytest.fixture
+def trace(tmp_path):
+    p = tmp_path / "small.swf"
+    p.write_text("; MaxNodes: 4\n; MaxProcs: 4\n" + "".join(
+        LINE.format(i=i, s=10 * i, r=100 + i, n=1 + i % 4) for i in range(1, 30)))
+    return p
+
+
+@pytest.mark.parametrize("args", [[], ["--no-backfill"], ["--semantics", "rlscheduler"],
+                                  ["--policy", "multifactor"]])
+def test_run_writes_the_results_format(trace, tmp_path, args):
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--json", str(out), *args])
+    assert res.exit_code == 0, res.output
+    row = json.loads(out.read_text())
+    assert KEYS <= set(row) and METRICS <= set(row["metrics"])
+    assert row["jobs"] == 29 and row["unstarted"] == 0 and row["provenance"]["nproc"] >= 1
+
+
+def test_compare_rows_table_and_plot(trace, tmp_path):
+    out, png = tmp_path / "c.json", tmp_path / "c.png"
+    res = CliRunner().invoke(main, ["sim", "compare", "-w", str(trace), "--policies", "fcfs,sjf",
+                                    "--json", str(out), "--plot", str(png)])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["policy"], r["backfill"]) for r in rows] == [("fcfs", False), ("sjf", False), ("fcfs", True),
+                                                          ("sjf", True)]
+    assert all(KEYS <= set(r) for r in rows)
+    assert png.stat().st_size > 1000 and "| fcfs | yes |" in res.output
+
+
+def test_synthetic_on_a_site(tmp_path):
+    res = CliRunner().invoke(main, ["sim", "run", "--site", "demo", "-w", "synthetic:jobs=300,seed=1",
+                                    "--power", "idle-suspend"])
+    assert res.exit_code == 0, res.output
+    row = json.loads(res.output)
+    assert row["jobs"] == 300 and set(row["metrics"]["utilization_by_group"]) >= {"cpu-x86", "gpu-h100"}
+    assert row["metrics"]["energy_kwh"] > 0 and row["metrics"]["cost"] > 0
+
+
+def test_too_big_trace_is_an_error(tmp_path):
+    p = tmp_path / "big.swf"
+    p.write_text("; MaxNodes: 2\n" + LINE.format(i=1, s=0, r=10, n=8))
+    res = CliRunner().invoke(main, ["sim", "run", "-w", str(p)])
+    assert res.exit_code == 1 and "job 1: 8 nodes, only 2 eligible nodes" in res.output
+
+
+def test_bad_line_is_an_error(tmp_path):
+    p = tmp_path / "bad.swf"
+    p.write_text("; MaxNodes: 2\n1 2 3\n")
+    res = CliRunner().invoke(main, ["sim", "run", "-w", str(p)])
+    assert res.exit_code == 1 and f"{p}:2: 3 fields" in res.output
+
+
+def test_headerless_swf_infers_the_machine(tmp_path):
+    p = tmp_path / "nohead.swf"
+    p.write_text(LINE.format(i=1, s=0, r=10, n=3) + LINE.format(i=2, s=1, r=10, n=1))
+    res = CliRunner().invoke(main, ["sim", "run", "-w", str(p)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["nodes"] == 3
