@@ -18,6 +18,7 @@ GROUPS: list[tuple[str, str]] = [
     ("daemon", "daemon"),
     ("why", "why"),
     ("bench", "bench"),
+    ("scale", "scale"),
 ]
 
 
