@@ -13,8 +13,7 @@ import click
 import yaml
 
 from ..cluster.local import LocalCluster
-from ..daemon.bench import (chaos_submissions, git_commit, machine, median_submit_ms, sbatch_burst,
-                            shim_roundtrip)
+from ..daemon.bench import chaos_submissions, machine, median_submit_ms, sbatch_burst, shim_roundtrip
 from ..daemon.process import DaemonProcess
 from ..site import SITE_CONFIGS
 
@@ -86,7 +85,8 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
     cluster.up(site, job_submit=True)
     client = cluster.client()
     daemon = DaemonProcess(root, refresh_s=5.0)
-    doc: dict = {"slurm_version": str(client.version), "machine": machine(), "commit": git_commit(),
+    host = machine()
+    doc: dict = {"slurm_version": str(client.version), "machine": host, "commit": host.get("git_commit", ""),
                  "command": _command(), "quick": quick}
     try:
         daemon.start()

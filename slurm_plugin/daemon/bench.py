@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..pack.bench import machine as common_machine
 from ..slurm import SlurmClient
 from .process import DaemonProcess
 
@@ -168,23 +169,11 @@ def chaos_submissions(client: SlurmClient, daemon: DaemonProcess, seconds: float
 
 
 def machine() -> dict:
-    """Where the figures were measured: CPU, cores, kernel, Python and Lua versions, load when started."""
-    cpu = ""
-    try:
-        cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                    if ln.startswith("model name")), "")
-    except OSError:
-        pass
-    lua = subprocess.run(["lua5.1", "-v"], capture_output=True, text=True).stdout.strip() if shutil.which(
-        "lua5.1") else ""
-    return {"hostname": platform.node(), "uname_m": platform.machine(), "kernel": platform.release(),
-            "nproc": os.cpu_count(), "cpu_model": cpu, "python": platform.python_version(), "lua": lua,
-            "loadavg_at_start": list(os.getloadavg())}
-
-
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO,
-                              timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
+    """Where the figures were measured: the suite's common machine record plus kernel, Lua and load."""
+    lua = ""
+    if shutil.which("lua5.1"):
+        out = subprocess.run(["lua5.1", "-v"], capture_output=True, text=True)
+        lua = (out.stdout or out.stderr).strip()  # lua5.1 prints its version on stderr
+    record = {k: v for k, v in common_machine().items() if k not in ("highspy", "pyomo", "git_dirty")}
+    return {**record, "hostname": platform.node(), "kernel": platform.release(), "lua": lua,
+            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}
