@@ -1,0 +1,110 @@
+"""Elastic power on a real local cluster: idle nodes go down, wanted nodes come up, a burst of jobs runs,
+and a node whose boot never completes is forced down and can be resumed afterwards."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from slurm_plugin.decision import Decision, Journal, SlurmApplier
+from slurm_plugin.scale.planner import GroupLimits, ScaleConfig, ScaleMemory, plan_power
+from slurm_plugin.site import load_site
+from slurm_plugin.snapshot import collect_snapshot
+
+from .conftest import start_cluster
+
+pytestmark = pytest.mark.system
+ARM = ("armn1", "armn2", "armn3")
+
+
+@pytest.fixture(scope="module")
+def scluster():
+    c = start_cluster("scale", 300, suspend_timeout=5, resume_timeout=20)
+    yield c
+    c.down()
+
+
+@pytest.fixture(scope="module")
+def site(scluster):
+    return load_site(scluster.state()["site_path"])
+
+
+def cycle(scluster, site, config, memory=ScaleMemory(), journal=None) -> tuple[Decision, ScaleMemory]:
+    client = scluster.client()
+    decision, memory = plan_power(collect_snapshot(client), site, config, memory, time.time())
+    SlurmApplier(client, journal).apply(decision)
+    return decision, memory
+
+
+def wait_states(client, nodes, pred, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        states = {n: client.show_node(n)["State"] for n in nodes}
+        if all(pred(s) for s in states.values()):
+            return states
+        assert time.monotonic() < deadline, states
+        time.sleep(0.5)
+
+
+def powered_down(state: str) -> bool:
+    return "POWERED_DOWN" in state and "POWERING" not in state
+
+
+def test_idle_nodes_power_down_and_wanted_nodes_come_back(scluster, site, tmp_path):
+    client, journal = scluster.client(), Journal(tmp_path / "j.jsonl")
+    cfg = ScaleConfig(idle_grace_s=0, default_limits=GroupLimits(warm=1), groups={"cpu-arm": GroupLimits(warm=0)})
+    decision, memory = cycle(scluster, site, cfg, journal=journal)
+    assert any(set(a.nodes) == set(ARM) and a.action == "POWER_DOWN" for a in decision.actions), decision
+    wait_states(client, ARM, powered_down)
+    assert not any(scluster.slurmd_running(n) for n in ARM)
+    assert "idle >= 0 s" in journal.about_node("armn1")[0]["reason"]
+    # an admin floor of two ARM nodes brings two back
+    cfg_up = ScaleConfig(idle_grace_s=3600, groups={"cpu-arm": GroupLimits(min_on=2, warm=0)})
+    decision, _ = cycle(scluster, site, cfg_up, memory)
+    assert [a.nodes for a in decision.actions if a.action == "POWER_UP"] == [("armn1", "armn2")]
+    wait_states(client, ("armn1", "armn2"), lambda s: "POWER" not in s and s.startswith("IDLE"))
+    assert scluster.slurmd_running("armn1") and scluster.slurmd_running("armn2")
+
+
+def test_burst_of_jobs_runs_with_the_planner_in_the_loop(scluster, site):
+    """Slurm itself also resumes powered-down nodes it allocates; the planner must not get in its way."""
+    client = scluster.client()
+    cfg = ScaleConfig(idle_grace_s=0, groups={"cpu-arm": GroupLimits(warm=0)})
+    _, memory = cycle(scluster, site, cfg)
+    wait_states(client, ARM, powered_down)
+    jobs = [client.sbatch("-p", "arm", "-n", "64", "--time=2", "--output=/dev/null", wrap="sleep 2")
+            for _ in range(3)]
+    deadline = time.monotonic() + 120
+    while not all(client.show_job(j)["JobState"] == "COMPLETED" for j in jobs):
+        assert time.monotonic() < deadline, [client.show_job(j)["JobState"] for j in jobs]
+        _, memory = cycle(scluster, site, ScaleConfig(idle_grace_s=3600, groups={"cpu-arm": GroupLimits(warm=0)}),
+                          memory)
+        time.sleep(1)
+    assert {client.show_job(j)["NodeList"] for j in jobs} <= set(ARM)
+
+
+def test_node_stuck_powering_up_is_forced_down_and_recovers(scluster, site):
+    client = scluster.client()
+    node = "rvn1"
+    port = scluster.state()["slurmd_ports"][node]
+    cycle(scluster, site, ScaleConfig(idle_grace_s=0, groups={"cpu-riscv": GroupLimits(warm=0)}))
+    wait_states(client, (node,), powered_down)
+    with socket.socket() as blocker:  # the node's port is taken: its slurmd cannot start, the boot never ends
+        blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        blocker.bind(("127.0.0.1", port))
+        blocker.listen()
+        client.scontrol_update("nodename", node, state="POWER_UP")
+        memory = ScaleMemory()
+        deadline = time.monotonic() + 90
+        forced = False
+        while not forced:
+            assert time.monotonic() < deadline, client.show_node(node)
+            decision, memory = cycle(scluster, site, ScaleConfig(idle_grace_s=3600,
+                                                                 groups={"cpu-riscv": GroupLimits(warm=0)}), memory)
+            forced = any(a.action == "POWER_DOWN_FORCE" and node in a.nodes for a in decision.actions)
+            time.sleep(1)
+    wait_states(client, (node,), powered_down, timeout=60)
+    client.scontrol_update("nodename", node, state="POWER_UP")  # port free again: the node boots
+    wait_states(client, (node,), lambda s: "POWER" not in s and s.startswith("IDLE"), timeout=60)
