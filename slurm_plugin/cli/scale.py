@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from pathlib import Path
 
 import click
+import hostlist
 
-from ..decision import Journal, SlurmApplier
+from ..decision import Journal, SetPartitionNodes, SlurmApplier
 from ..decision.applier import commands_for
 from ..scale.memory_store import load_memory, save_memory
 from ..scale.planner import GroupLimits, ScaleConfig, plan_power
+from ..scale.reshape import plan_reshape
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from ..snapshot import collect_snapshot
@@ -24,15 +27,23 @@ state_option = click.option("--state", type=click.Path(dir_okay=False, path_type
 
 @click.group()
 def scale() -> None:
-    """Power nodes up and down to follow demand (backlog, warm pool, PID on utilization)."""
+    """Follow demand and the calendar: power nodes up/down, reshape partitions."""
 
 
 def _plan(site: str | None, state: Path, grace: float, warm: int):
     parsed = load_site(site)
     config = ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm))
     snap = collect_snapshot(SlurmClient())
-    decision, memory = plan_power(snap, parsed, config, load_memory(state), time.time())
-    return decision, memory
+    now = time.time()
+    reshape = plan_reshape(snap, parsed, dt.datetime.fromtimestamp(now, dt.timezone.utc))
+    power, memory = plan_power(snap, parsed, config, load_memory(state), now)
+    return reshape + power, memory
+
+
+def _what(action) -> str:
+    if isinstance(action, SetPartitionNodes):
+        return f"partition {action.partition} = {hostlist.collect_hostlist(list(action.nodes))}"
+    return f"{action.action} {hostlist.collect_hostlist(list(action.nodes))}"
 
 
 _common = [click.argument("site", required=False), state_option,
@@ -56,13 +67,12 @@ def plan(site: str | None, state: Path, grace: float, warm: int, as_json: bool) 
     """Show what would be powered up/down and why (dry run: changes nothing, remembers nothing)."""
     decision, _ = _plan(site, state, grace, warm)
     if as_json:
-        emit_json([{"action": a.action, "nodes": list(a.nodes), "reason": a.reason,
-                    "commands": commands_for(a)} for a in decision.actions])
+        emit_json([{"kind": a.kind, "reason": a.reason, "commands": commands_for(a)} for a in decision.actions])
         return
     if not decision.actions:
         click.echo("nothing to change")
     for a in decision.actions:
-        click.echo(f"{a.action:16} {','.join(a.nodes):24} {a.reason}")
+        click.echo(f"{_what(a):40} {a.reason}")
 
 
 @scale.command()
@@ -75,7 +85,7 @@ def apply(site: str | None, state: Path, grace: float, warm: int, journal: Path)
     results = SlurmApplier(SlurmClient(), Journal(journal)).apply(decision)
     save_memory(state, memory)
     for r in results:
-        click.echo(f"{'ok    ' if r.ok else 'FAILED'} {r.action.action:16} {','.join(r.action.nodes)}  "
-                   f"{r.action.reason}{'' if r.ok else ' - ' + r.error}")
+        click.echo(f"{'ok    ' if r.ok else 'FAILED'} {_what(r.action):40} {r.action.reason}"
+                   f"{'' if r.ok else ' - ' + r.error}")
     if not all(r.ok for r in results):
         raise SystemExit(1)

@@ -67,3 +67,16 @@ def _policy_problems(site: Site) -> Iterator[Problem]:
     for i, name in enumerate(cal_names):
         if name in cal_names[:i]:
             yield Problem(("policy", "calendars", i, "name"), f"duplicate calendar '{name}'")
+    parts = [p.name for p in site.partitions]
+    groups = [g.name for g in site.node_groups]
+    for i, r in enumerate(policy.reshapes):
+        loc = ("policy", "reshapes", i)
+        if r.calendar not in cal_names:
+            yield Problem(loc + ("calendar",), f"unknown calendar '{r.calendar}'" + _did_you_mean(r.calendar, cal_names))
+        if r.partition not in parts:
+            yield Problem(loc + ("partition",), f"unknown partition '{r.partition}'" + _did_you_mean(r.partition, parts))
+        for j, g in enumerate(r.add_groups):
+            if g not in groups:
+                yield Problem(loc + ("add_groups", j), f"unknown node group '{g}'" + _did_you_mean(g, groups))
+        if not r.add_groups and r.keep_fraction is None:
+            yield Problem(loc, "a reshape needs add_groups and/or keep_fraction")

@@ -239,6 +239,19 @@ class Calendar(Strict):
     _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
 
 
+class Reshape(Strict):
+    """While ``calendar`` is active, change ``partition``: add the nodes of ``add_groups`` (each group's
+    calendar read in its own time zone, which gives follow-the-sun), and/or keep only ``keep_fraction`` of
+    each of its own node groups (rounded up). A node leaves a partition only when no job of that partition
+    runs on it."""
+
+    name: SlurmName
+    calendar: SlurmName
+    partition: SlurmName
+    add_groups: tuple[SlurmName, ...] = ()
+    keep_fraction: Annotated[float, Field(ge=0, le=1)] | None = None
+
+
 class CostWeights(Strict):
     wait: NonNegFloat = 1.0
     cost: NonNegFloat = 0.1
@@ -250,6 +263,7 @@ class Policy(Strict):
     default_class: SlurmName | None = None
     qos_tiers: tuple[QosTier, ...] = ()
     calendars: tuple[Calendar, ...] = ()
+    reshapes: tuple[Reshape, ...] = ()
     cost_weights: CostWeights = CostWeights()
 
 

@@ -108,3 +108,33 @@ def test_node_stuck_powering_up_is_forced_down_and_recovers(scluster, site):
     wait_states(client, (node,), powered_down, timeout=60)
     client.scontrol_update("nodename", node, state="POWER_UP")  # port free again: the node boots
     wait_states(client, (node,), lambda s: "POWER" not in s and s.startswith("IDLE"), timeout=60)
+
+
+def test_calendar_reshape_moves_nodes_without_touching_running_jobs(scluster, site):
+    """On a Tuesday in Paris, 'dev' keeps a third of its ARM nodes; a node running a dev job stays until it ends."""
+    import datetime as dt
+
+    from slurm_plugin.scale.reshape import plan_reshape
+    from slurm_plugin.slurm.client import parse_scontrol_oneliner
+
+    client = scluster.client()
+    client.run("scontrol", "update", "nodename=armn[1-3]", "state=POWER_UP", check=False)
+    wait_states(client, ARM, lambda s: "POWER" not in s, timeout=60)
+    job = client.sbatch("-p", "dev", "-w", "armn3", "--time=2", "--output=/dev/null", wrap="sleep 8")
+    client.wait_job(job, until=("RUNNING",), timeout=60)
+    tuesday = dt.datetime(2026, 12, 1, 10, 0, tzinfo=dt.timezone.utc)
+
+    def dev_nodes() -> str:
+        return parse_scontrol_oneliner(client.run("scontrol", "-o", "show", "partition", "dev").stdout)["Nodes"]
+
+    decision = plan_reshape(collect_snapshot(client), site, tuesday)
+    SlurmApplier(client).apply(decision)
+    assert dev_nodes() == "armn[1,3]"
+    assert client.show_job(job)["JobState"] == "RUNNING"
+    done = client.wait_job(job, timeout=60)
+    assert done["JobState"] == "COMPLETED" and done["NodeList"] == "armn3"
+    SlurmApplier(client).apply(plan_reshape(collect_snapshot(client), site, tuesday))
+    assert dev_nodes() == "armn1"
+    saturday = tuesday + dt.timedelta(days=4)
+    SlurmApplier(client).apply(plan_reshape(collect_snapshot(client), site, saturday))
+    assert dev_nodes() == "armn[1-3]"
