@@ -153,3 +153,31 @@ def test_shipped_config_loads_with_safe_defaults():
 
     cfg = DaemonConfig.load(Path(__file__).resolve().parents[3] / "daemon" / "hetsched.yaml")
     assert cfg.socket_mode == 0o600 and cfg.allow_users == ("slurm",) and not cfg.admission.set_qos
+
+
+def test_snapshot_worker_dies_with_a_killed_daemon(tmp_path):
+    """SIGKILL leaves no cleanup to the daemon: its snapshot worker must still go (PR_SET_PDEATHSIG)."""
+    sock = tmp_path / "d.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "slurm_plugin", "daemon", "run", "--socket", str(sock),
+                             "--allow-user", str(os.getuid()), "--slurm-conf", str(tmp_path / "missing.conf"),
+                             "--refresh", "60"], stderr=subprocess.DEVNULL)
+    try:
+        children: list[int] = []
+        for _ in range(200):
+            children = [int(c) for task in Path(f"/proc/{proc.pid}/task").iterdir()
+                        for c in (task / "children").read_text().split()]
+            if sock.exists() and children:
+                break
+            time.sleep(0.05)
+        assert children, "the daemon started no snapshot worker"
+    finally:
+        proc.kill()
+        proc.wait(10)
+    for _ in range(100):
+        if not any(Path(f"/proc/{c}").exists() and "Z" not in Path(f"/proc/{c}/stat").read_text().split()[2]
+                   for c in children):
+            break
+        time.sleep(0.05)
+    alive = [c for c in children if Path(f"/proc/{c}").exists()
+             and Path(f"/proc/{c}/stat").read_text().split()[2] != "Z"]
+    assert alive == [], f"worker(s) {alive} outlived the daemon"
