@@ -13,7 +13,8 @@ import click
 import yaml
 
 from ..cluster.local import LocalCluster
-from ..daemon.bench import chaos_submissions, machine, median_submit_ms, sbatch_burst, shim_roundtrip
+from ..daemon.bench import (chaos_submissions, machine, median_submit_ms, roundtrip_floor, sbatch_burst,
+                            shim_roundtrip)
 from ..daemon.process import DaemonProcess
 from ..site import SITE_CONFIGS
 
@@ -92,6 +93,8 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
         daemon.start()
         click.echo(f"round trip: {rate:.0f}/s for {seconds:.0f} s through {daemon.socket} ...")
         doc.update(shim_roundtrip(daemon.socket, rate, seconds, TIMEOUT_MS))
+        click.echo("round trip floor: the same driver against a fixed-reply server ...")
+        doc["roundtrip_floor_us"] = roundtrip_floor(rate, seconds)
 
         bursts: dict[str, list] = {mode: [] for mode in MODES}
         for r in range(rounds):
@@ -148,7 +151,9 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
     }
     for key, value in doc["targets"].items():
         click.echo(f"{'met   ' if value else 'MISSED'} {key}")
-    click.echo(f"round trip p50 {rt['p50']} us, p99 {rt['p99']} us, max {rt['max']} us at {doc['rate_per_s']}/s; "
+    floor = doc["roundtrip_floor_us"]
+    click.echo(f"round trip p50 {rt['p50']} us, p99 {rt['p99']} us, max {rt['max']} us at {doc['rate_per_s']}/s "
+               f"(floor without a daemon: p50 {floor['p50']} us, p99 {floor['p99']} us); "
                f"sbatch ratio {doc['sbatch_throughput_ratio']}; absent {doc['fail_open_absent_ms']} ms, "
                f"hung {doc['fail_open_hung_ms']} ms; shim rejections {doc['shim_rejections']}")
     if json_path:

@@ -13,6 +13,7 @@ import platform
 import random
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -70,6 +71,50 @@ def shim_roundtrip(socket_path: Path, rate: float, seconds: float, timeout_ms: i
     return {"roundtrip_us": summarize(lat), "rate_per_s": round(len(lat) / doc["elapsed_s"], 1),
             "target_rate_per_s": rate, "duration_s": round(doc["elapsed_s"], 2), "return_codes": doc["rc"],
             "decisions_applied": doc["sets"]}
+
+
+class FixedReplyServer:
+    """A Unix-socket server that answers every line with one fixed accept, deciding nothing: run through
+    :func:`shim_roundtrip`, it gives the machine's floor (Lua + kernel + scheduling) under the same load."""
+
+    REPLY = b'{"v":1,"ok":true,"action":"accept","set":{},"reason":"floor"}\n'
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(str(path))
+        self.sock.listen(16)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            try:
+                while reader.readline():
+                    conn.sendall(self.REPLY)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.sock.close()
+        self.path.unlink(missing_ok=True)
+
+
+def roundtrip_floor(rate: float, seconds: float) -> dict:
+    """``shim_roundtrip`` against :class:`FixedReplyServer`: what the same driver costs without a daemon."""
+    with tempfile.TemporaryDirectory(prefix="hs-floor-") as tmp:
+        server = FixedReplyServer(Path(tmp) / "floor.sock")
+        try:
+            return shim_roundtrip(server.path, rate, seconds)["roundtrip_us"]
+        finally:
+            server.close()
 
 
 def sdiag_submit(client: SlurmClient) -> dict:
