@@ -37,21 +37,17 @@ _cluster = click.option("--cluster", help="Local cluster root (local backend).")
 _site = click.option("--site", help="Site file with the nodes' BMCs (redfish backend).")
 
 
-@power.command()
-@click.argument("hosts", nargs=-1, required=True)
-@_backend
-@_cluster
-@_site
-def resume(hosts: tuple[str, ...], backend: str, cluster: str | None, site: str | None) -> None:
-    """Power up HOSTS (a Slurm hostlist)."""
-    _run("resume", hosts, backend, cluster, site)
+def _command(action: str, help_text: str) -> click.Command:
+    @click.argument("hosts", nargs=-1, required=True)
+    @_backend
+    @_cluster
+    @_site
+    def cmd(hosts: tuple[str, ...], backend: str, cluster: str | None, site: str | None) -> None:
+        _run(action, hosts, backend, cluster, site)
+
+    cmd.__doc__ = help_text
+    return power.command(action)(cmd)
 
 
-@power.command()
-@click.argument("hosts", nargs=-1, required=True)
-@_backend
-@_cluster
-@_site
-def suspend(hosts: tuple[str, ...], backend: str, cluster: str | None, site: str | None) -> None:
-    """Power down HOSTS (a Slurm hostlist)."""
-    _run("suspend", hosts, backend, cluster, site)
+resume = _command("resume", "Power up HOSTS (a Slurm hostlist).")
+suspend = _command("suspend", "Power down HOSTS (a Slurm hostlist).")
