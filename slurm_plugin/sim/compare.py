@@ -13,14 +13,14 @@ TABLE_COLS = (("avg_wait_s", "avg wait s", "{:.0f}"), ("p95_wait_s", "p95 wait s
 
 
 def compare(p: Prepared, policies: list[str], backfills: list[bool], semantics: str = "slurm",
-            on_row: Callable[[dict], None] | None = None, **kw) -> tuple[list[dict], list[tuple[str, dict]]]:
-    """Every (policy, backfill) on ``p``; returns the rows and (label, timeline) pairs for plotting."""
+            on_row: Callable[[dict], None] | None = None, **kw) -> tuple[list[dict], list[tuple[str, bool, dict]]]:
+    """Every (policy, backfill) on ``p``; returns the rows and (policy, backfill, timeline) for plotting."""
     rows, timelines = [], []
     for bf in backfills:
         for pol in policies:
             row, out = simulate(p, pol, backfill=bf, semantics=semantics, **kw)
             rows.append(row)
-            timelines.append((f"{pol}{'+easy' if bf else ''}", out.timeline))
+            timelines.append((pol, bf, out.timeline))
             if on_row:
                 on_row(row)
     return rows, timelines

@@ -84,7 +84,10 @@ class Engine:
         self._resv_epoch = -1
         self._heap: list = []
         self._seq = 0
-        self._queue: list[int] = []
+        self._queue: list[int] = []  # static rankings: the queued jobs' ranks, sorted
+        self._queued = np.zeros(n, dtype=bool)  # dynamic rankings: which jobs wait (rows lo..hi)
+        self._lo = self._hi = 0
+        self.pending = 0
         if ranking.static:
             view = QueueView(jobs.submit, jobs.limit, self.procs, jobs.qos_priority, 0.0)
             order = np.lexsort((jobs.id, jobs.submit, ranking.scores(view)))
@@ -116,7 +119,7 @@ class Engine:
             while nxt < n and submit[nxt] <= t:
                 self._enqueue(nxt)
                 nxt += 1
-            if self._queue:
+            if self.pending:
                 self._schedule(t)
             events += 1
             self._sample(t)
@@ -125,8 +128,8 @@ class Engine:
             if progress and nxt - last_report >= 2000:
                 progress(nxt - last_report)
                 last_report = nxt
-            if not self._heap and nxt >= n and self._queue:
-                log.warning("%d job(s) can never start (nothing running, nothing to come)", len(self._queue))
+            if not self._heap and nxt >= n and self.pending:
+                log.warning("%d job(s) can never start (nothing running, nothing to come)", self.pending)
                 break
         if progress:
             progress(nxt - last_report)
@@ -156,22 +159,26 @@ class Engine:
             np.add.at(c.idle_nodes, c.group[nodes], 1)
             self.meter.refresh(nodes)
             self.meter.set_powered(nodes, False)
+            if self._resv_active():
+                self._boot_reserved(t)
             self._epoch += 1
         elif kind == BACKFILL:
             self._bf_due = True
-            if more or self.running or self._queue:
+            if more or self.running or self.pending:
                 self._push(t + self.bf_interval, BACKFILL, None)
         elif kind == TICK:
             self._scale(t)
-            if more or self.running or self._queue:
+            if more or self.running or self.pending:
                 self._push(t + self.scaling.interval_s, TICK, None)
 
     def _scale(self, t: float) -> None:
         c = self.cluster
         idle = (c.njobs == 0) & (c.state == ON)
-        view = PowerView(t, c.state.copy(), np.where(idle, t - self.idle_since, -1.0), len(self._queue))
+        view = PowerView(t, c.state.copy(), np.where(idle, t - self.idle_since, -1.0), self.pending)
         down, up = self.scaling.decide(view)
         down = down[idle[down]]
+        if self._resv_active():
+            down = down[~self.resv.mask[down]]  # reserved for the head job
         if len(down):
             c.state[down] = SHUTTING
             c.ready_at[down] = t + c.shutdown_s[down]
@@ -197,36 +204,51 @@ class Engine:
 
     # --- queue ----------------------------------------------------------------------------------------------
     def _enqueue(self, j: int) -> None:
+        self.pending += 1
         if self.ranking.static:
             bisect.insort(self._queue, int(self._rank_of[j]))
         else:
-            self._queue.append(j)
+            self._queued[j] = True
+            self._hi = j + 1
 
-    def _order(self, t: float) -> tuple[list[int], np.ndarray | None]:
+    def _order(self, t: float, head: int | None = None) -> tuple[list[int], np.ndarray | None]:
         """The queue in priority order as (keys, key->job map or None if keys are jobs). Static rankings keep
-        the queue sorted by rank, so nothing is rebuilt; dynamic ones are re-scored here."""
+        the queue sorted by rank, so nothing is rebuilt; dynamic ones are re-scored here, and with ``head``
+        only (at least) the first ``head`` jobs are returned."""
         if self.ranking.static:
             return self._queue, self._by_rank
-        q = np.asarray(self._queue)
+        q = self._lo + np.flatnonzero(self._queued[self._lo:self._hi])
         jobs = self.jobs
         view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t)
-        return q[np.lexsort((jobs.id[q], jobs.submit[q], self.ranking.scores(view)))].tolist(), None
+        score = self.ranking.scores(view)
+        # the queue is in (submit, id) order already, so a stable sort by score is the full priority order
+        if head is not None and len(q) > 2 * head:
+            kth = np.partition(score, head - 1)[head - 1]
+            sel = score < kth
+            sel[np.flatnonzero(score == kth)[:head - int(sel.sum())]] = True  # earliest of the ties
+            q, score = q[sel], score[sel]
+        return q[np.argsort(score, kind="stable")].tolist(), None
 
     def _dequeue(self, started: list[int]) -> None:
+        self.pending -= len(started)
         if self.ranking.static:
             for j in started:
                 k = bisect.bisect_left(self._queue, int(self._rank_of[j]))
                 del self._queue[k]
         else:
-            gone = set(started)
-            self._queue = [j for j in self._queue if j not in gone]
+            self._queued[started] = False
+            while self._lo < self._hi and not self._queued[self._lo]:
+                self._lo += 1
 
     # --- scheduling -----------------------------------------------------------------------------------------
     def _schedule(self, t: float) -> None:
         """One pass: start in priority order while jobs fit, reserve for the first that does not, backfill."""
         c = self.cluster
         started: list[int] = []
-        keys, to_job = self._order(t)
+        head = 64 + (self.bf_max if self.backfill else 0)
+        keys, to_job = self._order(t, head)
+        if len(keys) < self.pending and not self._stops_within(keys, to_job):
+            keys, to_job = self._order(t)
         for pos, key in enumerate(keys):
             if c.total_free_cores <= 0:
                 break
@@ -245,6 +267,16 @@ class Engine:
         self._bf_due = False
         if started:
             self._dequeue(started)
+
+    def _stops_within(self, keys: list[int], to_job) -> bool:
+        """Whether a pass over the truncated order ``keys`` surely stops inside it: some job among the first
+        64 does not fit now (the pass then only backfills from the next ``bf_max`` jobs)."""
+        c = self.cluster
+        for key in keys[:64]:
+            j = key if to_job is None else int(to_job[key])
+            if c.candidates(self._req_of(j)) is None:
+                return True
+        return False
 
     def _backfill(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
         """Start each job of ``rest`` (in order) that fits now without delaying ``resv``."""
@@ -307,7 +339,20 @@ class Engine:
             self.resv = self.cluster.plan(j, r, t)
             self._resv_epoch = self._epoch
             self.resv_history[j].append(self.resv.time)
+            if not self._all_on:
+                self._boot_reserved(t)
         return self.resv
+
+    def _resv_active(self) -> bool:
+        """A reservation exists and its job still waits."""
+        return self.resv is not None and np.isnan(self.begin[self.resv.job])
+
+    def _boot_reserved(self, t: float) -> None:
+        """The plan counts on reserved off nodes booting now (and shutting ones right after): start them."""
+        c = self.cluster
+        off = np.flatnonzero(self.resv.mask & (c.state == OFF))
+        if len(off):
+            self._boot(off, t)
 
     def _choose(self, r, cand: np.ndarray, t: float) -> np.ndarray:
         if len(cand) == r.nodes:
@@ -344,6 +389,6 @@ class Engine:
             for k in ("t", "queue", "busy_cores", "watts"):
                 tl[k].pop()
         tl["t"].append(t)
-        tl["queue"].append(len(self._queue))
+        tl["queue"].append(self.pending)
         tl["busy_cores"].append(self.machine.cores - self.cluster.total_free_cores)
         tl["watts"].append(self.meter.watts)

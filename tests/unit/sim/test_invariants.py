@@ -39,7 +39,7 @@ def _rows(raw):
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(job_rows, st.sampled_from(["fcfs", "sjf", "wfp3", "f1", "multifactor"]), st.booleans(), st.booleans())
 def test_random_workloads_keep_invariants(raw, policy, backfill, suspend):
     js = jobs(*_rows(raw))

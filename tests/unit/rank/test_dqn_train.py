@@ -1,0 +1,59 @@
+"""Training side (torch, the ``train`` extra): numpy inference equals torch's, a tiny run repeats exactly,
+and episodes become per-job transitions with the documented reward."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from slurm_plugin.rank.dqn.episodes import Recorder, Source, play, transitions
+from slurm_plugin.rank.dqn.model import DqnModel
+from slurm_plugin.sim.machine import homogeneous
+from slurm_plugin.workload.jobs import JobTable
+
+
+def _jobs(n=400, seed=0) -> JobTable:
+    rng = np.random.default_rng(seed)
+    run = rng.integers(10, 3000, n).astype(float)
+    return JobTable.build(dict(submit=np.sort(rng.integers(0, 40 * n, n)).astype(float), run=run,
+                               limit=run * 2, nodes=rng.integers(1, 8, n), cores=np.ones(n)))
+
+
+def test_transitions_reward_and_terminals():
+    jobs = _jobs(40).take(np.arange(40))
+    jobs.submit = np.round(jobs.submit - jobs.submit[0])
+    rec = Recorder(DqnModel.init(seed=1), 8.0, epsilon=0.5, rng=np.random.default_rng(0))
+    out = play(homogeneous(8, 1), jobs, rec)
+    s, a, r, s2, d = transitions(rec, jobs.run, price=1.0)
+    assert len(s) == len(a) == len(r) == len(s2) == len(d) == sum(len(e[1]) for e in rec.log)
+    assert (r <= 0).all() and (r >= -10).all()
+    # every job's last transition is terminal, and a job that never waited has reward 0
+    assert d.sum() >= len(jobs) - 1
+    assert (r[d == 1] == 0).all()
+    assert not np.isnan(out.begin).any()
+
+
+def test_numpy_inference_equals_torch_on_the_same_weights():
+    torch = pytest.importorskip("torch", reason="torch is the 'train' extra, not installed")
+    from slurm_plugin.rank.dqn.train import _net, to_numpy
+    torch.manual_seed(0)
+    net = _net(torch, (32, 32))
+    x = np.random.default_rng(1).random((500, 12), dtype=np.float32)
+    with torch.no_grad():
+        want = net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(to_numpy(net).q(x), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(to_numpy(net).bands(x), want.argmax(1))
+
+
+def test_tiny_training_run_is_seeded_and_reproducible():
+    pytest.importorskip("torch", reason="torch is the 'train' extra, not installed")
+    from slurm_plugin.rank.dqn.train import TrainConfig, train
+    src = [Source("t", homogeneous(8, 1), _jobs())]
+    cfg = TrainConfig(episodes=4, seq_len=32, batch=32, updates=5, eval_every=2, val_seqs=2, target_every=3)
+    m1, h1 = train(src, cfg)
+    m2, h2 = train(src, cfg)
+    for w1, w2 in zip(m1.weights + m1.biases, m2.weights + m2.biases):
+        np.testing.assert_array_equal(w1, w2)
+    assert [h["val_bsld"] for h in h1["history"]] == [h["val_bsld"] for h in h2["history"]]
+    m3, _ = train(src, TrainConfig(**{**cfg.__dict__, "seed": 2}))
+    assert any(not np.array_equal(a, b) for a, b in zip(m1.weights, m3.weights))
