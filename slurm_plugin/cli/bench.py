@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .bench_pack import pack_cmd
+from .bench_rank import rank_cmd
 
 
 @click.group()
@@ -13,3 +14,4 @@ def bench() -> None:
 
 
 bench.add_command(pack_cmd)
+bench.add_command(rank_cmd)

@@ -1,0 +1,116 @@
+"""``hetsched rank``: train the DQN ranking in the simulator, evaluate it against the heuristics."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from ..workload import WorkloadError
+from .common import handle_errors
+
+log = logging.getLogger(__name__)
+
+
+@click.group("rank")
+def rank() -> None:
+    """Learned job ranking (DQN over 8 priority bands): train, evaluate."""
+
+
+def _sources(workloads: tuple[str, ...], site: str | None):
+    from ..rank.dqn.episodes import Source
+    from ..sim.run import prepare
+    out = []
+    for spec in workloads:
+        p = prepare(spec, site if spec.startswith("synthetic") else None)
+        out.append(Source(p.workload.name, p.machine, p.workload.jobs))
+    return out
+
+
+def _command() -> str:
+    return "hetsched " + shlex.join(sys.argv[1:]) if "rank" in sys.argv else shlex.join(sys.argv)
+
+
+@rank.command("train")
+@click.option("--site", default="demo", show_default=True, help="Site of the synthetic workloads.")
+@click.option("--workload", "-w", "workloads", multiple=True, required=True,
+              help="Training workload (repeatable): SWF file or synthetic:jobs=N,seed=S,load=L.")
+@click.option("--episodes", type=click.IntRange(1), default=300, show_default=True)
+@click.option("--seq-len", type=click.IntRange(8), default=256, show_default=True)
+@click.option("--price", type=float, default=1.0, show_default=True, help="Reward price per band level per hour.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--eval-every", type=click.IntRange(1), default=25, show_default=True)
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Model file (.npz).")
+@handle_errors(WorkloadError, ValueError, OSError, ImportError)
+def train_cmd(site, workloads, episodes, seq_len, price, seed, eval_every, out) -> None:
+    """Double DQN in the simulator on the train split (first 60 %) of each workload; keeps the checkpoint with
+    the best validation bsld (next 10 %). Needs torch (pip install -e '.[train]')."""
+    from tqdm import tqdm
+
+    from ..rank.dqn.model import save_model
+    from ..rank.dqn.train import TrainConfig, train
+    from ..sim.run import provenance
+    srcs = _sources(workloads, site)
+    cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, seed=seed, eval_every=eval_every)
+    with tqdm(total=episodes, desc="dqn train", unit="episode", file=sys.stderr) as bar:
+        model, _ = train(srcs, cfg, bar.update)
+    import torch
+    model.meta.update(workloads=list(workloads), site=site, seed=seed, command=_command(), uses_scarcity=False,
+                      torch=torch.__version__, provenance=provenance())
+    save_model(model, out)
+    click.echo(f"wrote {out} ({Path(out).stat().st_size} bytes): best validation bsld "
+               f"{model.meta['val_bsld']:.2f} at episode {model.meta['best_episode']}, "
+               f"{model.meta['train_wall_s']:.0f} s")
+
+
+@rank.command("eval")
+@click.option("--workload", "-w", required=True, help="SWF file, sacct export, or synthetic:... (with --site).")
+@click.option("--site", default=None, help="Site (synthetic workloads; default: the SWF header's machine).")
+@click.option("--model", "model_path", default=None, type=click.Path(dir_okay=False),
+              help="DQN model (default: the shipped one).")
+@click.option("--semantics", type=click.Choice(["slurm", "rlscheduler"]), default="slurm", show_default=True)
+@click.option("--sequences", "count", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--length", type=click.IntRange(8), default=256, show_default=True)
+@click.option("--split", "part", type=click.Choice(["test", "val", "all"]), default="test", show_default=True,
+              help="Where sequences come from: test = last 30 % of the jobs (never trained on).")
+@click.option("--windows", is_flag=True,
+              help="RLScheduler's windows instead: --sequences windows of --length jobs at their seeded starts.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--age-floor", "floor_h", type=float, default=None,
+              help="Also run every policy under this age floor (hours): 'floor_rows'.")
+@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False))
+@click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False), help="PNG: bsld and max wait.")
+@handle_errors(WorkloadError, ValueError, OSError)
+def eval_cmd(workload, site, model_path, semantics, count, length, part, windows, seed, floor_h, json_out,
+             plot_out) -> None:
+    """DQN vs FCFS, SJF, WFP3, UNICEP, F1, multifactor, with and without backfill, on held-out sequences."""
+    from ..rank.dqn.evaluate import BASELINES, compare_rows, protocol_sequences
+    from ..rank.dqn.model import DEFAULT_MODEL
+    from ..rank.dqn.policy import AgeFloor, dqn_ranking
+    from ..rank.dqn.report import plot_rows, table
+    from ..sim.hooks import ranking
+    from ..sim.run import prepare, provenance
+    p = prepare(workload, site)
+    total = float(p.machine.cores)
+    seqs = protocol_sequences(p.workload.jobs, windows, count, length, part, seed)
+    pols = {"dqn": dqn_ranking(p.site, total, model_path)}
+    pols.update({b: ranking(b, p.site, total) for b in BASELINES})
+    say = lambda r: log.info("%s bf=%s bsld %.2f", r["policy"], r["backfill"], r["avg_bsld"])  # noqa: E731
+    rows = compare_rows(p.workload.name, p.machine, seqs, pols, semantics, on_row=say)
+    out = {"protocol": {"semantics": semantics, "sequences": len(seqs), "length": length,
+                        "source": "rlscheduler-windows" if windows else f"split:{part}", "seed": seed,
+                        "bsld_threshold_s": 10.0, "model": str(model_path or DEFAULT_MODEL),
+                        "command": _command(), "provenance": provenance()}, "rows": rows}
+    if floor_h is not None:
+        floored = {k: AgeFloor(v, floor_h * 3600.0) for k, v in pols.items()}
+        out["floor_rows"] = [{**r, "age_floor_h": floor_h}
+                             for r in compare_rows(p.workload.name, p.machine, seqs, floored, semantics, (True,), say)]
+    Path(json_out).parent.mkdir(parents=True, exist_ok=True)
+    Path(json_out).write_text(json.dumps(out, indent=2, default=float) + "\n")
+    if plot_out:
+        plot_rows(rows + out.get("floor_rows", []), plot_out, f"{p.workload.name} ({semantics}, {len(seqs)} seq)")
+    click.echo(table(rows + out.get("floor_rows", [])))

@@ -1,0 +1,72 @@
+"""Evaluate rankings on held-out sequences: per-sequence metrics averaged the way RLScheduler reports them
+(the mean over sequences of each sequence's average bounded slowdown, threshold 10 s)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...sim.engine import Engine
+from ...sim.hooks import RankingPolicy
+from ...sim.machine import Machine
+from ...sim.metrics import bounded_slowdown
+from ...sim.rlsched import SelectThenWait
+from ...workload.jobs import JobTable
+
+
+def run_sequence(machine: Machine, seq: JobTable, policy: RankingPolicy, backfill: bool,
+                 semantics: str = "slurm") -> dict:
+    """One sequence from an empty cluster; returns avg_bsld, avg_wait_s, max_wait_s, utilization."""
+    if semantics == "rlscheduler":
+        out = SelectThenWait(machine, seq, policy, backfill=backfill).run()
+    elif semantics == "slurm":
+        out = Engine(machine, seq, policy, backfill=backfill, bf_max_job_test=10**9).run()
+    else:
+        raise ValueError(f"unknown semantics '{semantics}' (valid: slurm, rlscheduler)")
+    started = ~np.isnan(out.begin)
+    wait = (out.begin - seq.submit)[started]
+    run = np.minimum(seq.run, seq.limit)[started]
+    span = max(float(np.nanmax(out.end)) - float(seq.submit.min()), 1e-9) if started.any() else 1e-9
+    return {"avg_bsld": float(bounded_slowdown(wait, run).mean()) if started.any() else float("nan"),
+            "avg_wait_s": float(wait.mean()) if started.any() else float("nan"),
+            "max_wait_s": float(wait.max()) if started.any() else float("nan"),
+            "utilization": float(out.group_core_s.sum() / (machine.cores * span)),
+            "unstarted": int((~started).sum())}
+
+
+def evaluate(machine: Machine, seqs: list[JobTable], policy: RankingPolicy, backfill: bool,
+             semantics: str = "slurm") -> dict:
+    """Metrics over ``seqs``: means of the per-sequence averages, max of the max waits, plus per-sequence bsld."""
+    per = [run_sequence(machine, s, policy, backfill, semantics) for s in seqs]
+    bsld = [p["avg_bsld"] for p in per]
+    return {"avg_bsld": float(np.mean(bsld)), "avg_wait_s": float(np.mean([p["avg_wait_s"] for p in per])),
+            "max_wait_s": float(np.max([p["max_wait_s"] for p in per])),
+            "utilization": float(np.mean([p["utilization"] for p in per])),
+            "unstarted": int(sum(p["unstarted"] for p in per)), "per_sequence_bsld": bsld}
+
+
+BASELINES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor")
+
+
+def protocol_sequences(jobs: JobTable, windows: bool, count: int, length: int, part: str, seed: int) -> list[JobTable]:
+    """RLScheduler's 10 x 1,024 windows (``windows``: their seeded starts over the whole trace, run time > 0)
+    or ``count`` random ``length``-job sequences from split ``part`` ('all' = every job)."""
+    from ...sim.rlrepro import window_starts
+    from .episodes import sequences, split
+    if windows:
+        jobs = jobs.take(np.flatnonzero(jobs.run > 0))
+        return [jobs.take(np.arange(s, s + length)) for s in window_starts(len(jobs), count, length, seed)]
+    pool = jobs if part == "all" else split(jobs, part)
+    return sequences(pool, count, length, np.random.default_rng(seed))
+
+
+def compare_rows(name: str, machine: Machine, seqs: list[JobTable], policies: dict[str, RankingPolicy],
+                 semantics: str, backfills=(False, True), on_row=None) -> list[dict]:
+    """One row per (backfill, policy) in the issue's results keys (+ per-sequence bsld, unstarted)."""
+    rows = []
+    for bf in backfills:
+        for pol, rank in policies.items():
+            m = evaluate(machine, seqs, rank, bf, semantics)
+            rows.append({"workload": name, "backfill": bf, "policy": pol, **m})
+            if on_row:
+                on_row(rows[-1])
+    return rows
