@@ -181,3 +181,12 @@ def test_snapshot_worker_dies_with_a_killed_daemon(tmp_path):
     alive = [c for c in children if Path(f"/proc/{c}").exists()
              and Path(f"/proc/{c}/stat").read_text().split()[2] != "Z"]
     assert alive == [], f"worker(s) {alive} outlived the daemon"
+
+
+def test_cli_ask_prints_the_reply(server):
+    from click.testing import CliRunner
+
+    from slurm_plugin.cli.daemon import daemon
+
+    result = CliRunner().invoke(daemon, ["ask", "--socket", str(server.server.socket_path), '{"comment": "class=web"}'])
+    assert result.exit_code == 0 and json.loads(result.output)["set"]["site_factor"] == 510
