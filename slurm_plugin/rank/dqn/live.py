@@ -17,7 +17,6 @@ gets 8030.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,31 +57,31 @@ def resolve_model(model: DqnModel | str | Path | None) -> DqnModel | None:
         return None
 
 
-def queue_arrays(snapshot: Snapshot, site=None) -> dict[str, np.ndarray]:
-    """The pending jobs of ``snapshot`` as arrays: ids, submit, limit (s), procs, qos priority, able cores."""
-    pend = [j for j in snapshot.jobs if j.pending]
+def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True) -> dict[str, np.ndarray]:
+    """The pending jobs of ``snapshot`` as arrays: ids, submit, limit (s), procs, qos priority, and (when
+    ``with_able``) the cores of nodes able to run each job. One pass over the jobs; per-shape answers cached."""
+    pend = [j for j in snapshot.jobs if j.state == "PENDING"]
     qos_of = {q.name: float(q.priority) for q in site.policy.qos_tiers} if site is not None else {}
-    able_of: dict[tuple, float] = {}
-
-    def able(job) -> float:
-        key = (job.features, tuple((g.name, g.type) for g in job.gres))
-        if key not in able_of:
-            able_of[key] = float(sum(n.cpus for n in snapshot.nodes if _can_run(n, *key)))
-        return able_of[key]
-
-    return {
-        "ids": np.array([j.job_id for j in pend], dtype=np.int64),
-        "submit": np.array([j.submit_time or snapshot.taken_at for j in pend], dtype=float),
-        "limit": np.array([_limit_s(snapshot, j) for j in pend], dtype=float),
-        "procs": np.array([j.cpus or j.node_count or 1 for j in pend], dtype=float),
-        "qos": np.array([qos_of.get(j.qos, 0.0) for j in pend], dtype=float),
-        "able": np.array([able(j) for j in pend], dtype=float),
+    n = len(pend)
+    out = {
+        "ids": np.fromiter((j.job_id for j in pend), np.int64, n),
+        "submit": np.fromiter((j.submit_time or snapshot.taken_at for j in pend), float, n),
+        "limit": np.fromiter((j.time_limit_min or 0 for j in pend), float, n) * 60.0,
+        "procs": np.fromiter((j.cpus or j.node_count or 1 for j in pend), float, n),
+        "qos": np.fromiter((qos_of.get(j.qos, 0.0) for j in pend), float, n) if qos_of else np.zeros(n),
     }
+    unset = np.flatnonzero(out["limit"] <= 0)
+    out["limit"][unset] = [_limit_s(snapshot, pend[i]) for i in unset]
+    if with_able:
+        able_of: dict[tuple, float] = {}
+        keys = [(j.features, tuple((g.name, g.type) for g in j.gres)) for j in pend]
+        for k in set(keys):
+            able_of[k] = float(sum(node.cpus for node in snapshot.nodes if _can_run(node, *k)))
+        out["able"] = np.fromiter((able_of[k] for k in keys), float, n)
+    return out
 
 
 def _limit_s(snapshot: Snapshot, job) -> float:
-    if job.time_limit_min:
-        return job.time_limit_min * 60.0
     part = snapshot.partition(job.partition)
     return part.max_time_min * 60.0 if part and part.max_time_min else DEFAULT_LIMIT_S
 
@@ -103,11 +102,12 @@ def rank_pending(snapshot: Snapshot, model: DqnModel | str | Path | None, site=N
     if m is None:
         return Decision((), "rank:fallback-multifactor")
     now = snapshot.taken_at if now is None else now
-    q = queue_arrays(snapshot, site)
+    uses_scarcity = bool(m.meta.get("uses_scarcity"))
+    q = queue_arrays(snapshot, site, with_able=uses_scarcity)
     if not len(q["ids"]):
         return Decision((), SOURCE)
     total = float(sum(n.cpus for n in snapshot.nodes)) or float(q["procs"].max())
-    scarce = scarcity_of(q["able"], total) if m.meta.get("uses_scarcity") else None
+    scarce = scarcity_of(q["able"], total) if uses_scarcity else None
     max_qos = max([t.priority for t in site.policy.qos_tiers] or [0]) if site is not None else None
     x = job_features(q["submit"], q["limit"], q["procs"], q["qos"], now, total, scarce, max_qos or None)
     actions = band_actions(q["ids"], m.bands(x), now - q["submit"], options)
@@ -120,17 +120,17 @@ def rank_pending(snapshot: Snapshot, model: DqnModel | str | Path | None, site=N
 
 
 def band_actions(ids: np.ndarray, bands: np.ndarray, wait_s: np.ndarray, options: RankOptions) -> list[SetSiteFactor]:
-    """Group jobs into SetSiteFactor actions: one per band, one per whole hour waited past the age floor."""
+    """Group jobs into SetSiteFactor actions: one per band, one per whole hour waited past the age floor;
+    highest SiteFactor first, job ids in the given order inside an action."""
     step = options.band_step
-    groups: dict[int, list[int]] = defaultdict(list)
-    reasons: dict[int, str] = {}
     floor = wait_s >= options.age_floor_s
-    for job, band, w, old in zip(ids.tolist(), bands.tolist(), wait_s.tolist(), floor.tolist()):
-        if old:
-            value = N_BANDS * step + min(int(w // 3600), step - 1)
-            reasons[value] = f"age floor: pending >= {options.age_floor_s / 3600:g} h"
-        else:
-            value = (N_BANDS - 1 - band) * step
-            reasons[value] = f"dqn band {band} of {N_BANDS} (0 = first)"
-        groups[value].append(job)
-    return [SetSiteFactor(tuple(groups[v]), v, reasons[v]) for v in sorted(groups, reverse=True)]
+    hours = np.minimum(np.maximum(wait_s, 0) // 3600, step - 1).astype(np.int64)
+    value = np.where(floor, N_BANDS * step + hours, (N_BANDS - 1 - np.asarray(bands, dtype=np.int64)) * step)
+    order = np.argsort(-value, kind="stable")
+    uniq, first = np.unique(-value[order], return_index=True)
+    out = []
+    for v, chunk in zip((-uniq).tolist(), np.split(np.asarray(ids)[order], first[1:])):
+        reason = (f"age floor: pending >= {options.age_floor_s / 3600:g} h" if v >= N_BANDS * step
+                  else f"dqn band {N_BANDS - 1 - v // step} of {N_BANDS} (0 = first)")
+        out.append(SetSiteFactor(tuple(chunk.tolist()), int(v), reason))
+    return out
