@@ -10,6 +10,7 @@ name with :func:`ranking`, :func:`placement`, :func:`scaling`; add your own with
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -132,6 +133,8 @@ RANKINGS: dict[str, Callable[..., RankingPolicy]] = {
     for name, (fn, static) in HEURISTICS.items()
 }
 RANKINGS["multifactor"] = _multifactor
+# the learned ranking, imported on use (numpy only; model from $HETSCHED_DQN_MODEL or the shipped default)
+RANKINGS["dqn"] = lambda site, total: importlib.import_module("slurm_plugin.rank.dqn").dqn_ranking(site, total)
 PLACEMENTS: dict[str, Callable[[], PlacementPolicy]] = {"first-fit": FirstFit}
 SCALINGS: dict[str, Callable[..., ScalingPolicy]] = {"always-on": AlwaysOn, "idle-suspend": IdleSuspend}
 
