@@ -3,6 +3,7 @@ all read into one columnar :class:`JobTable`."""
 
 from .errors import UnfitJobsError, WorkloadError
 from .fit import unfit_jobs
+from .gavel import read_philly
 from .jobs import ARCH_BIT, JobTable, Workload, arch_mask
 from .loader import load_workload
 from .sacct import read_sacct_json, read_sacct_parsable
@@ -10,4 +11,4 @@ from .swf import read_swf
 from .synthetic import SyntheticSpec, generate
 
 __all__ = ["ARCH_BIT", "JobTable", "SyntheticSpec", "UnfitJobsError", "Workload", "WorkloadError", "arch_mask",
-           "generate", "load_workload", "read_sacct_json", "read_sacct_parsable", "read_swf", "unfit_jobs"]
+           "generate", "load_workload", "read_philly", "read_sacct_json", "read_sacct_parsable", "read_swf", "unfit_jobs"]

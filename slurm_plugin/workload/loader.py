@@ -1,7 +1,8 @@
 """One entry point for every workload source: ``load_workload(spec, site)``.
 
 ``spec`` is a path to an SWF file (``.swf``/``.swf.gz``), ``sacct -P`` output (``.txt``/``.psv``/``.sacct``),
-``sacct --json`` output (``.json``), or ``synthetic:jobs=..,seed=..,load=..`` (needs a site).
+``sacct --json`` output (``.json``), a Gavel/Philly job stream (``.trace``, needs a site with GPUs), or
+``synthetic:jobs=..,seed=..,load=..`` (needs a site).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from ..site import Site
 from .errors import WorkloadError
+from .gavel import read_philly
 from .jobs import Workload
 from .sacct import read_sacct_json, read_sacct_parsable
 from .swf import read_swf
@@ -28,6 +30,8 @@ def load_workload(spec: str, site: Site | None = None) -> Workload:
     name = path.name.lower()
     if name.endswith((".swf", ".swf.gz")):
         return read_swf(path)
+    if name.endswith(".trace"):
+        return read_philly(path)
     if name.endswith(".json"):
         return read_sacct_json(path)
     if name.endswith((".txt", ".psv", ".sacct", ".csv")):

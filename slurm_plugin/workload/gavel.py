@@ -1,0 +1,57 @@
+"""Reader of Gavel's Philly-derived job streams (stanford-futuredata/gavel, ``philly_vc_traces/*.trace``).
+
+Each line: ``job_type <TAB> command <TAB> num_steps_arg <TAB> needs_data_dir <TAB> total_steps <TAB> arrival_s
+<TAB> num_gpus``. The run time is ``total_steps / throughput`` on one reference GPU type (default V100) from
+``gavel_simulation_throughputs.json`` (next to the trace folder unless given). Jobs ask for ``num_gpus`` GPUs of
+any type on one node and one core per GPU; the time limit is the run time (a perfect estimate, as for traces
+without estimates). Jobs with no throughput entry (more than 8 GPUs) are skipped and counted, not guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .errors import WorkloadError
+from .jobs import JobTable, Workload
+
+FIELDS = 7
+
+
+def read_philly(path: str | Path, throughputs: str | Path | None = None, gpu_type: str = "v100") -> Workload:
+    path = Path(path)
+    if not path.is_file():
+        raise WorkloadError(str(path), "no such file")
+    tput_path = Path(throughputs) if throughputs else path.parent.parent / "gavel_simulation_throughputs.json"
+    try:
+        table = json.loads(tput_path.read_text())[gpu_type]
+    except (OSError, json.JSONDecodeError, KeyError) as err:
+        raise WorkloadError(str(tput_path), f"cannot read {gpu_type} throughputs: {err}") from None
+    cols: dict[str, list] = {k: [] for k in ("submit", "run", "limit", "gres_count")}
+    skipped: dict[str, int] = {}
+    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != FIELDS:
+            raise WorkloadError(str(path), f"{len(parts)} tab-separated fields, want {FIELDS}", lineno)
+        try:
+            job_type, steps, arrival, gpus = parts[0], float(parts[4]), float(parts[5]), int(parts[6])
+        except ValueError as err:
+            raise WorkloadError(str(path), f"not a number: {err}", lineno) from None
+        entry = table.get(f"('{job_type}', {gpus})")
+        if entry is None:
+            reason = f"no {gpu_type} throughput entry for {gpus} GPUs"
+            skipped[reason] = skipped.get(reason, 0) + 1
+            continue
+        run = round(steps / entry["null"])
+        cols["submit"].append(arrival)
+        cols["run"].append(run)
+        cols["limit"].append(max(run, 1))
+        cols["gres_count"].append(gpus)
+    n = len(cols["submit"])
+    if not n:
+        raise WorkloadError(str(path), "no usable jobs")
+    jobs = JobTable.build(dict(**cols, nodes=[1] * n, cores=cols["gres_count"], gres_name=[0] * n),
+                          gres_names=("gpu",))
+    return Workload(name=path.name, jobs=jobs, skipped=skipped)
