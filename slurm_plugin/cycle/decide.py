@@ -1,0 +1,79 @@
+"""One cycle's decision, as a pure function of the snapshot, the site and what the last cycle remembered.
+
+Order: rank (priority bands as SiteFactor) -> pack (move flexible pending jobs, using those bands) ->
+reshape (partitions by calendar) -> power (nodes up/down). Each step's actions carry their own reasons; a step
+that is switched off contributes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..decision import Decision, MoveJob, SetSiteFactor
+from ..pack import HighspySolver, classes_from_site, decide_moves, pack, problem_from_jobs
+from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
+from ..scale.reshape import plan_reshape
+from ..site import Site
+from ..snapshot import Snapshot
+from .inputs import group_states, packing_jobs
+
+log = logging.getLogger(__name__)
+BANDS = 8
+# A ranker: (snapshot, site, now) -> Decision of SetSiteFactor actions (e.g. the DQN's live ranker).
+Ranker = Callable[[Snapshot, Site, float], Decision]
+
+
+@dataclass(frozen=True)
+class CycleConfig:
+    pack: bool = True
+    reshape: bool = True
+    power: bool = True
+    pack_time_cap_s: float = 1.0
+    band_step: int = 1000  # SiteFactor per band (the ranker's); packing band = site_factor // band_step
+    scale: ScaleConfig = field(default_factory=ScaleConfig)
+
+
+@dataclass(frozen=True)
+class CycleMemory:
+    scale: ScaleMemory = field(default_factory=ScaleMemory)
+
+
+def bands_from(decision: Decision, step: int) -> dict[int, int]:
+    """Job id -> packing band 0..7 (7 most urgent) from the ranker's SiteFactor actions."""
+    return {j: max(0, min(BANDS - 1, a.site_factor // step)) for a in decision.actions
+            if isinstance(a, SetSiteFactor) for j in a.job_ids}
+
+
+def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s: float) -> Decision:
+    """MoveJob actions for flexible pending jobs (none for pinned ones, none when nothing is pending)."""
+    jobs = packing_jobs(snapshot, site, bands)
+    if not any(not j.pinned for j in jobs):
+        return Decision((), "pack")
+    pools, classes = classes_from_site(site, group_states(snapshot, site))
+    problem = problem_from_jobs(jobs, pools, classes)
+    result = pack(problem, HighspySolver(), time_cap_s=time_cap_s)
+    log.info("pack: %s objective %.1f (greedy %.1f) gap %.2f%% in %.3f s", result.status.value, result.objective,
+             result.greedy_objective, 100 * (result.gap or 0), result.build_s + result.solve_s)
+    moves = decide_moves(jobs, problem, result)
+    return Decision(tuple(MoveJob(int(m.job_id), m.partition, "&".join(m.features),
+                                  f"pack ({result.status.value}, gap {100 * (result.gap or 0):.1f}%): {m.reason}")
+                          for m in moves), "pack")
+
+
+def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMemory, now: float,
+           ranker: Ranker | None = None) -> tuple[Decision, CycleMemory]:
+    """Everything this cycle does, and what the next cycle must remember."""
+    ranked = ranker(snapshot, site, now) if ranker else Decision((), "rank:off")
+    decision = ranked
+    if config.pack:
+        decision += pack_moves(snapshot, site, bands_from(ranked, config.band_step), config.pack_time_cap_s)
+    if config.reshape:
+        decision += plan_reshape(snapshot, site, dt.datetime.fromtimestamp(now, dt.timezone.utc))
+    scale_memory = memory.scale
+    if config.power:
+        power, scale_memory = plan_power(snapshot, site, config.scale, memory.scale, now)
+        decision += power
+    return decision, CycleMemory(scale_memory)

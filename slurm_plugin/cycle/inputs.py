@@ -1,0 +1,78 @@
+"""What packing needs from a live snapshot: free capacity per node group and the pending jobs as it sees them.
+
+Which pending jobs may be moved (``pinned=False``): a ``--constraint`` that is exactly an OR of architectures
+(``aarch64|x86_64``), a comment tag ``hetsched:...,flex=aarch64|x86_64`` (admission routed a flexible job and
+recorded what its user allowed), or no constraint and a workload class the site marks portable
+(``--comment=class=web``). Everything else is pinned: the user chose, and the suite never overrides a choice.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..pack import GroupState, PendingJob, Resources
+from ..site import ARCHES, Site
+from ..snapshot import JobState, Snapshot
+
+_TAG = re.compile(r"(?:^|[\s,:])(class|flex)=([\w.|-]+)")
+
+
+def _tags(comment: str) -> dict[str, str]:
+    return {k: v for k, v in _TAG.findall(comment or "")}
+
+
+def allowed_archs(job: JobState, site: Site) -> tuple[tuple[str, ...], bool]:
+    """(architectures the job may run on, whether its user left the choice open)."""
+    feats = job.features.replace("[", "").replace("]", "")
+    alts = [a for a in feats.split("|") if a]
+    if len(alts) > 1 and all(a in ARCHES for a in alts):
+        return tuple(alts), True
+    tags = _tags(job.comment)
+    if "flex" in tags:
+        archs = tuple(a for a in tags["flex"].split("|") if a in ARCHES)
+        if len(archs) > 1:
+            return archs, True
+    if not feats and "class" in tags:
+        wclass = next((c for c in site.policy.workload_classes if c.name == tags["class"]), None)
+        if wclass and wclass.portable:
+            return tuple(a for a in wclass.archs if wclass.speed.get(a, 1.0) > 0), True
+    return ((feats,) if feats in ARCHES else ()), False
+
+
+def group_states(snapshot: Snapshot, site: Site) -> dict[str, GroupState]:
+    """Free CPUs, memory (GB) and accelerators of each node group's usable nodes, and its powered-down count."""
+    out = {}
+    for g in site.node_groups:
+        nodes = [n for n in map(snapshot.node, g.hostnames) if n is not None]
+        usable = [n for n in nodes if n.usable_now]
+        accel = g.gres[0][0] if g.gres else None
+        out[g.name] = GroupState(
+            free=Resources(cpus=float(sum(n.free_cpus for n in usable)),
+                           mem_gb=sum(n.free_memory_mb for n in usable) / 1024.0,
+                           accels=float(sum(n.gres_free(accel) for n in usable)) if accel else 0.0),
+            down_nodes=sum(1 for n in nodes if n.powered_down))
+    return out
+
+
+def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int]) -> list[PendingJob]:
+    """Pending jobs, most urgent first (band high to low, then oldest), in packing's terms.
+
+    ``bands`` maps job id to a packing band 0..7 (7 most urgent; from the ranking, 0 if unranked)."""
+    default_class = site.policy.default_class or ""
+    jobs = []
+    for j in snapshot.jobs:
+        if not j.pending or j.reason in ("JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime"):
+            continue
+        archs, flexible = allowed_archs(j, site)
+        nodes = j.node_count or 1
+        mem_mb = (j.memory_per_node_mb or 0) * nodes or (j.memory_per_cpu_mb or 0) * (j.cpus or 1)
+        types = tuple(dict.fromkeys(g.type for g in j.gres if g.type))
+        jobs.append(PendingJob(
+            job_id=str(j.job_id), per_job=Resources(cpus=float(j.cpus or 1), mem_gb=mem_mb / 1024.0,
+                                                   accels=float(sum(g.count for g in j.gres) * nodes)),
+            hours=(j.time_limit_min or 60) / 60.0, workload=_tags(j.comment).get("class", default_class),
+            band=bands.get(j.job_id, 0), partitions=(j.partition,) if j.partition else (), archs=archs,
+            accel_types=types, nodes=nodes, pinned=not flexible, current_partition=j.partition or None,
+            current_features=tuple(f for f in re.split(r"[&|]", j.features) if f)))
+    jobs.sort(key=lambda p: (-p.band, int(p.job_id)))
+    return jobs
