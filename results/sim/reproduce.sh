@@ -22,3 +22,8 @@ hetsched sim run -w $SWF/LANL-CM5-1994-4.1-cln.swf.gz -p fcfs --backfill --json 
 hetsched sim compare --site large -w synthetic:jobs=100000,seed=1 --policies fcfs --backfill on \
   --json $OUT/speed_large_100k.json --plot $OUT/speed_large_100k.png --table $OUT/speed_large_100k.md
 hetsched sim bench --json $OUT/bench_scaling.json > $OUT/bench_scaling.md
+# a Gavel/Philly GPU job stream on the demo site's 8 GPUs (run times from V100 throughputs; 8-GPU jobs
+# do not fit a 4-GPU node: dropped and counted)
+hetsched sim compare --site demo -w ../shared/workloads/gpu/gavel/philly_vc_traces/0e4a51.trace --drop-unfit \
+  --policies fcfs,sjf,f1,multifactor --json $OUT/philly_0e4a51_demo.json --table $OUT/philly_0e4a51_demo.md \
+  --plot $OUT/philly_0e4a51_demo.png
