@@ -74,13 +74,15 @@ def shim_roundtrip(socket_path: Path, rate: float, seconds: float, timeout_ms: i
 
 
 class FixedReplyServer:
-    """A Unix-socket server that answers every line with one fixed accept, deciding nothing: run through
-    :func:`shim_roundtrip`, it gives the machine's floor (Lua + kernel + scheduling) under the same load."""
+    """A Unix-socket server that answers every line with one fixed ``reply``, deciding nothing: run through
+    :func:`shim_roundtrip` with the default accept, it gives the machine's floor (Lua + kernel + scheduling)
+    under the same load; tests use it with garbage replies. A stale file at ``path`` is replaced."""
 
     REPLY = b'{"v":1,"ok":true,"action":"accept","set":{},"reason":"floor"}\n'
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, reply: bytes = REPLY):
+        self.path, self.reply = path, reply
+        path.unlink(missing_ok=True)
         self.sock = socket.socket(socket.AF_UNIX)
         self.sock.bind(str(path))
         self.sock.listen(16)
@@ -98,7 +100,7 @@ class FixedReplyServer:
         with conn, conn.makefile("rb") as reader:
             try:
                 while reader.readline():
-                    conn.sendall(self.REPLY)
+                    conn.sendall(self.reply)
             except OSError:
                 pass
 

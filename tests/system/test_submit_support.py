@@ -9,8 +9,6 @@ answers nonsense.
 from __future__ import annotations
 
 import atexit
-import socket
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 from tests.system.conftest import start_cluster
 
 from slurm_plugin.cluster.local import LocalCluster
+from slurm_plugin.daemon.bench import FixedReplyServer
 from slurm_plugin.daemon.process import DaemonProcess
 from slurm_plugin.slurm import SlurmClient
 
@@ -33,35 +32,11 @@ class Submitted:
     seconds: float
 
 
-class GarbageDaemon:
+class GarbageDaemon(FixedReplyServer):
     """Listens on the daemon's socket and answers every line with ``reply`` (default: not JSON)."""
 
     def __init__(self, path: Path, reply: bytes = b"}{ this is not JSON\n"):
-        path.unlink(missing_ok=True)
-        self.path, self.reply = path, reply
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.bind(str(path))
-        self.sock.listen(16)
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                try:
-                    conn.settimeout(2)
-                    reader = conn.makefile("rb")
-                    while reader.readline():
-                        conn.sendall(self.reply)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.sock.close()
-        self.path.unlink(missing_ok=True)
+        super().__init__(path, reply)
 
 
 class SubmitEnv:
