@@ -41,12 +41,13 @@ def _command() -> str:
               help="Training workload (repeatable): SWF file or synthetic:jobs=N,seed=S,load=L.")
 @click.option("--episodes", type=click.IntRange(1), default=300, show_default=True)
 @click.option("--seq-len", type=click.IntRange(8), default=256, show_default=True)
-@click.option("--price", type=float, default=1.0, show_default=True, help="Reward price per band level per hour.")
+@click.option("--price", type=float, default=0.3, show_default=True, help="Reward price per band level per hour.")
+@click.option("--lr", type=float, default=1e-4, show_default=True, help="Adam learning rate of the DQN steps.")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--eval-every", type=click.IntRange(1), default=25, show_default=True)
+@click.option("--eval-every", type=click.IntRange(1), default=5, show_default=True)
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Model file (.npz).")
 @handle_errors(WorkloadError, ValueError, OSError, ImportError)
-def train_cmd(site, workloads, episodes, seq_len, price, seed, eval_every, out) -> None:
+def train_cmd(site, workloads, episodes, seq_len, price, lr, seed, eval_every, out) -> None:
     """Double DQN in the simulator on the train split (first 60 %) of each workload; keeps the checkpoint with
     the best validation bsld (next 10 %). Needs torch (pip install -e '.[train]')."""
     from tqdm import tqdm
@@ -55,7 +56,7 @@ def train_cmd(site, workloads, episodes, seq_len, price, seed, eval_every, out) 
     from ..rank.dqn.train import TrainConfig, train
     from ..sim.run import provenance
     srcs = _sources(workloads, site)
-    cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, seed=seed, eval_every=eval_every)
+    cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, lr=lr, seed=seed, eval_every=eval_every)
     with tqdm(total=episodes, desc="dqn train", unit="episode", file=sys.stderr) as bar:
         model, _ = train(srcs, cfg, bar.update)
     import torch
@@ -63,7 +64,7 @@ def train_cmd(site, workloads, episodes, seq_len, price, seed, eval_every, out) 
                       torch=torch.__version__, provenance=provenance())
     save_model(model, out)
     click.echo(f"wrote {out} ({Path(out).stat().st_size} bytes): best validation bsld "
-               f"{model.meta['val_bsld']:.2f} at episode {model.meta['best_episode']}, "
+               f"/ SJF's {model.meta['val_bsld_over_sjf']:.3f} at episode {model.meta['best_episode']}, "
                f"{model.meta['train_wall_s']:.0f} s")
 
 

@@ -1,12 +1,18 @@
 """Double DQN training in the simulator (needs torch: the ``train`` extra). Exports numpy weights.
 
-Loop: per episode, draw a training sequence (round-robin over the sources), play it in the Slurm-like
-simulator with epsilon-greedy bands (:class:`.episodes.Recorder`), push its per-job transitions into a
-replay buffer, then take ``updates`` gradient steps on Huber loss against the Double DQN target
-``r + gamma (1 - done) Q_target(s', argmax_a Q_online(s', a))``; the target network copies the online one every
-``target_every`` steps. Every ``eval_every`` episodes the greedy policy is scored on fixed validation
-sequences (average bounded slowdown, backfill on); the best such checkpoint is the result. Everything is
-seeded (numpy, torch, the sequence draws); torch runs single-threaded so a run repeats bit for bit.
+1. Warm start (:func:`_warm_start`): the network is fitted to a teacher's bands (SJF in 8 bands, by the
+   job's time-limit rank in the queue) and the replay buffer is seeded with the teacher's episodes.
+2. Double DQN: per episode, draw a training sequence (round-robin over the sources), play it in the
+   Slurm-like simulator with epsilon-greedy bands (:class:`.episodes.Recorder`), push its per-job
+   transitions (reward: :mod:`.episodes`) into the replay buffer, then take ``updates`` Adam steps on the
+   Huber loss against ``r + gamma (1 - done) Q_target(s', argmax_a Q_online(s', a))``; the target network
+   copies the online one every ``target_every`` steps.
+3. Selection: every ``eval_every`` episodes (and before the first) the greedy policy is scored on fixed
+   validation sequences (bsld with backfill / SJF's, averaged over sources); the best checkpoint is returned
+   and its whole history goes into the model's metadata.
+
+Everything is seeded (numpy, torch, the sequence draws) and torch runs on one thread, so a run repeats
+bit for bit.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from .episodes import Recorder, Source, play, sequences, split, transitions
 from .evaluate import evaluate
 from .model import N_BANDS, DqnModel
 from .policy import DqnRanking
-from .features import N_FEATURES
+from .features import FEATURES, N_FEATURES
+from ...sim.hooks import ranking
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +39,31 @@ class TrainConfig:
     seq_len: int = 256
     hidden: tuple[int, ...] = (32, 32)
     gamma: float = 0.95
-    lr: float = 1e-3
+    lr: float = 1e-4
     batch: int = 256
     updates: int = 40
     buffer: int = 200_000
     target_every: int = 200
-    eps_start: float = 1.0
+    eps_start: float = 0.3  # the warm start already plays the teacher's bands
     eps_end: float = 0.05
     eps_frac: float = 0.6
-    price: float = 1.0
-    eval_every: int = 25
-    val_seqs: int = 8
+    price: float = 0.3
+    eval_every: int = 5
+    val_seqs: int = 16
     seed: int = 1
+    warm_episodes: int = 20
+    warm_steps: int = 2000
+    warm_lr: float = 1e-3
+
+
+class Teacher:
+    """Warm-start bands: a job's band from its time limit's rank in the queue (``limit_pct``) cut at
+    ``edges``: shortest 5 % band 0 ... longest 30 % band 7 (SJF in 8 bands). Only the warm start uses it."""
+
+    edges = np.linspace(0.05, 0.7, N_BANDS - 1)
+
+    def bands(self, x: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.edges, x[:, FEATURES.index("limit_pct")], side="right")
 
 
 class Replay:
@@ -96,19 +116,22 @@ def train(sources: list[Source], cfg: TrainConfig, progress=None) -> tuple[DqnMo
     train_jobs = [split(s.jobs, "train") for s in sources]
     val = [(s, sequences(split(s.jobs, "val"), cfg.val_seqs, cfg.seq_len, np.random.default_rng(cfg.seed + 7)))
            for s in sources]
+    ref = [_bsld(s.machine, seqs, ranking("sjf")) for s, seqs in val]
     online, target = _net(torch, cfg.hidden), _net(torch, cfg.hidden)
     target.load_state_dict(online.state_dict())
     opt = torch.optim.Adam(online.parameters(), lr=cfg.lr)
     replay = Replay(cfg.buffer, rng)
+    _warm_start(torch, online, replay, sources, train_jobs, cfg, rng)
+    target.load_state_dict(online.state_dict())
     history: list[dict] = []
     best: tuple[float, DqnModel | None, int] = (np.inf, None, -1)
     steps, t0 = 0, time.perf_counter()
     for ep in range(cfg.episodes + 1):
         if ep % cfg.eval_every == 0 or ep == cfg.episodes:
             model = to_numpy(online)
-            score = _validate(model, val)
-            history.append({"episode": ep, "val_bsld": score, "wall_s": time.perf_counter() - t0})
-            log.info("episode %d: validation bsld %.2f", ep, score)
+            score = _validate(model, val, ref)
+            history.append({"episode": ep, "val_bsld_over_sjf": score, "wall_s": time.perf_counter() - t0})
+            log.info("episode %d: validation bsld / SJF's %.3f", ep, score)
             if score < best[0]:
                 best = (score, model, ep)
         if ep == cfg.episodes:
@@ -130,15 +153,50 @@ def train(sources: list[Source], cfg: TrainConfig, progress=None) -> tuple[DqnMo
             progress(1)
     model = best[1]
     model.meta = {"train_config": {**asdict(cfg), "hidden": list(cfg.hidden)}, "best_episode": best[2],
-                  "val_bsld": best[0], "history": history, "train_wall_s": time.perf_counter() - t0,
+                  "val_bsld_over_sjf": best[0], "val_sjf_bsld": ref, "history": history,
+                  "train_wall_s": time.perf_counter() - t0,
                   "sources": [s.name for s in sources]}
     return model, {"history": history}
 
 
-def _validate(model: DqnModel, val) -> float:
-    """Mean over sources of the validation bsld (backfill on), so no source dominates by its scale."""
-    return float(np.mean([evaluate(s.machine, seqs, DqnRanking(model, float(s.machine.cores)), True)["avg_bsld"]
-                          for s, seqs in val]))
+def _warm_start(torch, online, replay: Replay, sources, train_jobs, cfg: TrainConfig, rng) -> None:
+    """Behaviour cloning of :class:`Teacher`: play ``warm_episodes`` with its bands (10 % random), keep their
+    transitions in the replay buffer (demonstrations), and fit the Q-network's argmax to the teacher's band
+    (cross-entropy on the Q-values as logits) for ``warm_steps`` Adam steps at ``warm_lr``."""
+    if cfg.warm_episodes <= 0:
+        return
+    states = []
+    for ep in range(cfg.warm_episodes):
+        k = ep % len(sources)
+        seq = sequences(train_jobs[k], 1, cfg.seq_len, rng)[0]
+        rec = Recorder(Teacher(), float(sources[k].machine.cores), 0.1, rng)
+        play(sources[k].machine, seq, rec)
+        batch = transitions(rec, np.minimum(seq.run, seq.limit), cfg.price)
+        replay.add(*batch)
+        states.append(batch[0])
+    x = np.concatenate(states)
+    y = Teacher().bands(x)
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    opt = torch.optim.Adam(online.parameters(), lr=cfg.warm_lr)
+    for _ in range(cfg.warm_steps):
+        i = torch.from_numpy(rng.integers(0, len(x), cfg.batch))
+        loss = torch.nn.functional.cross_entropy(online(xt[i]), yt[i])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    log.info("warm start: %d states, teacher agreement %.3f", len(x),
+             float((online(xt).argmax(1) == yt).float().mean()))
+
+
+def _bsld(machine, seqs, policy) -> float:
+    return evaluate(machine, seqs, policy, True)["avg_bsld"]
+
+
+def _validate(model: DqnModel, val, ref: list[float]) -> float:
+    """Mean over sources of the validation bsld (backfill on) divided by SJF's on the same sequences, so no
+    source dominates by its scale (< 1: better than SJF)."""
+    return float(np.mean([_bsld(s.machine, seqs, DqnRanking(model, float(s.machine.cores))) / r
+                          for (s, seqs), r in zip(val, ref)]))
 
 
 def _step(torch, online, target, opt, batch, gamma: float) -> float:

@@ -49,11 +49,20 @@ def test_tiny_training_run_is_seeded_and_reproducible():
     pytest.importorskip("torch", reason="torch is the 'train' extra, not installed")
     from slurm_plugin.rank.dqn.train import TrainConfig, train
     src = [Source("t", homogeneous(8, 1), _jobs())]
-    cfg = TrainConfig(episodes=4, seq_len=32, batch=32, updates=5, eval_every=2, val_seqs=2, target_every=3)
+    cfg = TrainConfig(episodes=4, seq_len=32, batch=32, updates=5, eval_every=2, val_seqs=2, target_every=3,
+                      warm_episodes=2, warm_steps=20)
     m1, h1 = train(src, cfg)
     m2, h2 = train(src, cfg)
     for w1, w2 in zip(m1.weights + m1.biases, m2.weights + m2.biases):
         np.testing.assert_array_equal(w1, w2)
-    assert [h["val_bsld"] for h in h1["history"]] == [h["val_bsld"] for h in h2["history"]]
+    assert [h["val_bsld_over_sjf"] for h in h1["history"]] == [h["val_bsld_over_sjf"] for h in h2["history"]]
     m3, _ = train(src, TrainConfig(**{**cfg.__dict__, "seed": 2}))
     assert any(not np.array_equal(a, b) for a, b in zip(m1.weights, m3.weights))
+
+
+def test_teacher_bands_cut_the_limit_rank():
+    from slurm_plugin.rank.dqn.features import FEATURES
+    from slurm_plugin.rank.dqn.train import Teacher
+    x = np.zeros((5, 12), np.float32)
+    x[:, FEATURES.index("limit_pct")] = [0.0, 0.05, 0.2, 0.69, 1.0]
+    assert Teacher().bands(x).tolist() == [0, 1, 2, 6, 7]

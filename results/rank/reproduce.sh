@@ -1,0 +1,21 @@
+#!/bin/sh
+# Reproduce results/rank (run from the repository root; traces read in place from ../shared/workloads).
+# The default model: Double DQN, 2 training sources, seed 1 (needs the train extra: pip install -e '.[train]').
+set -e
+W=../shared/workloads/swf
+OUT=results/rank
+if [ "$1" = "--train" ]; then
+  hetsched -v rank train --site demo -w $W/lublin_256.swf -w "synthetic:jobs=10000,seed=1,load=0.9" \
+    --episodes 300 --seed 1 --out slurm_plugin/rank/models/dqn_default.npz
+fi
+# Slurm-like semantics, 50 held-out 256-job sequences, with/without backfill, plus a 24 h age floor (backfill on)
+hetsched rank eval -w $W/lublin_256.swf --split test --sequences 50 --age-floor 24 \
+  --json $OUT/lublin_slurm.json --plot $OUT/lublin_slurm.png > $OUT/lublin_slurm.md
+hetsched rank eval -w "synthetic:jobs=10000,seed=2,load=0.9" --site demo --split all --sequences 50 --age-floor 24 \
+  --json $OUT/synthetic_demo_seed2.json --plot $OUT/synthetic_demo_seed2.png > $OUT/synthetic_demo_seed2.md
+hetsched rank eval -w $W/KTH-SP2-1996-2.1-cln.swf.gz --split all --sequences 50 --age-floor 24 \
+  --json $OUT/kth_sp2_heldout.json --plot $OUT/kth_sp2_heldout.png > $OUT/kth_sp2_heldout.md
+# RLScheduler's protocol and semantics on Lublin-1: 10 windows of 1,024 jobs, seed 1
+hetsched rank eval -w $W/lublin_256.swf --semantics rlscheduler --windows --sequences 10 --length 1024 \
+  --json $OUT/lublin_rlscheduler.json --plot $OUT/lublin_rlscheduler.png > $OUT/lublin_rlscheduler.md
+hetsched bench rank --json $OUT/bench_rank.json
