@@ -19,7 +19,8 @@ class AdmissionOptions:
 
     ``set_qos``: also set ``--qos`` to the tier name (only where those QOS exist in slurmdbd: an unknown QOS
     makes slurmctld reject the job); ``site_factor``: set the job's SiteFactor to the priority band;
-    ``annotate_comment``: write ``hetsched:class=..,tier=..`` into an empty comment.
+    ``annotate_comment``: write ``hetsched:class=..,tier=..`` into an empty comment, with ``,flex=a|b`` when
+    the job was routed to one of several arches its user allowed (the daemon's cycle may re-route it then).
     """
 
     set_qos: bool = False
@@ -57,5 +58,8 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     refused = map_accelerators(req, snap, wclass, out)
     if refused:
         return refused
-    route_arch(req, snap, wclass, out)
+    allowed = route_arch(req, snap, wclass, out)
+    if allowed and options.annotate_comment and not req.comment:
+        tag = out.changes.get("comment") or "hetsched:class=-,tier=-"
+        out.changes["comment"] = f"{tag},flex={'|'.join(sorted(allowed))}"
     return out.build()

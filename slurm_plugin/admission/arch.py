@@ -36,16 +36,18 @@ def _room(snap: Snapshot, part: PartitionState, arch: str, req: JobRequest) -> t
     return fit, free
 
 
-def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None, out: DecisionBuilder) -> None:
+def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None,
+               out: DecisionBuilder) -> frozenset[str] | None:
     """Narrow a multi-arch job to the arch (and partition) with free capacity now; adds to ``out``.
 
     Routable: ``--constraint`` exactly an OR of arches, or no constraint and a portable workload class
     (its ``archs``, minus those of speed 0). A job pinned to one arch, naming nodes, asking for GRES (see
     accel) or naming several partitions is never moved. With no arch able to start it now, it is left
-    to Slurm unchanged.
+    to Slurm unchanged. Returns the arches the user allowed when the job was routed (so the daemon's cycle
+    may route it again later), else None.
     """
     if not snap.known or req.req_nodes or req.gres_items or (req.partition and "," in req.partition):
-        return
+        return None
     choice = arch_choice(req.features)
     if choice.routable:
         allowed, source = choice.archs, "--constraint"
@@ -55,9 +57,9 @@ def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None, ou
     else:
         if len(choice.archs) == 1:
             out.add("arch", f"pinned to {next(iter(choice.archs))} by --constraint: not moved")
-        return
+        return None
     if len(allowed) < 2:
-        return
+        return None
     speed = wclass.speed if wclass else {}
     options = []
     for arch in sorted(allowed):
@@ -69,10 +71,11 @@ def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None, ou
     fitting = [o for o in options if o[0][0]]
     if not fitting:
         out.add("arch", f"{source} allows {'|'.join(sorted(allowed))} but none has room now: left to Slurm")
-        return
+        return None
     _, arch, part, nodes = max(fitting, key=lambda o: o[0])
     changes: dict[str, str | int] = {"features": arch}
     if not req.partition and not part.default:
         changes["partition"] = part.name
     out.add("arch", f"{source} allows {'|'.join(sorted(allowed))}: routed to {arch} in partition {part.name} "
             f"({nodes} node{'s' if nodes != 1 else ''} with room now)", **changes)
+    return allowed

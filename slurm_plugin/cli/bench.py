@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .bench_pack import pack_cmd
+from .bench_submit import submit_cmd
 from .bench_rank import rank_cmd
 
 
@@ -14,4 +15,5 @@ def bench() -> None:
 
 
 bench.add_command(pack_cmd)
+bench.add_command(submit_cmd)
 bench.add_command(rank_cmd)

@@ -127,3 +127,17 @@ def test_class_order_is_priority_order():
     bands = [classify(JobRequest(comment=f"class={c.name}", qos="bronze"), SITE).band
              for c in SITE.policy.workload_classes]
     assert bands == sorted(bands, reverse=True) and len(set(bands)) == len(bands)
+
+
+def test_routed_job_records_what_its_user_allowed_for_the_cycle():
+    from slurm_plugin.cycle.inputs import allowed_archs
+    from slurm_plugin.snapshot import JobState
+
+    d = admit(JobRequest(features="aarch64|x86_64", min_cpus=4), demo(**ALL_ARM_BUSY), SITE)
+    assert d.changes["features"] == "x86_64"
+    assert d.changes["comment"] == "hetsched:class=batch,tier=bronze,flex=aarch64|x86_64"
+    # the cycle reads it back as a flexible job, even though its constraint now names one arch
+    job = JobState(1, "PENDING", features=d.changes["features"], comment=d.changes["comment"])
+    assert allowed_archs(job, SITE) == (("aarch64", "x86_64"), True)
+    # a user's own comment is never rewritten, so such a job stays where admission put it
+    assert "comment" not in admit(JobRequest(features="aarch64|x86_64", comment="mine"), demo(), SITE).changes
