@@ -1,0 +1,45 @@
+"""`hetsched rank eval` / `hetsched bench rank` write the issue's result keys; `dqn` is a simulator ranking."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+from slurm_plugin.sim.hooks import ranking
+
+ROW_KEYS = {"workload", "backfill", "policy", "avg_bsld", "avg_wait_s", "utilization", "max_wait_s"}
+POLICIES = {"dqn", "fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"}
+
+
+def test_rank_eval_json_has_the_issue_keys(workloads, tmp_path):
+    out = tmp_path / "ev.json"
+    res = CliRunner().invoke(main, ["rank", "eval", "-w", str(workloads / "swf" / "lublin_256.swf"), "--sequences",
+                                    "2", "--length", "32", "--age-floor", "24", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["protocol"]["semantics"] == "slurm" and doc["protocol"]["sequences"] == 2
+    assert {(r["policy"], r["backfill"]) for r in doc["rows"]} == {(p, b) for p in POLICIES for b in (False, True)}
+    assert all(ROW_KEYS <= set(r) and r["avg_bsld"] >= 1.0 for r in doc["rows"])
+    assert {r["policy"] for r in doc["floor_rows"]} == POLICIES and all(r["age_floor_h"] == 24 for r in doc["floor_rows"])
+    assert "| dqn | yes |" in res.output
+
+
+def test_rank_eval_rejects_a_missing_model(workloads, tmp_path):
+    res = CliRunner().invoke(main, ["rank", "eval", "-w", str(workloads / "swf" / "lublin_256.swf"), "--model",
+                                    str(tmp_path / "none.npz"), "--json", str(tmp_path / "x.json")])
+    assert res.exit_code == 1 and "no such model file" in res.output
+
+
+def test_bench_rank_json(tmp_path):
+    out = tmp_path / "b.json"
+    res = CliRunner().invoke(main, ["bench", "rank", "--jobs", "1000", "--repeat", "2", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["jobs"] == 1000 and doc["rank_ms"] > 0
+
+
+def test_dqn_is_a_registered_simulator_ranking():
+    r = ranking("dqn", None, 256.0)
+    assert r.name == "dqn" and r.static is False
