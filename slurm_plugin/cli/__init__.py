@@ -19,6 +19,7 @@ GROUPS: list[tuple[str, str]] = [
     ("why", "why"),
     ("bench", "bench"),
     ("scale", "scale"),
+    ("cycle", "cycle"),
     ("rank", "rank"),
 ]
 
