@@ -223,9 +223,10 @@ class ClusterState:
         np.maximum.at(self.est_free, on[:, 0].astype(np.int64), on[:, 1])
 
     # --- planning -----------------------------------------------------------------------------------------
-    def plan(self, job: int, r: Req, now: float) -> Reservation:
+    def plan(self, job: int, r: Req, now: float, exclude: np.ndarray | None = None) -> Reservation | None:
         """Earliest time ``r`` fits if running jobs end at their time limits, and the nodes it would take
-        (preferring nodes that are busy now, so that what is free now stays usable for backfill)."""
+        (preferring nodes that are busy now, so that what is free now stays usable for backfill). Nodes in
+        ``exclude`` (other reservations) are not used; None if the rest can never hold ``r``."""
         idx = self._nodes_of(r.options)
         self._refresh_est_free(idx)
         if r.whole and self.all_on:
@@ -236,8 +237,12 @@ class ClusterState:
             avail = np.where(self.njobs[idx] == 0, ready, np.maximum(self.est_free[idx], ready))
         else:
             avail = np.maximum(self._partial_avail(r, idx, now), self.ready_time(idx, now))
+        if exclude is not None:
+            avail = np.where(exclude[idx], INF, avail)
         k = r.nodes
         t = float(np.partition(avail, k - 1)[k - 1])
+        if t == INF and exclude is not None:
+            return None
         if t == INF:
             raise RuntimeError(f"job {job} can never fit (reader fit check missed it)")
         within = np.flatnonzero(avail <= t)

@@ -54,7 +54,7 @@ class Engine:
     def __init__(self, machine: Machine, jobs: JobTable, ranking: RankingPolicy, backfill: bool = True,
                  placement: PlacementPolicy | None = None, scaling: ScalingPolicy | None = None,
                  bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST, bf_interval_s: float | None = None,
-                 observer: Callable[[Engine, float], None] | None = None):
+                 reservations: int = 1, observer: Callable[[Engine, float], None] | None = None):
         self.machine, self.jobs, self.ranking, self.backfill = machine, jobs, ranking, backfill
         self.placement = placement or FirstFit()
         self.scaling = scaling or AlwaysOn()
@@ -72,6 +72,9 @@ class Engine:
         self.procs = jobs.procs.astype(float)
         self._req: list = [None] * n
         self._all_on = self.scaling.interval_s is None
+        self.reservations = reservations  # 1 = EASY; more = Slurm-like, one per blocked job in order
+        if reservations > 1 and not self._all_on:
+            raise ValueError("several reservations need every node on (no scaling policy)")
         self.cluster.all_on = self._all_on
         self.group_core_s = np.zeros(len(machine.groups))
         self.running: dict[int, tuple] = {}
@@ -258,11 +261,13 @@ class Engine:
             if cand is not None:
                 self._start(j, r, cand, t)
                 started.append(j)
+                self._epoch += 1  # a job ahead of the head took resources: its plan must be redone
                 continue
             if self.backfill and (self.bf_interval is None or self._bf_due):
                 rest = keys[pos + 1:pos + 1 + self.bf_max]
                 rest = rest if to_job is None else to_job[rest]
-                self._backfill(rest, self._reservation(j, r, t), t, started)
+                backfill = self._backfill if self.reservations == 1 else self._backfill_multi
+                backfill(rest, self._reservation(j, r, t, ahead=bool(started)), t, started)
             break
         self._bf_due = False
         if started:
@@ -318,6 +323,30 @@ class Engine:
             started.append(j)
             outside.clear()
 
+    def _backfill_multi(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
+        """Like Slurm's backfill: each job of ``rest`` that cannot start without delaying an earlier
+        reservation gets its own (on nodes no earlier reservation holds), up to ``reservations`` in all."""
+        c, limit = self.cluster, self.jobs.limit
+        resvs = [resv]
+        for j in np.asarray(rest).tolist():
+            r = self._req_of(j)
+            end = t + limit[j]
+            block = np.zeros(len(c.state), dtype=bool)
+            for res in resvs:
+                if end > res.time:
+                    block |= res.mask
+            cand = c.candidates(r, exclude=block if block.any() else None)
+            if cand is not None:
+                self._start(j, r, cand, t)
+                started.append(j)
+            elif len(resvs) < self.reservations:
+                taken = np.logical_or.reduce([res.mask for res in resvs])
+                plan = c.plan(j, r, t, exclude=taken)
+                if plan is not None:
+                    resvs.append(plan)
+            elif c.total_free_cores <= 0:
+                break
+
     def _failed_shapes(self, resv: Reservation) -> tuple[set, set]:
         """Request shapes (by id) that fit nowhere / nowhere outside ``resv``: they stay so until something is
         released, since between releases free capacity only shrinks and the reservation stays."""
@@ -332,9 +361,11 @@ class Engine:
             r = self._req[j] = self.cluster.req(self.jobs, j)
         return r
 
-    def _reservation(self, j: int, r, t: float) -> Reservation:
+    def _reservation(self, j: int, r, t: float, ahead: bool = False) -> Reservation:
+        """The head's plan (cached until something is released or starts ahead of it). ``resv_history`` keeps
+        its successive times while nothing of higher priority started in front of it: they never increase."""
         if self.resv is None or self.resv.job != j or self._resv_epoch != self._epoch:
-            if self.resv is None or self.resv.job != j:
+            if self.resv is None or self.resv.job != j or ahead:
                 self.resv_history[j] = []
             self.resv = self.cluster.plan(j, r, t)
             self._resv_epoch = self._epoch

@@ -81,7 +81,8 @@ def replay_on_slurm(client: SlurmClient, jobs: list[ReplayJob], partition: str,
 
 
 def simulate_replay(site: Site, partition: str, jobs: list[ReplayJob], real: list[dict[str, float]],
-                    policy: str = "multifactor", bf_interval_s: float | None = 30.0) -> np.ndarray:
+                    policy: str = "multifactor", bf_interval_s: float | None = 30.0,
+                    reservations: int = 1) -> np.ndarray:
     """Start times (relative to the first submit) the simulator gives the replayed jobs."""
     t0 = min(r["submit"] for r in real)
     table = JobTable.build(dict(
@@ -91,7 +92,8 @@ def simulate_replay(site: Site, partition: str, jobs: list[ReplayJob], real: lis
         arch_mask=[arch_mask([j.arch] if j.arch else []) for j in jobs]))
     machine = machine_from_site(site, partition)
     total = float(sum(g.count * g.cpu.cores for g in site.node_groups))
-    out = Engine(machine, table, ranking(policy, site, total), backfill=True, bf_interval_s=bf_interval_s).run()
+    out = Engine(machine, table, ranking(policy, site, total), backfill=True, bf_interval_s=bf_interval_s,
+                 reservations=reservations).run()
     by_id = dict(zip(table.id.tolist(), out.begin.tolist()))
     return np.array([by_id[r["id"]] for r in real])
 
