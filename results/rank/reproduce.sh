@@ -19,3 +19,6 @@ hetsched rank eval -w $W/KTH-SP2-1996-2.1-cln.swf.gz --split all --sequences 50 
 hetsched rank eval -w $W/lublin_256.swf --semantics rlscheduler --windows --sequences 10 --length 1024 \
   --json $OUT/lublin_rlscheduler.json --plot $OUT/lublin_rlscheduler.png > $OUT/lublin_rlscheduler.md
 hetsched bench rank --json $OUT/bench_rank.json
+# the figures above go into the model file's metadata (weights unchanged)
+hetsched rank record --model slurm_plugin/rank/models/dqn_default.npz $OUT/lublin_slurm.json \
+  $OUT/synthetic_demo_seed2.json $OUT/kth_sp2_heldout.json $OUT/lublin_rlscheduler.json

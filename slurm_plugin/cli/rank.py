@@ -115,3 +115,25 @@ def eval_cmd(workload, site, model_path, semantics, count, length, part, windows
     if plot_out:
         plot_rows(rows + out.get("floor_rows", []), plot_out, f"{p.workload.name} ({semantics}, {len(seqs)} seq)")
     click.echo(table(rows + out.get("floor_rows", [])))
+
+
+@rank.command("record")
+@click.option("--model", "model_path", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@handle_errors(ValueError, OSError)
+def record_cmd(model_path, results) -> None:
+    """Store the evaluation figures of RESULTS (``rank eval`` JSON files) in the model's metadata (weights
+    unchanged): per file, its protocol and the avg_bsld / max_wait_s of every row."""
+    from ..rank.dqn.model import load_model, save_model
+    model = load_model(model_path)
+    evals = model.meta.setdefault("evaluations", {})
+    for path in results:
+        doc = json.loads(Path(path).read_text())
+        p = doc["protocol"]
+        evals[Path(path).stem] = {
+            "semantics": p["semantics"], "source": p["source"], "sequences": p["sequences"], "length": p["length"],
+            "rows": [{k: r[k] for k in ("workload", "policy", "backfill", "avg_bsld", "max_wait_s")} | (
+                {"age_floor_h": r["age_floor_h"]} if "age_floor_h" in r else {})
+                for r in doc["rows"] + doc.get("floor_rows", [])]}
+    save_model(model, model_path)
+    click.echo(f"recorded {len(results)} evaluation(s) in {model_path}")

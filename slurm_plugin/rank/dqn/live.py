@@ -59,7 +59,7 @@ def resolve_model(model: DqnModel | str | Path | None) -> DqnModel | None:
 
 def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True) -> dict[str, np.ndarray]:
     """The pending jobs of ``snapshot`` as arrays: ids, submit, limit (s), procs, qos priority, and (when
-    ``with_able``) the cores of nodes able to run each job. One pass over the jobs; per-shape answers cached."""
+    ``with_able``) the cores of nodes able to run each job (computed once per distinct features/GRES ask)."""
     pend = [j for j in snapshot.jobs if j.state == "PENDING"]
     qos_of = {q.name: float(q.priority) for q in site.policy.qos_tiers} if site is not None else {}
     n = len(pend)

@@ -43,3 +43,19 @@ def test_bench_rank_json(tmp_path):
 def test_dqn_is_a_registered_simulator_ranking():
     r = ranking("dqn", None, 256.0)
     assert r.name == "dqn" and r.static is False
+
+
+def test_rank_record_stores_eval_figures_in_the_model(workloads, tmp_path):
+    from slurm_plugin.rank.dqn import DqnModel, load_model, save_model
+    model = save_model(DqnModel.init(seed=4), tmp_path / "m.npz")
+    out = tmp_path / "ev.json"
+    args = ["rank", "eval", "-w", str(workloads / "swf" / "lublin_256.swf"), "--model", str(model), "--sequences", "1",
+            "--length", "16", "--json", str(out)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    res = CliRunner().invoke(main, ["rank", "record", "--model", str(model), str(out)])
+    assert res.exit_code == 0, res.output
+    m = load_model(model)
+    rows = m.meta["evaluations"]["ev"]["rows"]
+    assert len(rows) == 14 and {"policy", "avg_bsld", "max_wait_s", "backfill"} <= set(rows[0])
+    np_equal = all((a == b).all() for a, b in zip(m.weights, DqnModel.init(seed=4).weights))
+    assert np_equal
