@@ -16,7 +16,7 @@ install: deps
 	$(PIP) install -q -e '.[test]'
 
 demo: install
-	hetsched cluster up demo --root $(DEMO_ROOT)
+	hetsched cluster up demo --root $(DEMO_ROOT) --job-submit
 	hetsched cluster demo --root $(DEMO_ROOT)
 
 test: install

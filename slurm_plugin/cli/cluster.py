@@ -90,12 +90,15 @@ def demo(root: Path, seconds: int, as_json: bool) -> None:
     """Submit a mix of plain sbatch jobs to the running cluster and show where each one ran."""
     from ..cluster.demo import run_demo
 
-    rows = run_demo(LocalCluster(root).client(), seconds=seconds)
+    c = LocalCluster(root)
+    rows = run_demo(c.client(), seconds=seconds, admission=bool(c.state().get("job_submit")))
     if as_json:
         emit_json([r.__dict__ for r in rows])
     else:
-        click.echo(f"{'job':>5}  {'asked for':34} {'sbatch directives':42} {'state':10} {'ran on':12} node features")
+        click.echo(f"{'job':>5}  {'asked for':40} {'sbatch directives':42} {'state':10} {'partition':9} "
+                   f"{'ran on':10} node features")
         for r in rows:
-            click.echo(f"{r.job_id or '-':>5}  {r.what:34} {r.args:42} {r.state:10} {r.nodes:12} {r.features}")
+            click.echo(f"{r.job_id or '-':>5}  {r.what:40} {r.args:42} {r.state:10} {r.partition:9} {r.nodes:10} "
+                       f"{r.features}")
     if any(r.state != "COMPLETED" for r in rows):
         raise SystemExit(1)

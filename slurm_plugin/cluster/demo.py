@@ -21,6 +21,14 @@ DEMO_JOBS: list[tuple[str, list[str]]] = [
     ("four Ascend NPUs", ["-p", "npu", "--gres=npu:ascend910b:4"]),
     ("a BlueField DPU", ["-p", "dpu", "--gres=dpu:bluefield3:1"]),
 ]
+# Jobs that only run well with the job_submit shim and the admission daemon (cluster up --job-submit).
+ADMISSION_JOBS: list[tuple[str, list[str]]] = [
+    ("any GPU, no partition (daemon maps it)", ["--gres=gpu:1"]),
+    ("any NPU, no partition", ["--gres=npu:1"]),
+    ("ARM or x86, wherever there is room", ["--constraint=aarch64|x86_64", "-n", "8"]),
+    ("a portable web job", ["--comment=class=web"]),
+    ("AI training on an A100 (gold tier)", ["--comment=class=ai-training", "--gres=gpu:a100:1"]),
+]
 
 
 @dataclass
@@ -29,14 +37,17 @@ class DemoRow:
     args: str
     job_id: int | None
     state: str
+    partition: str
     nodes: str
     features: str
 
 
-def run_demo(client: SlurmClient, seconds: int = 3, timeout: float = 120.0) -> list[DemoRow]:
-    """Submit every demo job, wait for all of them, and return where each ran (or why it did not)."""
+def run_demo(client: SlurmClient, seconds: int = 3, timeout: float = 120.0,
+             admission: bool = False) -> list[DemoRow]:
+    """Submit every demo job (and the admission ones when the shim runs), wait for all of them, and return
+    where each ran (or why it did not)."""
     submitted: list[tuple[str, list[str], int | None, str]] = []
-    for what, args in DEMO_JOBS:
+    for what, args in DEMO_JOBS + (ADMISSION_JOBS if admission else []):
         try:
             job_id = client.sbatch(*args, "--time=5", "--output=/dev/null", "-J", "demo", wrap=f"sleep {seconds}")
             submitted.append((what, args, job_id, ""))
@@ -46,15 +57,15 @@ def run_demo(client: SlurmClient, seconds: int = 3, timeout: float = 120.0) -> l
     node_features = {n["NodeName"]: n.get("AvailableFeatures", "") for n in client.show_nodes()}
     for what, args, job_id, error in submitted:
         if job_id is None:
-            rows.append(DemoRow(what, " ".join(args), None, "REJECTED", "-", error))
+            rows.append(DemoRow(what, " ".join(args), None, "REJECTED", "-", "-", error))
             continue
         try:
             job = client.wait_job(job_id, timeout=timeout)
         except TimeoutError as err:
-            rows.append(DemoRow(what, " ".join(args), job_id, "TIMEOUT", "-", str(err)))
+            rows.append(DemoRow(what, " ".join(args), job_id, "TIMEOUT", "-", "-", str(err)))
             continue
         nodes = job.get("NodeList", "-")
         first = hostlist.expand_hostlist(nodes)[0] if nodes not in ("", "-", "(null)") else ""
         feats = node_features.get(first, "")
-        rows.append(DemoRow(what, " ".join(args), job_id, job["JobState"], nodes, feats))
+        rows.append(DemoRow(what, " ".join(args), job_id, job["JobState"], job.get("Partition", ""), nodes, feats))
     return rows

@@ -243,7 +243,30 @@ class LocalCluster:
             for host in group.hostnames:
                 self.start_slurmd(host)
         self._wait_nodes(client, [h for g in site.node_groups for h in g.hostnames], wait)
+        if job_submit:
+            self.start_daemon(site_path, wait)
         return state
+
+    def start_daemon(self, site_path: Path, wait: float = 30.0) -> int:
+        """Start the admission daemon the shim asks (``<root>/run/hetsched.sock``), unless it already runs."""
+        from ..daemon.process import ask
+
+        pidfile = self._pidfile("daemon")
+        pid = read_pid(pidfile)
+        if is_running(pid, "slurm_plugin daemon run"):
+            return pid
+        sock = self.root / "run" / "hetsched.sock"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+        pid = spawn_detached([sys.executable, "-m", "slurm_plugin", "daemon", "run", "--socket", str(sock),
+                              "--site", str(site_path), "--slurm-conf", str(self.conf), "--allow-user", "root",
+                              "--refresh", "2"], self.root / "log" / "hetsched-daemon.log", env=env)
+        pidfile.write_text(f"{pid}\n")
+        deadline = time.monotonic() + wait
+        while not ask(sock, {"gres": "gres:gpu:1"}).get("set", {}).get("partition"):
+            if time.monotonic() > deadline or not is_running(pid, "slurm_plugin daemon run"):
+                raise ClusterError(f"the admission daemon did not answer; see {self.root}/log/hetsched-daemon.log")
+            time.sleep(0.2)
+        return pid
 
     def _ctld_running(self, state: dict) -> bool:
         return is_running(state.get("slurmctld_pid"), "slurmctld")
@@ -288,6 +311,9 @@ class LocalCluster:
     def status(self) -> list[ProcStatus]:
         state = self.state()
         out = [ProcStatus("slurmctld", state.get("slurmctld_pid"), self._ctld_running(state))]
+        if state.get("job_submit"):
+            pid = read_pid(self._pidfile("daemon"))
+            out.append(ProcStatus("hetsched daemon", pid, is_running(pid, "slurm_plugin daemon run")))
         for host in state.get("slurmd_ports", {}):
             pid = read_pid(self._pidfile(f"slurmd-{host}"))
             out.append(ProcStatus(f"slurmd {host}", pid, is_running(pid, "slurmd")))
@@ -327,6 +353,11 @@ class LocalCluster:
                     time.sleep(0.3)
             except SlurmError as err:
                 log.warning("could not cancel jobs before stopping: %s", err)
+        daemon_pid = read_pid(self._pidfile("daemon"))
+        if is_running(daemon_pid, "slurm_plugin daemon run"):
+            stop_pid(daemon_pid, "slurm_plugin daemon run")
+            stopped.append("hetsched daemon")
+        self._pidfile("daemon").unlink(missing_ok=True)
         for host in state.get("slurmd_ports", {}):
             if self.slurmd_running(host):
                 stopped.append(f"slurmd {host}")

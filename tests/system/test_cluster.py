@@ -107,7 +107,7 @@ def _processes_under(root: Path) -> list[str]:
 
 
 def test_down_stops_everything_it_started():
-    c = start_cluster("downtest", 50)
+    c = start_cluster("downtest", 50, job_submit=True)  # also starts the admission daemon
     slurm = c.client()
     marker = c.root / "running.txt"
     job_id = slurm.sbatch("--time=5", f"--output={c.root}/job.out", wrap=f"touch {marker}; sleep 300")
@@ -117,6 +117,6 @@ def test_down_stops_everything_it_started():
         assert time.monotonic() < deadline
         time.sleep(0.2)
     stopped = c.down()
-    assert "slurmctld" in stopped and any(s.startswith("slurmd ") for s in stopped)
+    assert "slurmctld" in stopped and "hetsched daemon" in stopped and any(s.startswith("slurmd ") for s in stopped)
     assert not any(p.running for p in c.status())
     assert _processes_under(c.root) == []
