@@ -94,7 +94,7 @@ def test_foreign_features_or_shapes_are_refused(tmp_path):
 def test_shipped_default_model_loads_and_is_small():
     m = load_model(DEFAULT_MODEL)
     assert DEFAULT_MODEL.stat().st_size < 100_000
-    assert m.meta["seed"] == 1 and m.meta["workloads"] and "val_bsld" in m.meta
+    assert m.meta["seed"] == 1 and m.meta["workloads"] and "val_bsld_over_sjf" in m.meta
 
 
 def _view(now=0.0):
