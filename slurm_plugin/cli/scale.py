@@ -89,3 +89,61 @@ def apply(site: str | None, state: Path, grace: float, warm: int, journal: Path)
                    f"{'' if r.ok else ' - ' + r.error}")
     if not all(r.ok for r in results):
         raise SystemExit(1)
+
+
+@scale.command("eval")
+@click.option("--site", help="Site file or name (default: SWF traces run on their header's homogeneous machine).")
+@click.option("--workload", "-w", required=True, help="SWF file, sacct export or synthetic:jobs=..,seed=..,load=..")
+@click.option("--suspend-time", type=float, default=600.0, show_default=True,
+              help="Slurm's SuspendTime for the idle-timer baseline.")
+@click.option("--grace", type=float, default=120.0, show_default=True, help="hetsched's idle grace (s).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="PNG of power and queue length over time per policy.")
+@handle_errors(ValueError, OSError)
+def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float, json_path: Path,
+             plot_path: Path | None) -> None:
+    """Energy and wait of always-on, Slurm's idle timer and hetsched in the simulator (same workload)."""
+    import json
+
+    from ..conf import write_atomic
+    from ..scale.evaluate import evaluate, pid_step_response
+    from ..sim.run import prepare, provenance
+
+    prepared = prepare(workload, site)
+    rows = evaluate(prepared, suspend_time_s=suspend_time, grace_s=grace)
+    if plot_path:
+        _plot(rows, plot_path)
+    base = rows[0]
+    for r in rows:
+        r["energy_vs_always_on"] = r["energy_kwh"] / base["energy_kwh"] - 1 if base["energy_kwh"] else None
+        r["wait_vs_always_on"] = r["avg_wait_s"] / base["avg_wait_s"] - 1 if base["avg_wait_s"] else None
+        click.echo(f"{r['policy']:14} {r['energy_kwh']:10.1f} kWh ({100 * (r['energy_vs_always_on'] or 0):+6.1f} %)  "
+                   f"avg wait {r['avg_wait_s']:8.1f} s ({100 * (r['wait_vs_always_on'] or 0):+6.1f} %)  "
+                   f"utilization {r['utilization']:.3f}")
+    step = pid_step_response()
+    doc = {"workload": workload, "site": site, "suspend_time_s": suspend_time, "grace_s": grace,
+           "rows": [{k: v for k, v in r.items() if k != "timeline"} for r in rows],
+           "pid_step": {k: v for k, v in step.items()}, **provenance()}
+    write_atomic(json_path.parent, {json_path.name: json.dumps(doc, indent=1, default=float) + "\n"})
+    click.echo(f"PID step: settles in {step['settle_periods']} periods, overshoot {100 * step['overshoot']:.1f} %")
+
+
+def _plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_w, ax_q) = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
+    for r in rows:
+        t = [x / 3600 for x in r["timeline"]["t"]]
+        ax_w.plot(t, [w / 1000 for w in r["timeline"]["watts"]], label=r["policy"], lw=0.8)
+        ax_q.plot(t, r["timeline"]["queue"], label=r["policy"], lw=0.8)
+    ax_w.set_ylabel("power (kW)")
+    ax_q.set_ylabel("pending jobs")
+    ax_q.set_xlabel("hours")
+    ax_w.legend(loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
