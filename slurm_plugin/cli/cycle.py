@@ -42,10 +42,12 @@ def _options(fn):
 def _runner(site, state_dir, model, no_pack, no_reshape, no_power, idle_grace, warm, dry_run) -> CycleRunner:
     ranker = None
     if model:
-        from ..rank.dqn.live import rank_pending
+        from ..rank.dqn.live import rank_pending, resolve_model
 
-        def ranker(snapshot, site_model, now):
-            return rank_pending(snapshot, model, site_model, now)
+        loaded = resolve_model(model)  # once: a bad file is reported here, and the cycle runs without ranking
+        if loaded is not None:
+            def ranker(snapshot, site_model, now):
+                return rank_pending(snapshot, loaded, site_model, now)
 
     config = CycleConfig(pack=not no_pack, reshape=not no_reshape, power=not no_power,
                          scale=ScaleConfig(idle_grace_s=idle_grace, default_limits=GroupLimits(warm=warm)))
