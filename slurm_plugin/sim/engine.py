@@ -262,6 +262,8 @@ class Engine:
                 self._start(j, r, cand, t)
                 started.append(j)
                 self._epoch += 1  # a job ahead of the head took resources: its plan must be redone
+                if self._resv_active() and self.resv.job != j:
+                    self.resv_history[self.resv.job] = []  # outranked: its next plan may be later
                 continue
             if self.backfill and (self.bf_interval is None or self._bf_due):
                 rest = keys[pos + 1:pos + 1 + self.bf_max]

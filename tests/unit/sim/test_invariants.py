@@ -55,8 +55,8 @@ def test_checker_catches_a_backfill_that_delays_the_reservation(monkeypatch):
     """The invariant checker must fail on a broken planner (here: one that promises the head 'never')."""
     orig = Engine._reservation
 
-    def broken(self, j, r, t):
-        res = orig(self, j, r, t)
+    def broken(self, j, r, t, **kw):
+        res = orig(self, j, r, t, **kw)
         return Reservation(res.job, float("inf"), np.zeros_like(res.mask))
 
     monkeypatch.setattr(Engine, "_reservation", broken)
