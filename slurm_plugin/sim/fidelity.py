@@ -4,7 +4,8 @@ tau-b) and waits (mean absolute error).
 
 The simulator replays what Slurm saw: each job's real submit time (relative to the first), its real run time
 (end - start, including sleep start-up) and its time limit. Slurm's backfill runs every ``bf_interval``
-(30 s by default), so the simulator does the same here (its phase: the first submit).
+(30 s by default) and plans a reservation for every pending job it tests, so the simulator does the same here
+(backfill phase: the first submit; up to 100 reservations) instead of its EASY default.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def replay_on_slurm(client: SlurmClient, jobs: list[ReplayJob], partition: str,
 
 def simulate_replay(site: Site, partition: str, jobs: list[ReplayJob], real: list[dict[str, float]],
                     policy: str = "multifactor", bf_interval_s: float | None = 30.0,
-                    reservations: int = 1) -> np.ndarray:
+                    reservations: int = 100) -> np.ndarray:
     """Start times (relative to the first submit) the simulator gives the replayed jobs."""
     t0 = min(r["submit"] for r in real)
     table = JobTable.build(dict(

@@ -94,3 +94,12 @@ def test_higher_priority_arrival_takes_the_reservation():
     e = simulate(m, js, policy="sjf")
     assert e.begin.tolist() == [0, 110, 100]
     assert np.isnan(e.begin).sum() == 0
+
+
+@pytest.mark.parametrize("reservations,expected", [(1, [0, 100, 150, 3]), (10, [0, 100, 100, 150])])
+def test_slurm_like_reservations_protect_the_second_blocked_job(reservations, expected):
+    # EASY protects only B; with a reservation per blocked job, C's (nodes 3-4 at 100) keeps D from n4
+    js = jobs(dict(submit=0, run=100, nodes=3), dict(submit=1, run=50, nodes=2), dict(submit=2, run=50, nodes=2),
+              dict(submit=3, run=500, nodes=1))
+    e = simulate(machine(nodes(4)), js, reservations=reservations)
+    assert e.begin.tolist() == expected
