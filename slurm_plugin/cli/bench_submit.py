@@ -40,7 +40,7 @@ def _site_file(root: Path, port: int) -> Path:
 
 def _use_job_submit(cluster: LocalCluster, site: Path, enabled: bool, wait: float = 30.0) -> None:
     """Switch JobSubmitPlugins=lua on/off in the running slurmctld (re-render + reconfigure) and check it took."""
-    cluster.up(site, job_submit=enabled)
+    cluster.up(site, job_submit=enabled, daemon=False)
     want = "lua" if enabled else "(null)"
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
@@ -83,7 +83,7 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
     site = _site_file(root, port)
     cluster = LocalCluster(root)
     cluster.down()
-    cluster.up(site, job_submit=True)
+    cluster.up(site, job_submit=True, daemon=False)
     client = cluster.client()
     daemon = DaemonProcess(root, refresh_s=5.0)
     host = machine()

@@ -39,7 +39,7 @@ def deps_cmd(install: bool) -> None:
 @cluster.command()
 @click.argument("site", required=False)
 @root_option
-@click.option("--job-submit", is_flag=True, help="Load job_submit/job_submit.lua into slurmctld.")
+@click.option("--job-submit", is_flag=True, help="Load job_submit/job_submit.lua into slurmctld and start the admission daemon it asks.")
 @click.option("--wait", type=float, default=90.0, show_default=True, help="Seconds to wait for the daemons.")
 @handle_errors(ClusterError, SlurmError, OSError)
 def up(site: str | None, root: Path, job_submit: bool, wait: float) -> None:

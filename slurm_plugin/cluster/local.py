@@ -190,8 +190,12 @@ class LocalCluster:
         write_atomic(self.root / "bin", files, mode=0o755)
 
     # --- lifecycle ----------------------------------------------------------------------------------------
-    def up(self, site_name: str | Path | None = None, job_submit: bool = False, wait: float = 90.0) -> dict:
+    def up(self, site_name: str | Path | None = None, job_submit: bool = False, wait: float = 90.0,
+           daemon: bool | None = None) -> dict:
         """Render configs and start munge, slurmctld and one slurmd per node; harmless when already up.
+
+        With ``job_submit`` slurmctld loads the shim and, unless ``daemon`` is False, the admission daemon it
+        asks is started too (tests that run their own daemon on the same socket pass ``daemon=False``).
 
         Returns the recorded state. Raises :class:`ClusterError` with a remedy when a package is missing or
         a daemon does not come up within ``wait`` seconds.
@@ -243,7 +247,7 @@ class LocalCluster:
             for host in group.hostnames:
                 self.start_slurmd(host)
         self._wait_nodes(client, [h for g in site.node_groups for h in g.hostnames], wait)
-        if job_submit:
+        if job_submit and daemon is not False:
             self.start_daemon(site_path, wait)
         return state
 

@@ -22,8 +22,11 @@ PORT_BASE = int(os.environ.get("HETSCHED_TEST_PORT_BASE", "17817"))
 
 
 def start_cluster(name: str, port_offset: int, job_submit: bool = False, site: str = "demo",
-                  **slurm_overrides) -> LocalCluster:
-    """Bring up the bundled ``site`` under TEST_ROOT/name with ports PORT_BASE+port_offset.. (cold start)."""
+                  daemon: bool = False, **slurm_overrides) -> LocalCluster:
+    """Bring up the bundled ``site`` under TEST_ROOT/name with ports PORT_BASE+port_offset.. (cold start).
+
+    With ``job_submit`` slurmctld loads the shim; the admission daemon is only started with ``daemon`` (most
+    tests run their own, to kill, hang or garble it)."""
     root = TEST_ROOT / name
     root.mkdir(parents=True, exist_ok=True)
     data = yaml.safe_load((SITE_CONFIGS / f"{site}.yaml").read_text())
@@ -33,7 +36,7 @@ def start_cluster(name: str, port_offset: int, job_submit: bool = False, site: s
     site_file.write_text(yaml.safe_dump(data, sort_keys=False))
     cluster = LocalCluster(root)
     cluster.down()  # a previous run that died leaves nothing behind
-    cluster.up(site_file, job_submit=job_submit)
+    cluster.up(site_file, job_submit=job_submit, daemon=daemon)
     return cluster
 
 

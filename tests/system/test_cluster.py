@@ -107,7 +107,7 @@ def _processes_under(root: Path) -> list[str]:
 
 
 def test_down_stops_everything_it_started():
-    c = start_cluster("downtest", 50, job_submit=True)  # also starts the admission daemon
+    c = start_cluster("downtest", 50, job_submit=True, daemon=True)
     slurm = c.client()
     marker = c.root / "running.txt"
     job_id = slurm.sbatch("--time=5", f"--output={c.root}/job.out", wrap=f"touch {marker}; sleep 300")
