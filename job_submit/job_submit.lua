@@ -203,8 +203,8 @@ end
 -- A decoded reply table, checked in full; returns it or nil, why.
 local function checked_reply(line)
   if not json_ok then return nil, "lua-cjson is not installed" end
-  local reply = cjson.decode(line)
-  if type(reply) ~= "table" then return nil, "reply is not a JSON object" end
+  local decoded, reply = pcall(cjson.decode, line)
+  if not decoded or type(reply) ~= "table" then return nil, "reply is not a JSON object" end
   if reply.v ~= PROTOCOL then return nil, "reply has protocol version " .. tostring(reply.v) end
   if reply.ok ~= true then
     return nil, "daemon error: " .. (type(reply.error) == "string" and reply.error:sub(1, 200) or "?")
@@ -259,7 +259,10 @@ local function decide(job_desc, op, job_id)
   if not answer then return without_daemon(cfg, op, err) end
   local reply
   reply, err = checked_reply(answer)
-  if not reply then return without_daemon(cfg, op, err) end
+  if not reply then
+    drop()  -- a peer that answered nonsense is not asked again on this connection
+    return without_daemon(cfg, op, err)
+  end
   local reason = type(reply.reason) == "string" and reply.reason:sub(1, 1000) or ""
   if reply.action == "reject" then
     log_info(op .. " refused: " .. reason)
@@ -277,6 +280,7 @@ end
 local function guarded(fn, ...)
   local ok, rc = pcall(fn, ...)
   if ok and type(rc) == "number" then return rc end
+  pcall(drop)
   local cfg_ok, cfg = pcall(current_config)
   return without_daemon(cfg_ok and cfg or DEFAULTS, "internal", "shim error: " .. tostring(rc))
 end

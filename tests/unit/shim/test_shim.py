@@ -195,3 +195,16 @@ def test_kept_connection_survives_daemon_restarts(where):
     daemon.close()
     result = json.loads(out.stdout)
     assert result["rc"] == {"0": 50} and result["sets"] == 50
+
+
+def test_a_garbage_reply_drops_the_kept_connection(where):
+    """A peer that answered nonsense is never asked again on the same connection: after a stand-in or broken
+    daemon is replaced, the next submission reaches the new one instead of the old connection."""
+    daemon = serve(where, lambda line: b"}{ not json\n")
+    out = subprocess.run(["lua5.1", str(DRIVE), str(SHIM), str(config(where)), "bench", "100", "0.2",
+                          json.dumps({"tres_per_node": "gres:gpu:1"})], capture_output=True, text=True, timeout=30)
+    daemon.close()
+    result = json.loads(out.stdout)
+    calls = result["rc"]["0"]
+    assert calls >= 10 and result["sets"] == 0  # every call failed open, unchanged
+    assert len(daemon.conns) == calls  # one fresh connection per call
