@@ -40,6 +40,18 @@ def start_cluster(name: str, port_offset: int, job_submit: bool = False, site: s
     return cluster
 
 
+def module_cluster(name: str, port_offset: int, **kwargs):
+    """A module-scoped fixture: the cluster ``start_cluster(name, port_offset, **kwargs)``, down at the end."""
+
+    @pytest.fixture(scope="module")
+    def fixture() -> Iterator[LocalCluster]:
+        c = start_cluster(name, port_offset, **kwargs)
+        yield c
+        c.down()
+
+    return fixture
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[LocalCluster]:
     """The demo site on a real local Slurm cluster, no job_submit plugin."""

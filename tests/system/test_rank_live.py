@@ -17,17 +17,13 @@ from slurm_plugin.rank.dqn import DqnModel, RankOptions, load_model, rank_pendin
 from slurm_plugin.rank.dqn.features import FEATURES
 from slurm_plugin.rank.dqn.model import DEFAULT_MODEL, N_BANDS
 from slurm_plugin.snapshot.collect import collect_snapshot
-from tests.system.conftest import start_cluster
+from tests.system.conftest import module_cluster
 
 pytestmark = pytest.mark.system
 LIMITS_MIN = (1, 30, 240, 1440)  # pending jobs' time limits, shortest first
 
 
-@pytest.fixture(scope="module")
-def c():
-    cluster = start_cluster("rank", 400)
-    yield cluster
-    cluster.down()
+c = module_cluster("rank", 400)
 
 
 @pytest.fixture(scope="module")

@@ -13,17 +13,13 @@ from slurm_plugin.scale.planner import GroupLimits, ScaleConfig, ScaleMemory, pl
 from slurm_plugin.site import load_site
 from slurm_plugin.snapshot import collect_snapshot
 
-from .conftest import start_cluster
+from .conftest import module_cluster
 
 pytestmark = pytest.mark.system
 ARM = ("armn1", "armn2", "armn3")
 
 
-@pytest.fixture(scope="module")
-def scluster():
-    c = start_cluster("scale", 300, suspend_timeout=5, resume_timeout=20)
-    yield c
-    c.down()
+scluster = module_cluster("scale", 300, suspend_timeout=5, resume_timeout=20)
 
 
 @pytest.fixture(scope="module")

@@ -11,18 +11,14 @@ import pytest
 
 from slurm_plugin.sim.fidelity import compare_starts, replay_on_slurm, replay_workload, simulate_replay
 
-from .conftest import start_cluster
+from .conftest import module_cluster
 
 pytestmark = pytest.mark.system
 log = logging.getLogger(__name__)
 PARTITION = "batch"
 
 
-@pytest.fixture(scope="module")
-def simfid():
-    c = start_cluster("simfid", 200)
-    yield c
-    c.down()
+simfid = module_cluster("simfid", 200)
 
 
 @pytest.fixture(scope="module")
