@@ -10,7 +10,7 @@ from .accel import map_accelerators
 from .arch import route_arch
 from .classify import classify
 from .decision import Decision, DecisionBuilder
-from .request import JobRequest
+from .request import TAG_PREFIX, JobRequest
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,13 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     if options.set_qos and cls.tier and not req.qos:
         changes["qos"] = cls.tier.name
     if options.annotate_comment and not req.comment and (wclass or cls.tier):
-        changes["comment"] = f"hetsched:class={wclass.name if wclass else '-'},tier={cls.tier.name if cls.tier else '-'}"
+        changes["comment"] = f"{TAG_PREFIX}class={wclass.name if wclass else '-'},tier={cls.tier.name if cls.tier else '-'}"
     out.add("class", cls.why, **changes)
     refused = map_accelerators(req, snap, wclass, out)
     if refused:
         return refused
     allowed = route_arch(req, snap, wclass, out)
     if allowed and options.annotate_comment and not req.comment:
-        tag = out.changes.get("comment") or "hetsched:class=-,tier=-"
+        tag = out.changes.get("comment") or f"{TAG_PREFIX}class=-,tier=-"
         out.changes["comment"] = f"{tag},flex={'|'.join(sorted(allowed))}"
     return out.build()

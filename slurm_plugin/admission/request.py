@@ -11,6 +11,20 @@ from ..snapshot import GresCount, parse_tres_per_node
 from ..snapshot.model import ARCH_FEATURES
 
 _TOKEN = re.compile(r"[\s,;]+")
+TAG_PREFIX = "hetsched:"
+
+
+def comment_tags(comment: str | None) -> dict[str, str]:
+    """``key=value`` words of a job comment, keys lower case, first one wins; the suite's own annotation
+    prefix is read away, so ``--comment="class=web tier=silver"`` and admission's
+    ``hetsched:class=web,tier=silver,flex=aarch64|x86_64`` read alike."""
+    out: dict[str, str] = {}
+    for word in _TOKEN.split(comment or ""):
+        key, eq, value = word.partition("=")
+        key = key.lower().removeprefix(TAG_PREFIX)
+        if eq and key and value:
+            out.setdefault(key, value)
+    return out
 
 
 @dataclass(frozen=True)
@@ -52,13 +66,8 @@ class JobRequest:
 
     @cached_property
     def comment_tags(self) -> dict[str, str]:
-        """``key=value`` words of the comment (``--comment="class=web tier=silver"``), keys lower case."""
-        out: dict[str, str] = {}
-        for word in _TOKEN.split(self.comment or ""):
-            key, eq, value = word.partition("=")
-            if eq and key and value:
-                out.setdefault(key.lower(), value)
-        return out
+        """See :func:`comment_tags`."""
+        return comment_tags(self.comment)
 
     @cached_property
     def cpus_per_node(self) -> int:

@@ -53,3 +53,22 @@ def expand_hosts(expr: tuple[str, ...] | str) -> list[str]:
         except hostlist.BadHostlist as err:
             raise click.BadParameter(f"bad hostlist '{e}': {err}") from None
     return out
+
+
+def stack(*decorators: Callable) -> Callable:
+    """Apply ``decorators`` as if written top to bottom above a function (shared click option sets)."""
+
+    def apply(fn: Callable) -> Callable:
+        for deco in reversed(decorators):
+            fn = deco(fn)
+        return fn
+
+    return apply
+
+
+# The power planner's knobs, the same for `hetsched scale` and `hetsched cycle`.
+scale_options = stack(
+    click.option("--idle-grace", "grace", type=float, default=300.0, show_default=True,
+                 help="Seconds a node must be idle before it is powered down."),
+    click.option("--warm", type=int, default=1, show_default=True, help="Idle nodes kept on per node group."),
+)

@@ -17,29 +17,25 @@ from ..cycle import CycleConfig, CycleRunner
 from ..scale.planner import GroupLimits, ScaleConfig
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
-from .common import handle_errors
+from .common import handle_errors, scale_options, stack
 
 log = logging.getLogger(__name__)
 
 
-def _options(fn):
-    for deco in reversed([
-        click.argument("site", required=False),
-        click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default="/var/lib/hetsched",
-                     show_default=True, help="Journal and scale memory live here."),
-        click.option("--model", type=click.Path(dir_okay=False), help="DQN ranking model (.npz); none: no ranking."),
-        click.option("--no-pack", is_flag=True, help="Do not move flexible pending jobs."),
-        click.option("--no-reshape", is_flag=True, help="Do not reshape partitions by calendar."),
-        click.option("--no-power", is_flag=True, help="Do not power nodes up or down."),
-        click.option("--idle-grace", type=float, default=300.0, show_default=True),
-        click.option("--warm", type=int, default=1, show_default=True),
-        click.option("--dry-run", is_flag=True, help="Decide and log, change nothing (shadow mode)."),
-    ]):
-        fn = deco(fn)
-    return fn
+_options = stack(
+    click.argument("site", required=False),
+    click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default="/var/lib/hetsched",
+                 show_default=True, help="Journal and scale memory live here."),
+    click.option("--model", type=click.Path(dir_okay=False), help="DQN ranking model (.npz); none: no ranking."),
+    click.option("--no-pack", is_flag=True, help="Do not move flexible pending jobs."),
+    click.option("--no-reshape", is_flag=True, help="Do not reshape partitions by calendar."),
+    click.option("--no-power", is_flag=True, help="Do not power nodes up or down."),
+    scale_options,
+    click.option("--dry-run", is_flag=True, help="Decide and log, change nothing (shadow mode)."),
+)
 
 
-def _runner(site, state_dir, model, no_pack, no_reshape, no_power, idle_grace, warm, dry_run) -> CycleRunner:
+def _runner(site, state_dir, model, no_pack, no_reshape, no_power, grace, warm, dry_run) -> CycleRunner:
     ranker = None
     if model:
         from ..rank.dqn.live import rank_pending, resolve_model
@@ -50,7 +46,7 @@ def _runner(site, state_dir, model, no_pack, no_reshape, no_power, idle_grace, w
                 return rank_pending(snapshot, loaded, site_model, now)
 
     config = CycleConfig(pack=not no_pack, reshape=not no_reshape, power=not no_power,
-                         scale=ScaleConfig(idle_grace_s=idle_grace, default_limits=GroupLimits(warm=warm)))
+                         scale=ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm)))
     state_dir.mkdir(parents=True, exist_ok=True)
     return CycleRunner(load_site(site), SlurmClient(), config, state_dir, ranker=ranker, dry_run=dry_run)
 

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from pathlib import Path
 
 import click
 import hostlist
 
+from ..cycle import CycleConfig, CycleMemory, decide
 from ..decision import Journal, SetPartitionNodes, SlurmApplier
 from ..decision.applier import commands_for
 from ..scale.memory_store import load_memory, save_memory
-from ..scale.planner import GroupLimits, ScaleConfig, plan_power
-from ..scale.reshape import plan_reshape
+from ..scale.planner import GroupLimits, ScaleConfig
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from ..snapshot import collect_snapshot
-from .common import emit_json, handle_errors
+from .common import emit_json, handle_errors, scale_options, stack
 from .why import journal_option
 
 state_option = click.option("--state", type=click.Path(dir_okay=False, path_type=Path),
@@ -31,13 +30,11 @@ def scale() -> None:
 
 
 def _plan(site: str | None, state: Path, grace: float, warm: int):
-    parsed = load_site(site)
-    config = ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm))
-    snap = collect_snapshot(SlurmClient())
-    now = time.time()
-    reshape = plan_reshape(snap, parsed, dt.datetime.fromtimestamp(now, dt.timezone.utc))
-    power, memory = plan_power(snap, parsed, config, load_memory(state), now)
-    return reshape + power, memory
+    """This cycle's reshape + power decision through the cycle's own decide() (no ranking, no packing)."""
+    config = CycleConfig(pack=False, scale=ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm)))
+    decision, memory = decide(collect_snapshot(SlurmClient()), load_site(site), config,
+                              CycleMemory(load_memory(state)), time.time())
+    return decision, memory.scale
 
 
 def _what(action) -> str:
@@ -46,17 +43,7 @@ def _what(action) -> str:
     return f"{action.action} {hostlist.collect_hostlist(list(action.nodes))}"
 
 
-_common = [click.argument("site", required=False), state_option,
-           click.option("--idle-grace", "grace", type=float, default=300.0, show_default=True,
-                        help="Seconds a node must be idle before it is powered down."),
-           click.option("--warm", type=int, default=1, show_default=True,
-                        help="Idle nodes kept on per node group.")]
-
-
-def _with_common(fn):
-    for deco in reversed(_common):
-        fn = deco(fn)
-    return fn
+_with_common = stack(click.argument("site", required=False), state_option, scale_options)
 
 
 @scale.command()

@@ -10,16 +10,10 @@ from __future__ import annotations
 
 import re
 
+from ..admission.request import comment_tags
 from ..pack import GroupState, PendingJob, Resources
 from ..site import ARCHES, Site
 from ..snapshot import JobState, Snapshot
-
-_TAG = re.compile(r"(?:^|[\s,:])(class|flex)=([\w.|-]+)")
-
-
-def _tags(comment: str) -> dict[str, str]:
-    return {k: v for k, v in _TAG.findall(comment or "")}
-
 
 def allowed_archs(job: JobState, site: Site) -> tuple[tuple[str, ...], bool]:
     """(architectures the job may run on, whether its user left the choice open)."""
@@ -27,7 +21,7 @@ def allowed_archs(job: JobState, site: Site) -> tuple[tuple[str, ...], bool]:
     alts = [a for a in feats.split("|") if a]
     if len(alts) > 1 and all(a in ARCHES for a in alts):
         return tuple(alts), True
-    tags = _tags(job.comment)
+    tags = comment_tags(job.comment)
     if "flex" in tags:
         archs = tuple(a for a in tags["flex"].split("|") if a in ARCHES)
         if len(archs) > 1:
@@ -70,7 +64,7 @@ def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int]) -> list[
         jobs.append(PendingJob(
             job_id=str(j.job_id), per_job=Resources(cpus=float(j.cpus or 1), mem_gb=mem_mb / 1024.0,
                                                    accels=float(sum(g.count for g in j.gres) * nodes)),
-            hours=(j.time_limit_min or 60) / 60.0, workload=_tags(j.comment).get("class", default_class),
+            hours=(j.time_limit_min or 60) / 60.0, workload=comment_tags(j.comment).get("class", default_class),
             band=bands.get(j.job_id, 0), partitions=(j.partition,) if j.partition else (), archs=archs,
             accel_types=types, nodes=nodes, pinned=not flexible, current_partition=j.partition or None,
             current_features=tuple(f for f in re.split(r"[&|]", j.features) if f)))

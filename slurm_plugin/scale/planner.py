@@ -20,12 +20,12 @@ when a boot started) is the explicit :class:`ScaleMemory`, returned anew every c
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from ..decision import Decision, PowerNodes
 from ..site import NodeGroup, Site
 from ..snapshot import JobState, NodeState, Snapshot
+from ..snapshot.constraint import constraint_matches
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
 
 
@@ -74,17 +74,8 @@ def _stuck_by_slurm(n: NodeState) -> bool:
     return n.state == "down" and "ResumeTimeout" in n.reason
 
 
-def _constraint_ok(features: str, node_features: tuple[str, ...]) -> bool:
-    """Slurm constraint check for the common forms: ``a&b``, ``a|b``, ``a,b`` (and), ``[a|b]``."""
-    if not features:
-        return True
-    have = set(node_features)
-    expr = features.replace("[", "").replace("]", "").replace("(", "").replace(")", "")
-    return any(all(t in have for t in re.split(r"[&,]", alt) if t) for alt in expr.split("|"))
-
-
 def _job_fits_group(job: JobState, group: NodeGroup) -> bool:
-    if not _constraint_ok(job.features, group.all_features):
+    if not constraint_matches(job.features, group.all_features):
         return False
     have = {(n, t): c for n, t, c in group.gres}
     for g in job.gres:

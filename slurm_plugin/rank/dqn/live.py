@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ...decision import Decision, SetSiteFactor
+from ...snapshot.constraint import constraint_matches
 from ...snapshot.model import Snapshot
 from .features import job_features, scarcity_of
 from .model import N_BANDS, DqnModel, ModelError, load_model
@@ -88,10 +89,8 @@ def _limit_s(snapshot: Snapshot, job) -> float:
 
 def _can_run(node, features: str, gres: tuple[tuple[str, str | None], ...]) -> bool:
     """Whether ``node`` has one of the arch/feature alternatives of ``features`` ('a|b', 'a&b') and the GRES."""
-    if features:
-        alts = [a.strip("[]() ") for a in features.split("|")]
-        if not any(all(f in node.features for f in alt.split("&") if f) for alt in alts):
-            return False
+    if not constraint_matches(features, node.features):
+        return False
     return all(node.gres_total(name, gtype or None) > 0 for name, gtype in gres)
 
 
