@@ -8,6 +8,7 @@ Every process is started detached and stopped by the pid we recorded, never by n
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -30,6 +31,9 @@ DEFAULT_ROOT = Path("/var/lib/hetsched/cluster")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JOB_SUBMIT_LUA = REPO_ROOT / "job_submit" / "job_submit.lua"
 MUNGED = "/usr/sbin/munged"
+# Local clusters on this host share one munged: each running cluster registers here, and the munged the
+# suite started (its pid in munged.pid) is stopped only by the last cluster to go down.
+REGISTRY = Path("/run/hetsched/clusters")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -224,11 +228,12 @@ class LocalCluster:
         self._make_devices(site, layout)
         self._write_power_programs()
         started_munged = self._ensure_munge()
+        self._register()
         state = {**state, "root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
                  "job_submit": job_submit, "slurmctld_port": site.slurm.slurmctld_port,
                  "slurmd_ports": layout.slurmd_ports}
         if started_munged:
-            state["munged_pid"] = started_munged
+            (REGISTRY / "munged.pid").write_text(f"{started_munged}\n")
         client = self.client()
         if self._ctld_running(state):
             if changed:
@@ -271,6 +276,24 @@ class LocalCluster:
                 raise ClusterError(f"the admission daemon did not answer; see {self.root}/log/hetsched-daemon.log")
             time.sleep(0.2)
         return pid
+
+    def _registration(self) -> Path:
+        return REGISTRY / hashlib.sha1(str(self.root).encode()).hexdigest()[:16]
+
+    def _register(self) -> None:
+        REGISTRY.mkdir(parents=True, exist_ok=True)
+        self._registration().write_text(f"{self.root}\n")
+
+    def _others_running(self) -> bool:
+        """Whether another registered local cluster's slurmctld still runs (it needs the shared munged)."""
+        for entry in REGISTRY.glob("*") if REGISTRY.is_dir() else ():
+            if entry.name == "munged.pid" or entry == self._registration():
+                continue
+            other = LocalCluster(entry.read_text().strip())
+            if other._ctld_running(other.state()):
+                return True
+            entry.unlink(missing_ok=True)  # a cluster that died without `down`
+        return False
 
     def _ctld_running(self, state: dict) -> bool:
         return is_running(state.get("slurmctld_pid"), "slurmctld")
@@ -321,8 +344,9 @@ class LocalCluster:
         for host in state.get("slurmd_ports", {}):
             pid = read_pid(self._pidfile(f"slurmd-{host}"))
             out.append(ProcStatus(f"slurmd {host}", pid, is_running(pid, "slurmd")))
-        if state.get("munged_pid"):
-            out.append(ProcStatus("munged", state["munged_pid"], is_running(state["munged_pid"], "munged")))
+        munged = read_pid(REGISTRY / "munged.pid")
+        if munged:
+            out.append(ProcStatus("munged (shared)", munged, is_running(munged, "munged")))
         return out
 
     def _slurmstepds(self) -> list[int]:
@@ -340,7 +364,8 @@ class LocalCluster:
         return pids
 
     def down(self) -> list[str]:
-        """Cancel jobs, stop every slurmd, then slurmctld (and munged if we started it), by recorded pid.
+        """Cancel jobs, stop every slurmd, then slurmctld (and the shared munged if the suite started it and no
+        other local cluster still runs), by recorded pid.
 
         Returns what was stopped. Leaves configs and logs in place for inspection.
         """
@@ -373,12 +398,15 @@ class LocalCluster:
             stopped.append("slurmctld")
         stop_pid(state.get("slurmctld_pid") or 0, "slurmctld")
         self._pidfile("slurmctld").unlink(missing_ok=True)
-        if state.get("munged_pid") and is_running(state["munged_pid"], "munged"):
-            stop_pid(state["munged_pid"], "munged")
-            stopped.append("munged")
+        self._registration().unlink(missing_ok=True)
+        munged = read_pid(REGISTRY / "munged.pid")
+        if munged and not self._others_running():
+            if is_running(munged, "munged"):
+                stopped.append("munged")
+            stop_pid(munged, "munged")
+            (REGISTRY / "munged.pid").unlink(missing_ok=True)
         if state:
             state.pop("slurmctld_pid", None)
-            state.pop("munged_pid", None)
             self._save_state(state)
         return stopped
 

@@ -118,5 +118,22 @@ def test_down_stops_everything_it_started():
         time.sleep(0.2)
     stopped = c.down()
     assert "slurmctld" in stopped and "hetsched daemon" in stopped and any(s.startswith("slurmd ") for s in stopped)
-    assert not any(p.running for p in c.status())
+    # the shared munged stays while another cluster (e.g. the session's) runs: see the next test
+    assert not [p for p in c.status() if p.running and p.name != "munged (shared)"]
     assert _processes_under(c.root) == []
+
+
+def test_shared_munged_outlives_the_first_of_two_clusters():
+    from slurm_plugin.cluster.local import munge_ok
+
+    first, second = start_cluster("mungeA", 60), start_cluster("mungeB", 75)
+    try:
+        first.down()
+        assert munge_ok(), "the other cluster still needs munged"
+        assert second.client().run("squeue", "-h").returncode == 0
+        second.down()
+        if not second._others_running():  # no cluster of another test still up: the last one stops munged
+            assert "munged (shared)" not in [p.name for p in second.status() if p.running]
+    finally:
+        first.down()
+        second.down()
