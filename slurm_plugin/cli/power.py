@@ -34,7 +34,7 @@ def _run(action: str, hosts: tuple[str, ...], backend: str, cluster: str | None,
 
 _backend = click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="local", show_default=True)
 _cluster = click.option("--cluster", help="Local cluster root (local backend).")
-_site = click.option("--site", help="Site file with the nodes' BMCs (redfish backend).")
+_site = click.option("--site", help="Site file with the nodes' BMCs (redfish and ipmi backends).")
 
 
 def _command(action: str, help_text: str) -> click.Command:

@@ -13,6 +13,7 @@ class Requirement:
     package: str
     why: str
     present: bool
+    tests_only: bool = False  # needed by tests/benchmarks, not by a running cluster
 
 
 def _lua_module(name: str) -> bool:
@@ -28,7 +29,10 @@ def requirements() -> list[Requirement]:
         Requirement("munge", "authentication between Slurm daemons", bool(shutil.which("munged"))),
         Requirement("lua-socket", "the job_submit shim's Unix socket", _lua_module("socket")),
         Requirement("lua-cjson", "the job_submit shim's JSON", bool(glob.glob("/usr/lib/*/lua/5.*/cjson.so"))),
-        Requirement("lua5.1", "a stand-alone Lua to test and benchmark the shim", bool(shutil.which("lua5.1"))),
+        Requirement("lua5.1", "a stand-alone Lua to test and benchmark the shim", bool(shutil.which("lua5.1")), True),
+        Requirement("ipmitool", "the ipmi power backend (and its tests)", bool(shutil.which("ipmitool")), True),
+        Requirement("openipmi", "ipmi_sim, the IPMI BMC emulator of the ipmi backend's tests",
+                    bool(shutil.which("ipmi_sim")), True),
     ]
 
 

@@ -15,7 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from ..site import Site
-from .base import PowerResult
+from .base import PowerResult, read_credentials
 
 log = logging.getLogger(__name__)
 
@@ -30,17 +30,6 @@ class BmcTarget:
     system: str | None
     auth: tuple[str, str] | None
     verify_tls: bool
-
-
-def read_credentials(path: str | None) -> tuple[str, str] | None:
-    """``user:password`` from the first line of ``path``; None if no file is configured."""
-    if not path:
-        return None
-    with open(path) as fh:
-        user, sep, password = fh.readline().rstrip("\n").partition(":")
-    if not sep:
-        raise RedfishError(f"{path}: expected 'user:password' on the first line")
-    return user, password
 
 
 def targets_from_site(site: Site) -> dict[str, BmcTarget]:

@@ -24,7 +24,16 @@ def _redfish(**kw) -> PowerBackend:
     return RedfishPower(targets_from_site(load_site(kw["site"])))
 
 
-BACKENDS: dict[str, Callable[..., PowerBackend]] = {"local": _local, "redfish": _redfish}
+def _ipmi(**kw) -> PowerBackend:
+    from ..site import load_site
+    from .ipmi import IpmiPower, targets_from_site
+
+    if not kw.get("site"):
+        raise ValueError("the ipmi backend needs --site (node groups with a 'bmc' of protocol ipmi)")
+    return IpmiPower(targets_from_site(load_site(kw["site"])))
+
+
+BACKENDS: dict[str, Callable[..., PowerBackend]] = {"local": _local, "redfish": _redfish, "ipmi": _ipmi}
 
 
 def make_backend(name: str, **kwargs) -> PowerBackend:

@@ -111,10 +111,12 @@ class Bmc(Strict):
     """How to reach the nodes' baseboard management controllers for power (``{node}`` is the node name)."""
 
     protocol: Literal["redfish", "ipmi"]
-    address: str = Field(description="e.g. https://{node}-bmc (redfish) or {node}-bmc (ipmi)")
+    address: str = Field(description="e.g. https://{node}-bmc (redfish) or {node}-bmc[:port] (ipmi)")
     system: str | None = Field(None, description="Redfish system name; default: the node name, or the only one")
     credentials_file: str | None = Field(None, description="file with 'user:password', readable only by root")
     verify_tls: bool = True
+    cipher_suite: Annotated[int, Field(ge=0, le=17)] | None = Field(
+        None, description="IPMI lanplus cipher suite (ipmitool -C); default: ipmitool's own (17 on 1.8.19)")
 
 
 class NodeGroup(Strict):
@@ -282,6 +284,8 @@ class SlurmSettings(Strict):
     priority_weight_age: NonNegInt = 1000
     priority_weight_job_size: NonNegInt = 100
     priority_max_age: str = "7-0"
+    scheduler_parameters: str = Field("", pattern=r"^[A-Za-z0-9_=,:.-]*$",
+                                      description="slurm.conf SchedulerParameters (empty = Slurm's defaults)")
 
 
 class Site(Strict):
