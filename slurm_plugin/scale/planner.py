@@ -7,11 +7,15 @@ Per node group (``want`` = how many nodes should be on)::
 * ``busy``: nodes running jobs (never powered down);
 * ``backlog_nodes``: nodes needed by pending jobs that this group serves (a job several groups could serve is
   counted against the cheapest of them, by ``cost_per_hour``) beyond the idle and booting nodes it already has;
-* ``warm``: idle nodes kept on for short jobs (the warm pool);
+* ``warm``: idle nodes kept on for short jobs (the warm pool): ``GroupLimits.warm``, or with
+  ``ScaleConfig.wait_price_w`` the break-even rule of :mod:`.warm` on the group's arrival rate (jobs submitted
+  within ``rate_window_s`` that are still in the queue), which also sets the idle grace per group; then the
+  architecture controller (:mod:`.arch`) moves warm pools to the cheapest CPU group when portable work dominates;
 * ``pid_extra``: the PID controller's correction on utilization (``e = target - actual``; a negative output
   means the group runs hotter than the target and gets ``ceil(-u * on)`` extra nodes; no extra below target).
 
-More nodes than wanted: idle nodes idle for at least ``idle_grace_s`` are powered down, the longest idle first.
+More nodes than wanted: idle nodes idle for at least the grace are powered down, the longest idle first
+(:func:`.warm.group_power`, the same step the simulator's policy takes).
 Nodes booting for longer than ``resume_timeout`` (or that Slurm marked down for missing it) are force-powered
 down so the next resume starts clean. What must survive between cycles (when each node went idle, PID state,
 when a boot started) is the explicit :class:`ScaleMemory`, returned anew every cycle.
@@ -26,7 +30,9 @@ from ..decision import Decision, PowerNodes
 from ..site import NodeGroup, Site
 from ..snapshot import JobState, NodeState, Snapshot
 from ..snapshot.constraint import constraint_matches
+from .arch import DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, ArchGroup, ArchShift, plan_arch, warm_after
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
+from .warm import WarmTarget, group_power, warm_target
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,14 @@ class ScaleConfig:
     gains: PidGains = DEFAULT_GAINS
     groups: dict[str, GroupLimits] = field(default_factory=dict)
     default_limits: GroupLimits = GroupLimits()
+    # the break-even rule (scale/warm.py) instead of fixed warm pools and grace: watts a second of wait is worth
+    wait_price_w: float | None = None
+    min_grace_s: float = 30.0
+    rate_window_s: float = 7200.0
+    # the architecture controller (scale/arch.py): move warm pools to the cheapest CPU group for portable work
+    arch: bool = True
+    arch_dominance: float = DEFAULT_DOMINANCE
+    energy_price_kwh: float = DEFAULT_ENERGY_PRICE_KWH
 
     def limits(self, group: str) -> GroupLimits:
         return self.groups.get(group, self.default_limits)
@@ -109,20 +123,89 @@ def job_groups(job: JobState, site: Site, snapshot: Snapshot) -> list[NodeGroup]
     return [g for g in site.node_groups if hosts & set(g.hostnames) and _job_fits_group(job, g)]
 
 
+def _queued(job: JobState) -> bool:
+    return job.pending and job.reason not in ("JobHeldUser", "JobHeldAdmin", "BeginTime", "Dependency")
+
+
+def _cheapest(groups: list[NodeGroup]) -> NodeGroup:
+    return min(groups, key=lambda g: (g.cost_per_hour, g.name))
+
+
+@dataclass(frozen=True)
+class _Demand:
+    """What the snapshot's jobs ask of each group: the backlog (pending jobs, each against its cheapest group),
+    arrivals per group within the rate window, and CPU demand that may / may not change architecture."""
+
+    backlog: dict[str, list[JobState]]
+    arrivals: dict[str, int]
+    portable_groups: list[NodeGroup]
+    portable_cores: float
+    pinned_cores: float
+
+
+def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float) -> _Demand:
+    backlog: dict[str, list[JobState]] = {}
+    arrivals: dict[str, int] = {}
+    portable: list[set[str]] = []
+    portable_cores = pinned_cores = 0.0
+    for job in snapshot.jobs:
+        if not (_queued(job) or job.running):
+            continue
+        groups = job_groups(job, site, snapshot)
+        if not groups:
+            continue
+        cheapest = _cheapest(groups).name
+        if _queued(job):
+            backlog.setdefault(cheapest, []).append(job)
+        if job.submit_time is not None and job.submit_time >= now - window_s:
+            arrivals[cheapest] = arrivals.get(cheapest, 0) + 1
+        if not job.gres:
+            cpu_groups = {g.name for g in groups if not g.gres}
+            if len({g.cpu.arch for g in groups if g.name in cpu_groups}) >= 2:
+                portable.append(cpu_groups)
+                portable_cores += job.cpus or 1
+            else:
+                pinned_cores += job.cpus or 1
+    common = set.intersection(*portable) if portable else set()
+    return _Demand(backlog, arrivals, [g for g in site.node_groups if g.name in common], portable_cores,
+                   pinned_cores)
+
+
+def _arch_shifts(site: Site, config: ScaleConfig, demand: _Demand, warm: dict[str, int],
+                 counts: dict[str, tuple[int, int]]) -> list[ArchShift]:
+    groups = [ArchGroup(g.name, g.cpu.arch, g.cpu.cores * g.cpu.threads_per_core, g.cost_per_hour, g.power.busy_w,
+                        warm[g.name], counts[g.name][1] - counts[g.name][0] - warm[g.name])
+              for g in demand.portable_groups if g.name in counts]
+    return plan_arch(groups, demand.portable_cores, demand.pinned_cores, config.arch_dominance,
+                     config.energy_price_kwh)
+
+
 def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: ScaleMemory,
                now: float) -> tuple[Decision, ScaleMemory]:
     """Power actions for this cycle and the memory for the next one. Pure: reads only its arguments."""
-    backlog: dict[str, list[JobState]] = {}
-    for job in snapshot.jobs:
-        if job.pending and job.reason not in ("JobHeldUser", "JobHeldAdmin", "BeginTime", "Dependency"):
-            groups = job_groups(job, site, snapshot)
-            if groups:
-                backlog.setdefault(min(groups, key=lambda g: (g.cost_per_hour, g.name)).name, []).append(job)
+    demand = _demand(snapshot, site, now, config.rate_window_s)
     dt = max(now - memory.last_t, 1.0) if memory.last_t is not None else 1.0
     idle_since, booting_since, pid = {}, {}, dict(memory.pid)
     actions: list[PowerNodes] = []
+    members = {g.name: [n for n in map(snapshot.node, g.hostnames) if n is not None] for g in site.node_groups}
+    targets: dict[str, WarmTarget] = {}
     for group in site.node_groups:
-        nodes = [n for n in map(snapshot.node, group.hostnames) if n is not None]
+        lim = config.limits(group.name)
+        if config.wait_price_w is None:
+            targets[group.name] = WarmTarget(lim.warm, config.idle_grace_s, f"warm pool {lim.warm}")
+        else:
+            rate = demand.arrivals.get(group.name, 0) / config.rate_window_s
+            targets[group.name] = warm_target(rate, group.power.idle_w, group.boot_time_s, group.count,
+                                              config.wait_price_w, config.min_grace_s)
+    warm = {name: min(t.warm, len(members[name])) for name, t in targets.items()}
+    shifts = []
+    if config.arch:
+        counts = {name: (sum(1 for n in nodes if _busy(n)), len(nodes)) for name, nodes in members.items() if nodes}
+        shifts = _arch_shifts(site, config, demand, warm, counts)
+        warm = warm_after(shifts, warm)
+    shift_why = {s.source: s.reason for s in shifts} | {s.target: s.reason for s in shifts}
+    for group in site.node_groups:
+        nodes = members[group.name]
         if not nodes:
             continue
         lim = config.limits(group.name)
@@ -141,7 +224,7 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
             actions.append(PowerNodes(tuple(stuck), "POWER_DOWN_FORCE",
                                       f"{group.name}: stuck powering up past ResumeTimeout "
                                       f"({site.slurm.resume_timeout} s); forced down for a clean resume"))
-        jobs = backlog.get(group.name, [])
+        jobs = demand.backlog.get(group.name, [])
         ready = [n for n in on if n.usable_now]
         needed = backlog_nodes(jobs, group, ready, booting)
         cpus_on = sum(n.cpus for n in on) or 1
@@ -149,22 +232,21 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
         u, pid[group.name] = pid_step(config.gains, memory.pid.get(group.name, PidState()), config.target_util,
                                       util, dt)
         pid_extra = math.ceil(-u * len(on)) if u < 0 else 0
-        want = len(busy) + needed + min(lim.warm, len(nodes)) + pid_extra
-        want = max(lim.min_on, min(want, lim.max_on if lim.max_on is not None else len(nodes), len(nodes)))
+        target = targets[group.name]
+        step = group_power(len(busy), [now - idle_since[n.name] for n in idle], len(booting), len(off),
+                           needed + warm[group.name] + pid_extra, target.grace_s, lim.min_on, lim.max_on,
+                           other_on=len(on) - len(busy) - len(idle))
         have = len(on) + len(booting)
-        if want > have and off:
-            up = tuple(n.name for n in off[: want - have])
-            actions.append(PowerNodes(up, "POWER_UP", (
+        why_warm = (f"warm pool {warm[group.name]} ({target.reason}"
+                    + (f"; {shift_why[group.name]}" if group.name in shift_why else "") + ")")
+        if step.up:
+            actions.append(PowerNodes(tuple(n.name for n in off[: step.up]), "POWER_UP", (
                 f"{group.name}: {len(jobs)} pending job(s) need {needed} node(s), {len(idle)} idle and "
                 f"{len(booting)} booting; utilization {util:.0%} (target {config.target_util:.0%}); "
-                f"want {want} on, have {have}")))
-        elif want < have:
-            calm = sorted((n for n in idle if now - idle_since[n.name] >= config.idle_grace_s),
-                          key=lambda n: idle_since[n.name])
-            down = tuple(n.name for n in calm[: have - want])
-            if down:
-                actions.append(PowerNodes(down, "POWER_DOWN", (
-                    f"{group.name}: idle >= {config.idle_grace_s:.0f} s; {len(on)} on, {len(busy)} busy, "
-                    f"want {want} (warm pool {lim.warm}, {len(jobs)} pending)")))
+                f"want {step.want} on, have {have}; {why_warm}")))
+        elif step.down:
+            actions.append(PowerNodes(tuple(idle[i].name for i in step.down), "POWER_DOWN", (
+                f"{group.name}: idle >= {target.grace_s:.0f} s; {len(on)} on, {len(busy)} busy, "
+                f"want {step.want} ({why_warm}, {len(jobs)} pending)")))
     new_memory = ScaleMemory(idle_since, booting_since, pid, now)
     return Decision(tuple(actions), "scale"), new_memory

@@ -1,15 +1,24 @@
-"""The hetsched power policy in the simulator (the same rules as :mod:`.planner` uses live).
+"""The hetsched power policies in the simulator, on the decision code the live planner uses (:mod:`.warm`).
 
-Per node group: keep ``warm_fraction`` of its nodes (rounded down) idle and on (plus, with ``use_pid``, the PID
-controller's headroom when the group runs hotter than ``target_util``), power every other idle node down after ``grace_s``, and power off nodes up to refill
-the warm pool. Jobs placed on off nodes boot them (the engine does that, as Slurm does). Implements the
-simulator's ScalingPolicy protocol; unlike the live planner it keeps its PID state on the object, because the
-simulator calls one policy object for a whole run.
+:class:`WarmPoolPower`, per node group and control period:
+
+* ``wait_price_w`` set (the default, "hetsched"): the break-even rule (:func:`.warm.warm_target`) with the
+  group's arrival rate over the last ``window_s`` (from :attr:`PowerView.arrived`, jobs counted against the
+  cheapest group they may use): quiet groups and expensive idle nodes go down after ``min_grace_s``, busy groups
+  keep ``rate x break-even`` nodes warm;
+* ``wait_price_w=None``: the fixed rule of the first round (grace ``grace_s``, ``warm_fraction`` of each group);
+* ``use_pid``: plus the PID controller's headroom when a group runs hotter than ``target_util``.
+
+Then :func:`.warm.group_power` picks the nodes. Jobs placed on off nodes boot them (the engine does that, as
+Slurm does), so the simulator passes no backlog. :class:`PidPower` is the PID controller alone, both ways, for
+the step and diurnal stability runs (:mod:`.evaluate`). Unlike the live planner these keep their state (PID,
+arrival history) on the object, because the simulator calls one policy object for a whole run.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -18,6 +27,31 @@ from ..sim.hooks import PowerView
 from ..sim.machine import Machine
 from ..sim.power import BOOTING, OFF, ON
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
+from .warm import group_power, warm_target
+
+DEFAULT_WAIT_PRICE_W = 1000.0  # watts one second of job wait is worth (results/scale: the frontier it picks)
+DEFAULT_WINDOW_S = 7200.0  # arrival rate over the last two hours
+DEFAULT_MIN_GRACE_S = 30.0
+
+
+def _idle_for_positions(view: PowerView, mask: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    idle = np.flatnonzero(mask & (view.state == ON) & (view.idle_for >= 0))
+    return idle, view.idle_for[idle].tolist()
+
+
+@dataclass
+class ArrivalRate:
+    """Jobs per second per group over the last ``window_s``, from the cumulative counts the engine reports."""
+
+    window_s: float
+    _seen: deque = field(default_factory=deque, init=False)
+
+    def update(self, now: float, arrived: np.ndarray) -> np.ndarray:
+        self._seen.append((now, arrived))
+        while len(self._seen) > 1 and self._seen[1][0] <= now - self.window_s:
+            self._seen.popleft()
+        t0, a0 = self._seen[0]
+        return (arrived - a0) / max(now - t0, self.window_s)
 
 
 @dataclass
@@ -25,6 +59,9 @@ class WarmPoolPower:
     machine: Machine
     grace_s: float = 120.0
     warm_fraction: float = 0.05
+    wait_price_w: float | None = DEFAULT_WAIT_PRICE_W
+    window_s: float = DEFAULT_WINDOW_S
+    min_grace_s: float = DEFAULT_MIN_GRACE_S
     target_util: float = 0.75
     use_pid: bool = False  # PID headroom on utilization; measured to cost energy here (results/scale)
     gains: PidGains = DEFAULT_GAINS
@@ -42,29 +79,35 @@ class WarmPoolPower:
         self._gains = replace(self.gains, out_min=-1.0, out_max=0.0)
         self._group = np.repeat(np.arange(len(counts)), counts)
         self._pid = [PidState() for _ in counts]
+        self._rate = ArrivalRate(self.window_s)
+
+    def _targets(self, view: PowerView) -> list[tuple[int, float]]:
+        """(warm nodes, grace) per group."""
+        if self.wait_price_w is None or view.arrived is None:
+            return [(w, self.grace_s) for w in self._warm]
+        rates = self._rate.update(view.now, view.arrived)
+        out = []
+        for g, rate in zip(self.machine.groups, rates):
+            t = warm_target(float(rate), g.idle_w, g.boot_s, g.count, self.wait_price_w, self.min_grace_s)
+            out.append((t.warm, t.grace_s))
+        return out
 
     def decide(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]:
         downs, ups, extra = [], [], []
-        idle = (view.state == ON) & (view.idle_for >= 0)
         busy = (view.state == ON) & (view.idle_for < 0)
-        for gi in range(len(self.machine.groups)):
+        for gi, (warm, grace) in enumerate(self._targets(view)):
             mask = self._group == gi
             on = int((mask & (view.state == ON)).sum())
-            util = float((mask & busy).sum()) / on if on else 0.0
+            n_busy = int((mask & busy).sum())
+            util = n_busy / on if on else 0.0
             u, self._pid[gi] = pid_step(self._gains, self._pid[gi], self.target_util, util, self.interval_s / 60.0)
             head = math.ceil(-u * max(on, 1)) if u < 0 and self.use_pid else 0
             extra.append(head)
-            keep = self._warm[gi] + head
-            g_idle = np.flatnonzero(mask & idle)
-            booting = int((mask & (view.state == BOOTING)).sum())
-            if len(g_idle) > keep:
-                # most recently idle stay on; the longest idle past the grace go down
-                order = g_idle[np.argsort(-view.idle_for[g_idle], kind="stable")]
-                surplus = order[: len(g_idle) - keep]
-                downs.append(surplus[view.idle_for[surplus] >= self.grace_s])
-            elif len(g_idle) + booting < keep:
-                off = np.flatnonzero(mask & (view.state == OFF))
-                ups.append(off[: keep - len(g_idle) - booting])
+            idle, idle_for = _idle_for_positions(view, mask)
+            off = np.flatnonzero(mask & (view.state == OFF))
+            step = group_power(n_busy, idle_for, int((mask & (view.state == BOOTING)).sum()), len(off),
+                               warm + head, grace)
+            downs.append(idle[list(step.down)])
+            ups.append(off[: step.up])
         self.headroom.append(extra)
-        empty = np.empty(0, dtype=np.int64)
-        return (np.concatenate(downs) if downs else empty), (np.concatenate(ups) if ups else empty)
+        return np.concatenate(downs).astype(np.int64), np.concatenate(ups).astype(np.int64)

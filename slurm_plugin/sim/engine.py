@@ -91,6 +91,9 @@ class Engine:
         self._queued = np.zeros(n, dtype=bool)  # dynamic rankings: which jobs wait (rows lo..hi)
         self._lo = self._hi = 0
         self.pending = 0
+        # per node group, jobs counted against the cheapest group they may use: submitted so far, pending now
+        self.arrived = np.zeros(len(machine.groups), dtype=np.int64)
+        self.backlog = np.zeros(len(machine.groups), dtype=np.int64)
         if ranking.static:
             view = QueueView(jobs.submit, jobs.limit, self.procs, jobs.qos_priority, 0.0)
             order = np.lexsort((jobs.id, jobs.submit, ranking.scores(view)))
@@ -177,7 +180,8 @@ class Engine:
     def _scale(self, t: float) -> None:
         c = self.cluster
         idle = (c.njobs == 0) & (c.state == ON)
-        view = PowerView(t, c.state.copy(), np.where(idle, t - self.idle_since, -1.0), self.pending)
+        view = PowerView(t, c.state.copy(), np.where(idle, t - self.idle_since, -1.0), self.pending,
+                         self.arrived.copy(), self.backlog.copy())
         down, up = self.scaling.decide(view)
         down = down[idle[down]]
         if self._resv_active():
@@ -208,6 +212,9 @@ class Engine:
     # --- queue ----------------------------------------------------------------------------------------------
     def _enqueue(self, j: int) -> None:
         self.pending += 1
+        if not self._all_on and self._req_of(j).options:
+            self.arrived[self._req_of(j).options[0][0]] += 1
+            self.backlog[self._req_of(j).options[0][0]] += 1
         if self.ranking.static:
             bisect.insort(self._queue, int(self._rank_of[j]))
         else:
@@ -234,6 +241,10 @@ class Engine:
 
     def _dequeue(self, started: list[int]) -> None:
         self.pending -= len(started)
+        if not self._all_on:
+            for j in started:
+                if self._req_of(j).options:
+                    self.backlog[self._req_of(j).options[0][0]] -= 1
         if self.ranking.static:
             for j in started:
                 k = bisect.bisect_left(self._queue, int(self._rank_of[j]))
@@ -301,10 +312,13 @@ class Engine:
             key = id(r)
             if key in fits_nowhere:
                 continue
-            short = self._all_on and t + limit[j] <= resv.time
-            if not short and key in fits_not_outside:
+            # ends before the reservation if it starts now; with power states only on nodes that are on (checked
+            # below), so such a job may still use reserved nodes and skips the outside-only fast paths
+            ends_before = t + limit[j] <= resv.time
+            short = self._all_on and ends_before
+            if not ends_before and key in fits_not_outside:
                 continue
-            if not short and r.whole:
+            if not ends_before and r.whole:
                 if r.options not in outside:
                     outside[r.options] = c.idle_outside(r, resv.mask)
                 if outside[r.options] < r.nodes:

@@ -44,12 +44,16 @@ class PlacementPolicy(Protocol):
 @dataclass(frozen=True)
 class PowerView:
     """What a scaling policy sees: time, per-node state (see :mod:`.power`), seconds idle (-1 = busy or not
-    on), and the number of pending jobs."""
+    on), and the number of pending jobs. Per node group (None when the caller does not track them): ``arrived``,
+    jobs submitted so far, and ``backlog``, jobs pending now, each job counted against the cheapest group it may
+    use (as the live planner counts its backlog)."""
 
     now: float
     state: np.ndarray
     idle_for: np.ndarray
     pending: int
+    arrived: np.ndarray | None = None
+    backlog: np.ndarray | None = None
 
 
 class ScalingPolicy(Protocol):

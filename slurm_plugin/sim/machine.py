@@ -60,6 +60,12 @@ def machine_from_site(site: Site, partition: str | None = None) -> Machine:
     return Machine(site.name, groups)
 
 
+# What an SWF header does not say, for power studies (``hetsched scale eval`` with no --site): a generic
+# dual-socket CPU node, 100 W idle, 300 W fully busy, 5 W off (BMC standby), 120 s boot, 30 s shutdown.
+SWF_NODE_POWER = dict(idle_w=100.0, busy_w=300.0, off_w=5.0, boot_s=120.0, shutdown_s=30.0)
+
+
 def homogeneous(nodes: int, cores_per_node: int, name: str = "swf") -> Machine:
-    """The machine an SWF header describes (no memory, no GRES; memory requests are not modelled)."""
-    return Machine(name, (GroupSpec(name="nodes", count=nodes, cores=cores_per_node),))
+    """The machine an SWF header describes (no memory, no GRES; memory requests are not modelled), with the
+    documented :data:`SWF_NODE_POWER` draw and boot times."""
+    return Machine(name, (GroupSpec(name="nodes", count=nodes, cores=cores_per_node, **SWF_NODE_POWER),))

@@ -1,0 +1,80 @@
+"""How many idle nodes a node group keeps on, and which go down: one decision for the live planner and the simulator.
+
+Two pure functions:
+
+* :func:`warm_target` (the break-even rule): powering an idle node down saves ``idle_w`` for as long as it
+  stays off, but the next job that needs it waits ``boot_s``. Priced at ``wait_price_w`` watts per second of
+  job wait, powering down pays when the idle gap is longer than the *break-even gap*
+  ``boot_s * (1 + wait_price_w / idle_w)``: short for a GPU node that draws 500 W idle, long for an ARM node
+  that draws 60 W. With ``rate`` jobs per second arriving for the group, ``rate * break_even`` jobs are expected
+  within that gap: that many idle nodes (rounded down) stay warm, and while at least one job is expected an idle
+  node waits out the whole gap before going down; otherwise (nights, weekends, a quiet group) idle nodes go down
+  after ``min_grace_s``. The off-peak calendar is thus followed from the arrival rate, not from a clock.
+* :func:`group_power`: from a group's counts (busy, idle with their idle times, booting, off) and the wanted
+  extra nodes (backlog, warm pool, PID headroom), how many nodes to power up and which idle ones to power down.
+
+Example: ``warm_target(rate=1/600, idle_w=500, boot_s=180, nodes=1, wait_price_w=1000, min_grace_s=30)`` has a
+break-even gap of 540 s, expects 0.9 jobs in it: no warm node, grace 30 s (the GPU node goes down quickly).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WarmTarget:
+    """``warm``: idle nodes to keep on (refilled from off nodes); ``grace_s``: idle time before any other idle
+    node may go down; ``reason``: the numbers behind both."""
+
+    warm: int
+    grace_s: float
+    reason: str
+
+
+def breakeven_gap_s(idle_w: float, boot_s: float, wait_price_w: float) -> float:
+    """The idle gap beyond which powering a node down saves more energy than the wait it causes is worth."""
+    if idle_w <= 0:
+        return math.inf if boot_s > 0 else 0.0
+    return boot_s * (1.0 + wait_price_w / idle_w)
+
+
+def warm_target(rate: float, idle_w: float, boot_s: float, nodes: int, wait_price_w: float,
+                min_grace_s: float) -> WarmTarget:
+    """The break-even rule for one node group (see the module docstring). ``rate``: jobs per second arriving
+    for the group (each job counted against the cheapest group it may use)."""
+    if rate < 0 or nodes < 0 or wait_price_w < 0 or min_grace_s < 0:
+        raise ValueError(f"warm_target needs non-negative inputs (rate={rate}, nodes={nodes}, "
+                         f"wait_price_w={wait_price_w}, min_grace_s={min_grace_s})")
+    gap = breakeven_gap_s(idle_w, boot_s, wait_price_w)
+    expected = rate * gap
+    warm = min(nodes, int(expected)) if math.isfinite(expected) else nodes
+    grace = max(min_grace_s, gap) if expected >= 1.0 else min_grace_s
+    return WarmTarget(warm, grace, f"{rate * 3600:.1f} jobs/h x break-even {gap:.0f} s = {expected:.1f} expected: "
+                                   f"{warm} warm, grace {grace:.0f} s")
+
+
+@dataclass(frozen=True)
+class GroupPower:
+    """``up``: how many off nodes to power up; ``down``: positions (into the ``idle_for`` given) of the idle
+    nodes to power down, longest idle first; ``want``: the nodes the group should have on or booting."""
+
+    up: int
+    down: tuple[int, ...]
+    want: int
+
+
+def group_power(busy: int, idle_for: list[float], booting: int, off: int, extra: int, grace_s: float,
+                min_on: int = 0, max_on: int | None = None, other_on: int = 0) -> GroupPower:
+    """One group's power step. ``want = busy + extra`` (``extra``: backlog + warm pool + PID headroom), clamped
+    to ``[min_on, max_on]`` and the group's size. Fewer on or booting than wanted: power up off nodes; more:
+    power down idle nodes idle for at least ``grace_s``, the longest idle first. Busy nodes never go down;
+    ``other_on`` nodes (on, neither busy nor usable, e.g. drained) count as on but are never chosen."""
+    total = busy + len(idle_for) + booting + off + other_on
+    want = max(min_on, min(busy + extra, total if max_on is None else min(max_on, total)))
+    have = busy + len(idle_for) + booting + other_on
+    if want > have:
+        return GroupPower(min(off, want - have), (), want)
+    calm = sorted((i for i, t in enumerate(idle_for) if t >= grace_s), key=lambda i: -idle_for[i])
+    return GroupPower(0, tuple(calm[: have - want]), want)
