@@ -134,3 +134,8 @@ def _plot(rows: list[dict], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+from .rightsize import rightsize_cmd  # noqa: E402 - the command lives in its own module
+
+scale.add_command(rightsize_cmd)

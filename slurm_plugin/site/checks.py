@@ -63,6 +63,11 @@ def _policy_problems(site: Site) -> Iterator[Problem]:
         if wc.qos and wc.qos not in tiers:
             yield Problem(("policy", "workload_classes", i, "qos"), f"unknown QoS tier '{wc.qos}'"
                           + _did_you_mean(wc.qos, tiers))
+    if policy.rightsize.mode == "apply":
+        for i, name in enumerate(policy.rightsize.classes):
+            if name not in classes:
+                yield Problem(("policy", "rightsize", "classes", i), f"unknown workload class '{name}'"
+                              + _did_you_mean(name, classes))
     cal_names = [c.name for c in policy.calendars]
     for i, name in enumerate(cal_names):
         if name in cal_names[:i]:

@@ -260,6 +260,27 @@ class CostWeights(Strict):
     energy: NonNegFloat = 0.1
 
 
+class Rightsize(Strict):
+    """Vertical right-sizing from job history (``hetsched scale rightsize``), opt-in. ``suggest``: the CLI
+    reports; ``apply``: admission also lowers ``--cpus-per-task``/memory of new jobs of ``classes`` (empty = every
+    class with a suggestion) to the suggested share, never below the ``percentile`` of past use plus ``margin``.
+    ``history``: sacct -P / --json export or SWF of finished jobs."""
+
+    mode: Literal["off", "suggest", "apply"] = "off"
+    history: str | None = None
+    classes: tuple[SlurmName, ...] = ()
+    percentile: Annotated[float, Field(ge=50, le=100)] = 95.0
+    margin: Annotated[float, Field(ge=0, le=2)] = 0.2
+    min_jobs: PosInt = 30
+    min_saving: Annotated[float, Field(ge=0, lt=1)] = 0.25
+
+    @model_validator(mode="after")
+    def _history_when_on(self) -> Rightsize:
+        if self.mode != "off" and not self.history:
+            raise ValueError(f"rightsize mode '{self.mode}' needs 'history' (a sacct export or SWF file)")
+        return self
+
+
 class Policy(Strict):
     workload_classes: tuple[WorkloadClass, ...] = ()
     default_class: SlurmName | None = None
@@ -267,6 +288,7 @@ class Policy(Strict):
     calendars: tuple[Calendar, ...] = ()
     reshapes: tuple[Reshape, ...] = ()
     cost_weights: CostWeights = CostWeights()
+    rightsize: Rightsize = Rightsize()
 
 
 class SlurmSettings(Strict):
