@@ -3,20 +3,25 @@
 Rows: ``always-on`` (no power saving), ``idle-timer`` (Slurm's SuspendTime: a node goes down after being idle
 that long; jobs placed on an off node boot it), ``hetsched`` (:class:`~.sim_policy.WarmPoolPower`: shorter
 grace, warm pool) and ``hetsched+pid`` (the same with PID headroom on utilization).
-``pid_step`` is the PID controller's unit-step response on the integrating plant "powered nodes += output
-per period" (the model its gains were tuned on), not a simulator measurement.
+``pid_step`` is measured in the simulator (:func:`pid_sim_step`): the PID controller alone
+(:class:`~.sim_policy.PidPower`) on a 40-node machine with 120 s boots whose busy nodes step 12 -> 24 -> 12;
+:func:`pid_step_response` is the same controller on the bare integrating plant it was tuned on (a unit check).
 """
 
 from __future__ import annotations
 
 import logging
 
+import numpy as np
+
 from ..sim.engine import Engine
 from ..sim.hooks import IdleSuspend, ranking
+from ..sim.machine import homogeneous
 from ..sim.metrics import compute_metrics
 from ..sim.run import Prepared
+from ..workload.jobs import JobTable
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from .sim_policy import WarmPoolPower
+from .sim_policy import PidPower, WarmPoolPower
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +36,59 @@ def pid_step_response(gains: PidGains = DEFAULT_GAINS, periods: int = 30, target
         ys.append(y)
     settle = next(i for i in range(periods) if all(abs(v - target) <= band * target for v in ys[i:])) + 1
     return {"settle_periods": settle, "overshoot": max(0.0, max(ys) - target) / target, "trajectory": ys}
+
+
+def settling(values: list[float], final: float, band: float = 0.05) -> dict:
+    """Periods until ``values`` stay within ``band`` of ``final`` (1 = from the first period on) and the
+    overshoot past it, as a fraction of ``final`` (in the direction of the step from ``values[0]``)."""
+    settle = next((i + 1 for i in range(len(values))
+                   if all(abs(v - final) <= band * final for v in values[i:])), None)
+    up = final >= values[0]
+    past = max((v - final if up else final - v) for v in values)
+    return {"settle_periods": settle, "overshoot": max(0.0, past) / final}
+
+
+def pid_sim_step(gains: PidGains = DEFAULT_GAINS, nodes: int = 40, base: int = 12, target_util: float = 0.75,
+                 phase_s: float = 3 * 3600.0) -> dict:
+    """The PID controller's step response in the simulator. ``nodes`` one-core nodes with the SWF default watts and
+    120 s boots; ``base`` whole-node jobs run from 0 to 2 phases, ``base`` more from 1 to 3 phases, so busy nodes
+    step up (to ``2 base``) at ``phase_s`` and down at ``2 phase_s``. The powered count (on + booting) per
+    control period should go to ``busy / target_util``. Returns the up and down steps' settling and overshoot
+    (``settle_periods``/``overshoot`` = the up step, the issue's figure) and the trajectory."""
+    run = 2 * phase_s
+    rows = {"submit": [0.0] * base + [phase_s] * base, "run": [run] * (2 * base), "limit": [run] * (2 * base),
+            "nodes": [1] * (2 * base), "cores": [1] * (2 * base)}
+    policy = PidPower(homogeneous(nodes, 1, name="pid-step"), target_util=target_util, gains=gains)
+    Engine(policy.machine, JobTable.build(rows), ranking("fcfs"), backfill=True, scaling=policy).run()
+    t = np.array([x[0] for x in policy.trace])
+    powered = np.array([x[1][0] for x in policy.trace], dtype=float)
+    after = lambda t0, t1: powered[(t > t0) & (t <= t1)].tolist()  # noqa: E731  periods after a step
+    up = settling(after(phase_s, 2 * phase_s), 2 * base / target_util)
+    down = settling(after(2 * phase_s, 3 * phase_s), base / target_util)
+    return {**up, "down_step": down, "plant": f"simulator: {nodes} one-core nodes, 120 s boot, busy {base} -> "
+            f"{2 * base} -> {base} nodes, target utilization {target_util:.0%}, period {policy.interval_s:.0f} s",
+            "trajectory": {"t": t.tolist(), "powered": powered.tolist(),
+                           "busy": [x[2][0] for x in policy.trace]}}
+
+
+def pid_diurnal(p: Prepared, target_util: float = 0.75, policy: str = "fcfs") -> dict:
+    """The PID controller alone on a whole workload (a diurnal one): how often its direction reverses (a power-up
+    period followed by a power-down period within ``10`` periods, per day), how far powered nodes stay from
+    ``busy / target`` on average, and energy and wait (to compare with the rows of :func:`evaluate`)."""
+    pid = PidPower(p.machine, target_util=target_util)
+    out = Engine(p.machine, p.workload.jobs, ranking(policy, p.site, float(p.machine.cores)), backfill=True,
+                 scaling=pid).run()
+    m = compute_metrics(p.workload.jobs, out, p.machine)
+    powered = np.array([sum(x[1]) for x in pid.trace], dtype=float)
+    busy = np.array([sum(x[2]) for x in pid.trace], dtype=float)
+    move = np.sign(np.diff(powered))
+    moves = [(i, s) for i, s in enumerate(move) if s != 0]
+    reversals = sum(1 for (i, a), (k, b) in zip(moves, moves[1:]) if a != b and k - i <= 10)
+    days = max((pid.trace[-1][0] - pid.trace[0][0]) / 86400.0, 1e-9) if pid.trace else 1.0
+    return {"energy_kwh": m["energy_kwh"], "avg_wait_s": m["avg_wait_s"], "utilization": m["utilization"],
+            "reversals_per_day": reversals / days, "moves_per_day": len(moves) / days,
+            "mean_abs_error_nodes": float(np.abs(powered - busy / target_util).mean()) if len(busy) else 0.0,
+            "trajectory": {"t": [x[0] for x in pid.trace], "powered": powered.tolist(), "busy": busy.tolist()}}
 
 
 def evaluate(p: Prepared, suspend_time_s: float = 600.0, grace_s: float = 120.0, warm_fraction: float = 0.05,

@@ -111,3 +111,48 @@ class WarmPoolPower:
             ups.append(off[: step.up])
         self.headroom.append(extra)
         return np.concatenate(downs).astype(np.int64), np.concatenate(ups).astype(np.int64)
+
+
+@dataclass
+class PidPower:
+    """The PID controller alone, per node group, both ways: each period it moves the group's powered nodes (on +
+    booting) toward ``busy / target_util``. The error is the utilization error ``target - busy/powered`` expressed
+    in nodes (``busy/target - powered``, i.e. scaled by ``powered/target``), so the plant is the integrating one
+    "powered += output" the gains were tuned on, here with real boot times, jobs that boot nodes themselves and
+    nodes that go down only when idle. ``deadband`` (nodes) is the hysteresis. ``trace`` records per period and
+    group (powered, busy) for the step and diurnal figures."""
+
+    machine: Machine
+    target_util: float = 0.75
+    gains: PidGains = DEFAULT_GAINS
+    deadband: float = 0.5
+    min_on: int = 0
+    interval_s: float = 60.0
+    name: str = "pid"
+    trace: list[tuple[float, list[int], list[int]]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        counts = [g.count for g in self.machine.groups]
+        self._gains = replace(self.gains, deadband=self.deadband)
+        self._group = np.repeat(np.arange(len(counts)), counts)
+        self._pid = [PidState() for _ in counts]
+
+    def decide(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]:
+        downs, ups, powered_now, busy_now = [], [], [], []
+        for gi in range(len(self.machine.groups)):
+            mask = self._group == gi
+            busy = int((mask & (view.state == ON) & (view.idle_for < 0)).sum())
+            booting = int((mask & (view.state == BOOTING)).sum())
+            powered = int((mask & (view.state == ON)).sum()) + booting
+            u, self._pid[gi] = pid_step(self._gains, self._pid[gi], busy / self.target_util, float(powered),
+                                        self.interval_s / 60.0)
+            want = max(self.min_on, round(powered + u))
+            idle, idle_for = _idle_for_positions(view, mask)
+            off = np.flatnonzero(mask & (view.state == OFF))
+            step = group_power(busy, idle_for, booting, len(off), max(want - busy, 0), 0.0, self.min_on)
+            downs.append(idle[list(step.down)])
+            ups.append(off[: step.up])
+            powered_now.append(powered)
+            busy_now.append(busy)
+        self.trace.append((view.now, powered_now, busy_now))
+        return np.concatenate(downs).astype(np.int64), np.concatenate(ups).astype(np.int64)
