@@ -7,8 +7,9 @@ rejects the job if Lua raises. So the shim is thin and defensive:
   1. copy a whitelist of job_desc fields into one versioned JSON request (protocol 1, see
      slurm_plugin/daemon/protocol.py);
   2. send it over a Unix socket to the hetsched daemon with a hard total timeout (default 50 ms);
-  3. apply the answer (partition, features, qos, site_factor = priority band, comment) after checking every
-     field, and tell the user why with slurm.log_user;
+  3. apply the answer (partition, features, qos, site_factor = priority band, comment; with right-sizing on,
+     cpus_per_task/min_cpus/pn_min_cpus/min_mem_per_cpu/min_mem_per_node) after checking every field, and
+     tell the user why with slurm.log_user;
   4. if the daemon is absent, hung, slow or answers garbage: accept the job unchanged and log one line
      (fail = "open", the default) or refuse it with a message (fail = "closed").
 
@@ -40,10 +41,16 @@ local NUMBER_FIELDS = {
   max_nodes = { "max_nodes", NO_VAL - 1 }, time_limit = { "time_limit", NO_VAL - 1 },
   user_id = { "user_id", NO_VAL - 1 }, mem_per_node_mb = { "min_mem_per_node", NO_VAL - 1 },
   mem_per_cpu_mb = { "min_mem_per_cpu", NO_VAL - 1 },
+  ntasks_per_node = { "ntasks_per_node", NO_VAL16 - 1 }, pn_min_cpus = { "pn_min_cpus", NO_VAL16 - 1 },
 }
 -- What a reply may set, and the Lua type each value must have. Nothing else is ever written.
 local SETTABLE = { partition = "string", features = "string", qos = "string", comment = "string",
-                   site_factor = "number" }
+                   site_factor = "number", cpus_per_task = "number", min_cpus = "number", pn_min_cpus = "number",
+                   min_mem_per_cpu = "number", min_mem_per_node = "number" }
+-- Range of each number a reply may set (right-sizing only ever sets positive counts and MB).
+local NUMBER_RANGE = { site_factor = { -999999, 999999 }, cpus_per_task = { 1, NO_VAL16 - 1 },
+                       min_cpus = { 1, NO_VAL - 1 }, pn_min_cpus = { 1, NO_VAL16 - 1 },
+                       min_mem_per_cpu = { 1, NO_VAL - 1 }, min_mem_per_node = { 1, NO_VAL - 1 } }
 -- Characters allowed in values written to partition/features/qos (comment: any printable text).
 local NAME_CHARS = "^[%w%-%._:|&,%[%]%(%)%*!]*$"
 
@@ -193,7 +200,8 @@ end
 local function valid_value(key, value)
   if type(value) ~= SETTABLE[key] then return false end
   if SETTABLE[key] == "number" then
-    return value == math.floor(value) and value > -1000000 and value < 1000000
+    local range = NUMBER_RANGE[key]
+    return value == math.floor(value) and value >= range[1] and value <= range[2]
   end
   if #value > MAX_SET_STRING then return false end
   if key == "comment" then return not value:find("%c") end

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..site import Site
 from ..snapshot import Snapshot
@@ -11,6 +13,10 @@ from .arch import route_arch
 from .classify import classify
 from .decision import Decision, DecisionBuilder
 from .request import TAG_PREFIX, JobRequest
+from .rightsize import rightsize_request
+
+if TYPE_CHECKING:
+    from ..scale.rightsize import ClassSuggestion
 
 
 @dataclass(frozen=True)
@@ -21,11 +27,14 @@ class AdmissionOptions:
     makes slurmctld reject the job); ``site_factor``: set the job's SiteFactor to the priority band;
     ``annotate_comment``: write ``hetsched:class=..,tier=..`` into an empty comment, with ``,flex=a|b`` when
     the job was routed to one of several arches its user allowed (the daemon's cycle may re-route it then).
+    ``rightsize``: class name -> right-sizing suggestion to apply to new jobs (site ``policy.rightsize``
+    in ``apply`` mode; see :mod:`.rightsize`); None = off.
     """
 
     set_qos: bool = False
     site_factor: bool = True
     annotate_comment: bool = True
+    rightsize: Mapping[str, ClassSuggestion] | None = None
 
 
 def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions = AdmissionOptions()) -> Decision:
@@ -55,6 +64,12 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     if options.annotate_comment and not req.comment and (wclass or cls.tier):
         changes["comment"] = f"{TAG_PREFIX}class={wclass.name if wclass else '-'},tier={cls.tier.name if cls.tier else '-'}"
     out.add("class", cls.why, **changes)
+    sized = rightsize_request(req, wclass.name if wclass else None, options.rightsize)
+    if sized:
+        resized, why, tag = sized
+        out.add("rightsize", why, **resized)
+        if resized:  # route the job as it will run
+            req = replace(req, **{_REQ_FIELD.get(k, k): v for k, v in resized.items()})
     refused = map_accelerators(req, snap, wclass, out)
     if refused:
         return refused
@@ -62,4 +77,10 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     if allowed and options.annotate_comment and not req.comment:
         tag = out.changes.get("comment") or f"{TAG_PREFIX}class=-,tier=-"
         out.changes["comment"] = f"{tag},flex={'|'.join(sorted(allowed))}"
+    if sized and sized[2]:
+        out.changes["comment"] = f"{out.changes.get('comment') or req.comment or ''} {sized[2]}".strip()
     return out.build()
+
+
+# job_desc field (what a decision sets) -> JobRequest field (what the shim sent), where they differ
+_REQ_FIELD = {"min_mem_per_cpu": "mem_per_cpu_mb", "min_mem_per_node": "mem_per_node_mb"}

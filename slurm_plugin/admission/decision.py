@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # job_desc fields a decision may set; the shim applies nothing else.
-SETTABLE = ("partition", "features", "qos", "site_factor", "comment")
+SETTABLE = ("partition", "features", "qos", "site_factor", "comment",
+            "cpus_per_task", "min_cpus", "pn_min_cpus", "min_mem_per_cpu", "min_mem_per_node")
 
 
 @dataclass(frozen=True)
 class Decision:
     """``action`` is ``accept`` or ``reject``; ``changes`` maps job_desc fields (:data:`SETTABLE`) to new
     values; ``reasons`` says why, one sentence each, shown to the user by the shim; ``kinds`` tags what was
-    decided (``arch``, ``accel``, ``class``, ``refuse``) for tests and logs.
+    decided (``arch``, ``accel``, ``class``, ``rightsize``, ``refuse``) for tests and logs.
     """
 
     action: str = "accept"

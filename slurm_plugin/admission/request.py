@@ -44,6 +44,8 @@ class JobRequest:
     min_cpus: int | None = None
     cpus_per_task: int | None = None
     num_tasks: int | None = None
+    ntasks_per_node: int | None = None
+    pn_min_cpus: int | None = None
     min_nodes: int | None = None
     max_nodes: int | None = None
     mem_per_node_mb: int | None = None

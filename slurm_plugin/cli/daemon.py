@@ -8,11 +8,13 @@ import json
 import logging
 import os
 import socket
+from dataclasses import replace
 
 import click
 
 from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
 from ..daemon.peercred import resolve_uid
+from ..scale.rightsize import apply_table
 from ..site import load_site
 from ..snapshot import ProcessCollector, SnapshotRefresher
 from .common import fail
@@ -46,6 +48,16 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     except KeyError as err:
         fail(f"allow_users names an unknown user: {err}", 2)
     site_model = load_site(cfg.site)
+    options = cfg.admission.options()
+    if site_model.policy.rightsize.mode == "apply":
+        try:
+            table = apply_table(site_model)
+        except ValueError as err:
+            fail(f"policy.rightsize: {err}", 2)
+        for s in table.values():
+            log.info("right-sizing class %s: cpus x %.2f, memory x %.2f (%d jobs)", s.wclass, s.factor("cpus"),
+                     s.factor("memory"), s.jobs)
+        options = replace(options, rightsize=table)
     conf = cfg.slurm_conf or os.environ.get("SLURM_CONF")
     # Slurm commands run and their JSON is parsed in a worker process: the request path never waits for
     # the GIL while a snapshot is being built (that showed up as millisecond stalls in the p99).
@@ -53,7 +65,7 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     refresher = SnapshotRefresher(collector, interval=cfg.refresh_s)
     refresher.start()  # the first snapshot comes in the background: until then nothing is refused or moved
     gc.freeze()  # what is loaded now lives for the whole run: keep it out of every later collection
-    server = AdmissionServer(cfg.socket, site_model, refresher, uids, cfg.admission.options(),
+    server = AdmissionServer(cfg.socket, site_model, refresher, uids, options,
                              socket_mode=cfg.socket_mode, read_timeout_s=cfg.read_timeout_s,
                              max_connections=cfg.max_connections, idle_timeout_s=cfg.idle_timeout_s)
     try:

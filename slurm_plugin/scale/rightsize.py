@@ -16,7 +16,6 @@ p95 ~ 0.244, factor = 0.244 x 1.2 = 0.293: a future ``--cpus-per-task=8`` become
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -142,6 +141,18 @@ def holdout(history: UsageHistory, params: RightsizeParams = RightsizeParams(),
     return out
 
 
-def lowered(request: int, factor: float) -> int:
-    """A whole-unit request scaled by ``factor``, rounded up, never below 1 nor above the request."""
-    return max(1, min(request, math.ceil(request * factor - 1e-9)))
+
+def apply_table(site) -> dict[str, ClassSuggestion]:
+    """For the daemon: the suggestions admission applies under the site's ``policy.rightsize`` (``apply`` mode
+    only, else empty): history read once, restricted to ``classes`` (empty = every site class), classes with
+    something to lower. Raises WorkloadError for an unreadable history (the daemon refuses to start)."""
+    from ..workload.usage import load_usage
+
+    rs = site.policy.rightsize
+    if rs.mode != "apply":
+        return {}
+    params = RightsizeParams(percentile=rs.percentile, margin=rs.margin, min_jobs=rs.min_jobs,
+                             min_saving=rs.min_saving)
+    wanted = set(rs.classes or (c.name for c in site.policy.workload_classes))
+    return {s.wclass: s for s in suggest(load_usage(rs.history), params)
+            if s.wclass in wanted and "lower" in (s.cpus.action, s.memory.action)}

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from slurm_plugin.cli import main
-from slurm_plugin.scale.rightsize import RightsizeParams, holdout, lowered, suggest, use_ratios
+from slurm_plugin.admission.rightsize import lowered
+from slurm_plugin.scale.rightsize import RightsizeParams, holdout, suggest, use_ratios
 from slurm_plugin.workload import WorkloadError
 from slurm_plugin.workload.usage import (UsageHistory, job_class, load_usage, parse_cpu_time,
                                          read_usage_sacct_parsable)

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 REPO = Path(__file__).resolve().parents[3]
 SHIM = REPO / "job_submit" / "job_submit.lua"
 DRIVE = REPO / "job_submit" / "standin" / "drive.lua"
-SETTABLE = {"partition", "features", "qos", "comment", "site_factor"}
+SETTABLE = {"partition", "features", "qos", "comment", "site_factor", "cpus_per_task", "min_cpus", "pn_min_cpus",
+            "min_mem_per_cpu", "min_mem_per_node"}
 
 pytestmark = pytest.mark.skipif(not shutil.which("lua5.1"), reason="lua5.1 not installed (apt-get install lua5.1)")
 
@@ -76,6 +77,21 @@ def test_answer_applied_and_user_told(where):
     assert any("a100, h100" in m for m in result["user"])
 
 
+def test_rightsizing_fields_sent_and_applied(where):
+    changes = {"cpus_per_task": 3, "min_cpus": 6, "pn_min_cpus": 3, "min_mem_per_cpu": 2731,
+               "comment": "class=web hetsched:rightsize=cpt:8>3"}
+    daemon = serve(where, lambda line: accept(changes, "right-sized for class web"))
+    job = {"cpus_per_task": 8, "num_tasks": 2, "min_cpus": 16, "pn_min_cpus": 8, "ntasks_per_node": 65534,
+           "min_mem_per_cpu": 1024, "comment": "class=web"}
+    result = run(config(where), job)
+    sent = daemon.request()
+    daemon.close()
+    assert {k: v for k, v in sent["job"].items() if k != "user_id"} == {
+        "cpus_per_task": 8, "num_tasks": 2, "min_cpus": 16, "pn_min_cpus": 8, "mem_per_cpu_mb": 1024,
+        "comment": "class=web"}  # ntasks_per_node NO_VAL16: not set
+    assert result["rc"] == 0 and result["set"] == changes
+
+
 def test_reject_refuses_with_reason(where):
     daemon = serve(where, lambda line: reject("no node has 9 x gpu"))
     result = run(config(where), {"tres_per_node": "gres:gpu:9"})
@@ -126,6 +142,9 @@ GARBAGE = [
     b'{"v": 1, "ok": true, "action": "accept", "set": {"site_factor": 1e12}}\n',
     b'{"v": 1, "ok": true, "action": "accept", "set": {"site_factor": 1.5}}\n',
     b'{"v": 1, "ok": true, "action": "accept", "set": {"comment": "a\\nb"}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"cpus_per_task": 0}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"min_mem_per_node": -5}}\n',
+    b'{"v": 1, "ok": true, "action": "accept", "set": {"pn_min_cpus": 70000}}\n',
     b'{"v": 1, "ok": true, "action": "accept", "set": ["partition"]}\n',
     b'{"v": 1, "ok": true, "action": "accept", "set": {"partition": null}}\n',
     b'{"v": 1, "ok": true, "action": "accept", "reason": 5}\n',
