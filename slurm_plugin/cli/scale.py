@@ -13,6 +13,7 @@ from ..decision import Journal, SetPartitionNodes, SlurmApplier
 from ..decision.applier import commands_for
 from ..scale.memory_store import load_memory, save_memory
 from ..scale.planner import GroupLimits, ScaleConfig
+from ..scale.sim_policy import DEFAULT_WAIT_PRICE_W
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from ..snapshot import collect_snapshot
@@ -29,9 +30,10 @@ def scale() -> None:
     """Follow demand and the calendar: power nodes up/down, reshape partitions."""
 
 
-def _plan(site: str | None, state: Path, grace: float, warm: int):
+def _plan(site: str | None, state: Path, grace: float, warm: int, wait_price: float | None, arch: bool):
     """This cycle's reshape + power decision through the cycle's own decide() (no ranking, no packing)."""
-    config = CycleConfig(pack=False, scale=ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm)))
+    config = CycleConfig(pack=False, scale=ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm),
+                                                       wait_price_w=wait_price, arch=arch))
     decision, memory = decide(collect_snapshot(SlurmClient()), load_site(site), config,
                               CycleMemory(load_memory(state)), time.time())
     return decision, memory.scale
@@ -43,16 +45,23 @@ def _what(action) -> str:
     return f"{action.action} {hostlist.collect_hostlist(list(action.nodes))}"
 
 
-_with_common = stack(click.argument("site", required=False), state_option, scale_options)
+_with_common = stack(
+    click.argument("site", required=False), state_option, scale_options,
+    click.option("--wait-price", type=float, default=None,
+                 help="Watts a second of job wait is worth: warm pools and idle grace per group from the "
+                      "break-even rule on its arrival rate (scale/warm.py) instead of --warm/--idle-grace."),
+    click.option("--arch/--no-arch", default=True, show_default=True,
+                 help="Move warm pools to the cheapest CPU group when portable work dominates (scale/arch.py)."))
 
 
 @scale.command()
 @_with_common
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors(SlurmError)
-def plan(site: str | None, state: Path, grace: float, warm: int, as_json: bool) -> None:
+def plan(site: str | None, state: Path, grace: float, warm: int, wait_price: float | None, arch: bool,
+         as_json: bool) -> None:
     """Show what would be powered up/down and why (dry run: changes nothing, remembers nothing)."""
-    decision, _ = _plan(site, state, grace, warm)
+    decision, _ = _plan(site, state, grace, warm, wait_price, arch)
     if as_json:
         emit_json([{"kind": a.kind, "reason": a.reason, "commands": commands_for(a)} for a in decision.actions])
         return
@@ -66,9 +75,10 @@ def plan(site: str | None, state: Path, grace: float, warm: int, as_json: bool) 
 @_with_common
 @journal_option
 @handle_errors(SlurmError)
-def apply(site: str | None, state: Path, grace: float, warm: int, journal: Path) -> None:
+def apply(site: str | None, state: Path, grace: float, warm: int, wait_price: float | None, arch: bool,
+          journal: Path) -> None:
     """Plan and apply one cycle; exit 1 if any action failed."""
-    decision, memory = _plan(site, state, grace, warm)
+    decision, memory = _plan(site, state, grace, warm, wait_price, arch)
     results = SlurmApplier(SlurmClient(), Journal(journal)).apply(decision)
     save_memory(state, memory)
     for r in results:
@@ -83,24 +93,28 @@ def apply(site: str | None, state: Path, grace: float, warm: int, journal: Path)
 @click.option("--workload", "-w", required=True, help="SWF file, sacct export or synthetic:jobs=..,seed=..,load=..")
 @click.option("--suspend-time", type=float, default=600.0, show_default=True,
               help="Slurm's SuspendTime for the idle-timer baseline.")
-@click.option("--grace", type=float, default=120.0, show_default=True, help="hetsched's idle grace (s).")
+@click.option("--grace", type=float, default=120.0, show_default=True,
+              help="hetsched's idle grace (s) when no --wait-price is used.")
+@click.option("--wait-price", type=float, default=DEFAULT_WAIT_PRICE_W, show_default=True,
+              help="Watts one second of job wait is worth (the break-even rule of scale/warm.py).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG of power and queue length over time per policy.")
+@click.option("--pid-plot", "pid_plot_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="PNG of the PID controller's step response and its diurnal run.")
 @handle_errors(ValueError, OSError)
-def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float, json_path: Path,
-             plot_path: Path | None) -> None:
-    """Energy and wait of always-on, Slurm's idle timer and hetsched in the simulator (same workload)."""
+def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float, wait_price: float,
+             json_path: Path, plot_path: Path | None, pid_plot_path: Path | None) -> None:
+    """Energy and wait of always-on, Slurm's idle timer and hetsched in the simulator (same workload), and the
+    PID controller's step response and stability measured in the simulator."""
     import json
 
     from ..conf import write_atomic
-    from ..scale.evaluate import evaluate, pid_step_response
+    from ..scale.evaluate import evaluate, pid_sim_step
     from ..sim.run import prepare, provenance
 
     prepared = prepare(workload, site)
-    rows = evaluate(prepared, suspend_time_s=suspend_time, grace_s=grace)
-    if plot_path:
-        _plot(rows, plot_path)
+    rows, stability = evaluate(prepared, suspend_time_s=suspend_time, grace_s=grace, wait_price_w=wait_price)
     base = rows[0]
     for r in rows:
         r["energy_vs_always_on"] = r["energy_kwh"] / base["energy_kwh"] - 1 if base["energy_kwh"] else None
@@ -108,12 +122,43 @@ def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float,
         click.echo(f"{r['policy']:14} {r['energy_kwh']:10.1f} kWh ({100 * (r['energy_vs_always_on'] or 0):+6.1f} %)  "
                    f"avg wait {r['avg_wait_s']:8.1f} s ({100 * (r['wait_vs_always_on'] or 0):+6.1f} %)  "
                    f"utilization {r['utilization']:.3f}")
-    step = pid_step_response()
-    doc = {"workload": workload, "site": site, "suspend_time_s": suspend_time, "grace_s": grace,
+    step = pid_sim_step()
+    if plot_path:
+        _plot(rows, plot_path)
+    if pid_plot_path:
+        _plot_pid(step, stability, pid_plot_path)
+    doc = {"workload": workload, "site": site, "machine": prepared.machine.name, "suspend_time_s": suspend_time,
+           "grace_s": grace, "wait_price_w": wait_price,
            "rows": [{k: v for k, v in r.items() if k != "timeline"} for r in rows],
-           "pid_step": {k: v for k, v in step.items()}, **provenance()}
+           "pid_step": {k: v for k, v in step.items() if k != "trajectory"},
+           "pid_stability": {k: v for k, v in stability.items() if k != "trajectory"}, **provenance()}
     write_atomic(json_path.parent, {json_path.name: json.dumps(doc, indent=1, default=float) + "\n"})
-    click.echo(f"PID step: settles in {step['settle_periods']} periods, overshoot {100 * step['overshoot']:.1f} %")
+    click.echo(f"PID step (simulator): settles in {step['settle_periods']} periods, overshoot "
+               f"{100 * step['overshoot']:.1f} % (down: {step['down_step']['settle_periods']} periods, "
+               f"{100 * step['down_step']['overshoot']:.1f} %); diurnal: {stability['reversals_per_day']:.1f} "
+               f"reversals/day (load itself {stability['reference_reversals_per_day']:.1f})")
+
+
+def _plot_pid(step: dict, stability: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_s, ax_d) = plt.subplots(2, 1, figsize=(11, 6))
+    for ax, tr, title in ((ax_s, step["trajectory"], f"step in the simulator ({step['plant']})"),
+                          (ax_d, stability["trajectory"], "the PID policy over the workload")):
+        t = [x / 3600 for x in tr["t"]]
+        ax.step(t, tr["powered"], where="post", label="powered (on + booting)", lw=0.9)
+        ax.step(t, tr["reference"], where="post", label="busy / target", lw=0.9, ls="--")
+        ax.step(t, tr["busy"], where="post", label="busy", lw=0.6)
+        ax.set_ylabel("nodes")
+        ax.set_title(title, fontsize=9)
+        ax.legend(loc="upper right", fontsize=8)
+    ax_d.set_xlabel("hours")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _plot(rows: list[dict], path: Path) -> None:

@@ -1,8 +1,9 @@
 """Energy vs wait of the power policies in the simulator, on the same workload and ranking in one run.
 
 Rows: ``always-on`` (no power saving), ``idle-timer`` (Slurm's SuspendTime: a node goes down after being idle
-that long; jobs placed on an off node boot it), ``hetsched`` (:class:`~.sim_policy.WarmPoolPower`: shorter
-grace, warm pool) and ``hetsched+pid`` (the same with PID headroom on utilization).
+that long; jobs placed on an off node boot it), ``hetsched`` (:class:`~.sim_policy.WarmPoolPower`: the
+break-even rule on per-group arrival rates), ``hetsched+pid`` (the same with PID headroom on utilization) and
+``pid`` (the PID controller alone, :class:`~.sim_policy.PidPower`, whose stability over the run is reported).
 ``pid_step`` is measured in the simulator (:func:`pid_sim_step`): the PID controller alone
 (:class:`~.sim_policy.PidPower`) on a 40-node machine with 120 s boots whose busy nodes step 12 -> 24 -> 12;
 :func:`pid_step_response` is the same controller on the bare integrating plant it was tuned on (a unit check).
@@ -21,7 +22,7 @@ from ..sim.metrics import compute_metrics
 from ..sim.run import Prepared
 from ..workload.jobs import JobTable
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from .sim_policy import PidPower, WarmPoolPower
+from .sim_policy import DEFAULT_WAIT_PRICE_W, PidPower, WarmPoolPower
 
 log = logging.getLogger(__name__)
 
@@ -68,37 +69,44 @@ def pid_sim_step(gains: PidGains = DEFAULT_GAINS, nodes: int = 40, base: int = 1
     return {**up, "down_step": down, "plant": f"simulator: {nodes} one-core nodes, 120 s boot, busy {base} -> "
             f"{2 * base} -> {base} nodes, target utilization {target_util:.0%}, period {policy.interval_s:.0f} s",
             "trajectory": {"t": t.tolist(), "powered": powered.tolist(),
-                           "busy": [x[2][0] for x in policy.trace]}}
+                           "busy": [x[2][0] for x in policy.trace],
+                           "reference": [x[2][0] / target_util for x in policy.trace]}}
 
 
-def pid_diurnal(p: Prepared, target_util: float = 0.75, policy: str = "fcfs") -> dict:
-    """The PID controller alone on a whole workload (a diurnal one): how often its direction reverses (a power-up
-    period followed by a power-down period within ``10`` periods, per day), how far powered nodes stay from
-    ``busy / target`` on average, and energy and wait (to compare with the rows of :func:`evaluate`)."""
-    pid = PidPower(p.machine, target_util=target_util)
-    out = Engine(p.machine, p.workload.jobs, ranking(policy, p.site, float(p.machine.cores)), backfill=True,
-                 scaling=pid).run()
-    m = compute_metrics(p.workload.jobs, out, p.machine)
+def pid_stability(pid: PidPower, window: int = 10) -> dict:
+    """How steady the PID controller was over a finished run (a diurnal workload): per day, the periods it moved
+    the powered count and its reversals (a move up followed by a move down, or the reverse, within ``window``
+    periods), next to the reversals of its reference ``round(busy / target)`` itself (the load's own ups and
+    downs: more reversals than those would be oscillation the controller adds), and the mean distance in nodes
+    between powered and ``busy / target``."""
     powered = np.array([sum(x[1]) for x in pid.trace], dtype=float)
     busy = np.array([sum(x[2]) for x in pid.trace], dtype=float)
-    move = np.sign(np.diff(powered))
-    moves = [(i, s) for i, s in enumerate(move) if s != 0]
-    reversals = sum(1 for (i, a), (k, b) in zip(moves, moves[1:]) if a != b and k - i <= 10)
-    days = max((pid.trace[-1][0] - pid.trace[0][0]) / 86400.0, 1e-9) if pid.trace else 1.0
-    return {"energy_kwh": m["energy_kwh"], "avg_wait_s": m["avg_wait_s"], "utilization": m["utilization"],
-            "reversals_per_day": reversals / days, "moves_per_day": len(moves) / days,
-            "mean_abs_error_nodes": float(np.abs(powered - busy / target_util).mean()) if len(busy) else 0.0,
-            "trajectory": {"t": [x[0] for x in pid.trace], "powered": powered.tolist(), "busy": busy.tolist()}}
+    days = max((pid.trace[-1][0] - pid.trace[0][0]) / 86400.0, 1e-9) if len(pid.trace) > 1 else 1.0
+
+    def reversals(values: np.ndarray) -> tuple[int, int]:
+        moves = [(i, d) for i, d in enumerate(np.sign(np.diff(values))) if d != 0]
+        return len(moves), sum(1 for (i, a), (k, b) in zip(moves, moves[1:]) if a != b and k - i <= window)
+
+    moves, rev = reversals(powered)
+    _, ref_rev = reversals(np.round(busy / pid.target_util))
+    return {"moves_per_day": moves / days, "reversals_per_day": rev / days,
+            "reference_reversals_per_day": ref_rev / days, "window_periods": window,
+            "mean_abs_error_nodes": float(np.abs(powered - busy / pid.target_util).mean()) if len(busy) else 0.0,
+            "trajectory": {"t": [x[0] for x in pid.trace], "powered": powered.tolist(), "busy": busy.tolist(),
+                           "reference": (busy / pid.target_util).tolist()}}
 
 
-def evaluate(p: Prepared, suspend_time_s: float = 600.0, grace_s: float = 120.0, warm_fraction: float = 0.05,
-             policy: str = "fcfs") -> list[dict]:
-    """One row per power policy (same workload, same ranking, EASY backfill)."""
+def evaluate(p: Prepared, suspend_time_s: float = 600.0, grace_s: float = 120.0,
+             wait_price_w: float = DEFAULT_WAIT_PRICE_W, policy: str = "fcfs") -> tuple[list[dict], dict]:
+    """One row per power policy (same workload, same ranking, EASY backfill), and the PID controller's
+    stability over that run (:func:`pid_stability` of the ``pid`` row)."""
+    pid = PidPower(p.machine)
     rows = []
     for name, scaling in (("always-on", None), ("idle-timer", IdleSuspend(suspend_time_s)),
-                          ("hetsched", WarmPoolPower(p.machine, grace_s=grace_s, warm_fraction=warm_fraction)),
-                          ("hetsched+pid", WarmPoolPower(p.machine, grace_s=grace_s, warm_fraction=warm_fraction,
-                                                         use_pid=True, name="hetsched+pid"))):
+                          ("hetsched", WarmPoolPower(p.machine, grace_s=grace_s, wait_price_w=wait_price_w)),
+                          ("hetsched+pid", WarmPoolPower(p.machine, grace_s=grace_s, wait_price_w=wait_price_w,
+                                                         use_pid=True, name="hetsched+pid")),
+                          ("pid", pid)):
         rank = ranking(policy, p.site, float(p.machine.cores))
         out = Engine(p.machine, p.workload.jobs, rank, backfill=True, scaling=scaling).run()
         m = compute_metrics(p.workload.jobs, out, p.machine)
@@ -106,4 +114,4 @@ def evaluate(p: Prepared, suspend_time_s: float = 600.0, grace_s: float = 120.0,
                      "utilization": m["utilization"], "p95_wait_s": m["p95_wait_s"],
                      "avg_bsld": m["avg_bsld"], "cost": m.get("cost"), "timeline": out.timeline})
         log.info("%s: %.1f kWh, avg wait %.0f s", name, m["energy_kwh"], m["avg_wait_s"])
-    return rows
+    return rows, pid_stability(pid)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from slurm_plugin.scale.evaluate import evaluate, pid_step_response
+from slurm_plugin.scale.evaluate import evaluate, pid_sim_step, pid_step_response, settling
 from slurm_plugin.scale.sim_policy import WarmPoolPower
 from slurm_plugin.sim.hooks import PowerView
 from slurm_plugin.sim.machine import machine_from_site
@@ -37,8 +37,10 @@ def test_warm_pool_is_refilled_from_off_nodes():
 
 def test_eval_rows_on_a_small_synthetic_workload():
     p = prepare("synthetic:jobs=300,seed=2,load=0.3", "demo")
-    rows = {r["policy"]: r for r in evaluate(p, grace_s=120)}
-    assert set(rows) == {"always-on", "idle-timer", "hetsched", "hetsched+pid"}
+    rows, stability = evaluate(p, grace_s=120)
+    rows = {r["policy"]: r for r in rows}
+    assert set(rows) == {"always-on", "idle-timer", "hetsched", "hetsched+pid", "pid"}
+    assert stability["moves_per_day"] > 0 and len(stability["trajectory"]["t"]) > 10
     assert rows["hetsched"]["energy_kwh"] < rows["always-on"]["energy_kwh"]
     assert rows["idle-timer"]["energy_kwh"] < rows["always-on"]["energy_kwh"]
     assert len({round(r["utilization"], 6) for r in rows.values()}) == 1  # same work done
@@ -47,3 +49,24 @@ def test_eval_rows_on_a_small_synthetic_workload():
 def test_pid_step_response_figures():
     step = pid_step_response()
     assert step["settle_periods"] <= 5 and step["overshoot"] < 0.10
+
+
+def test_settling_table():
+    assert settling([16, 24, 30, 31, 32, 32], 32) == {"settle_periods": 4, "overshoot": 0.0}
+    assert settling([16, 40, 32, 32], 32) == {"settle_periods": 3, "overshoot": 0.25}
+    assert settling([32, 14, 16, 16], 16) == {"settle_periods": 3, "overshoot": 0.125}  # a down step undershoots
+
+
+def test_pid_step_measured_in_the_simulator_meets_the_target():
+    step = pid_sim_step()
+    assert step["settle_periods"] <= 5 and step["overshoot"] < 0.10
+    assert step["down_step"]["settle_periods"] <= 5 and step["down_step"]["overshoot"] < 0.10
+    tr = step["trajectory"]
+    later = [p for t, p in zip(tr["t"], tr["powered"]) if t > 3600]  # past the start (all 40 nodes on)
+    assert max(later) == 32  # 24 busy / 0.75, never more
+
+
+def test_pid_step_with_aggressive_gains_overshoots():
+    from slurm_plugin.scale.pid import PidGains
+    step = pid_sim_step(PidGains(kp=1.6, ki=0.5, kd=0.0))
+    assert step["overshoot"] >= 0.10 or step["settle_periods"] > 5  # the figure can fail
