@@ -78,7 +78,8 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
         tag = out.changes.get("comment") or f"{TAG_PREFIX}class=-,tier=-"
         out.changes["comment"] = f"{tag},flex={'|'.join(sorted(allowed))}"
     if sized and sized[2]:
-        out.changes["comment"] = f"{out.changes.get('comment') or req.comment or ''} {sized[2]}".strip()
+        base = out.changes.get("comment") or req.comment
+        out.changes["comment"] = f"{base},{sized[2]}" if base else sized[2]
     return out.build()
 
 

@@ -14,6 +14,7 @@ from .common import emit_json, handle_errors
 
 log = logging.getLogger(__name__)
 POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor")
+PACKINGS = {None: (None,), "off": ("off",), "on": ("milp",), "both": ("off", "milp")}  # --packing -> hooks names
 
 
 @click.group("sim")
@@ -86,10 +87,14 @@ def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, dr
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write {rows: [...]} here.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="PNG of queue/utilization/power.")
 @click.option("--table", "table_out", type=click.Path(dir_okay=False), help="Markdown table here.")
+@click.option("--packing", type=click.Choice(["off", "on", "both"]), default=None,
+              help="Also run the daemon's packing step (MILP every 60 s) with 'on', Slurm's placement only with "
+                   "'off', or both (the table then ends with on/off ratios); either turns on the site's speed "
+                   "factors. Needs --site. Default: neither (no speed factors).")
 @handle_errors(WorkloadError, ValueError, OSError)
 def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, json_out, plot_out,
-                table_out) -> None:
-    """Every policy with and/or without backfill: a table of policies x metrics, JSON rows, plots."""
+                table_out, packing) -> None:
+    """Every policy with and/or without backfill (and packing): a table of policies x metrics, JSON rows, plots."""
     from ..sim.compare import compare, table
     from ..sim.plots import plot_timelines
     from ..sim.run import prepare, provenance
@@ -102,8 +107,11 @@ def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, dr
     kw = dict(power=power, suspend_time_s=suspend_time) if semantics == "slurm" else {}
     rows, timelines = compare(p, pols, backfills, semantics,
                               on_row=lambda r: log.info("%s bf=%s %.2fs", r["policy"], r["backfill"], r["wall_s"]),
-                              **kw)
+                              packings=PACKINGS[packing], **kw)
     text = table(rows)
+    if packing == "both":
+        from ..sim.compare import packing_ratios
+        text += "\n\n" + packing_ratios(rows)
     _write(json_out, {"rows": rows, "provenance": provenance()})
     if table_out:
         Path(table_out).write_text(text + "\n")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..decision import Decision, MoveJob, SetSiteFactor
-from ..pack import HighspySolver, classes_from_site, decide_moves, pack, problem_from_jobs
+from ..pack.plan import plan_moves
 from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
 from ..scale.reshape import plan_reshape
 from ..site import Site
@@ -49,15 +49,11 @@ def bands_from(decision: Decision, step: int) -> dict[int, int]:
 
 def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s: float) -> Decision:
     """MoveJob actions for flexible pending jobs (none for pinned ones, none when nothing is pending)."""
-    jobs = packing_jobs(snapshot, site, bands)
-    if not any(not j.pinned for j in jobs):
+    moves, result = plan_moves(packing_jobs(snapshot, site, bands), site, group_states(snapshot, site), time_cap_s)
+    if result is None:
         return Decision((), "pack")
-    pools, classes = classes_from_site(site, group_states(snapshot, site))
-    problem = problem_from_jobs(jobs, pools, classes)
-    result = pack(problem, HighspySolver(), time_cap_s=time_cap_s)
     log.info("pack: %s objective %.1f (greedy %.1f) gap %.2f%% in %.3f s", result.status.value, result.objective,
              result.greedy_objective, 100 * (result.gap or 0), result.build_s + result.solve_s)
-    moves = decide_moves(jobs, problem, result)
     return Decision(tuple(MoveJob(int(m.job_id), m.partition, "&".join(m.features),
                                   f"pack ({result.status.value}, gap {100 * (result.gap or 0):.1f}%): {m.reason}")
                           for m in moves), "pack")

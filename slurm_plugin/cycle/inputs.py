@@ -4,6 +4,14 @@ Which pending jobs may be moved (``pinned=False``): a ``--constraint`` that is e
 (``aarch64|x86_64``), a comment tag ``hetsched:...,flex=aarch64|x86_64`` (admission routed a flexible job and
 recorded what its user allowed), or no constraint and a workload class the site marks portable
 (``--comment=class=web``). Everything else is pinned: the user chose, and the suite never overrides a choice.
+
+Accelerator types: a job with an untyped GRES (``--gres=gpu:1``) whose ``--constraint`` is exactly an OR of the
+site's accelerator types (``a100|h100``), or whose comment tag says ``flex=a100|h100``, may be moved between
+those types: the move's features (``aarch64&h100``) pick the type. A job with a typed GRES (``gpu:a100:1``)
+keeps its type: on Slurm 22.05.8 ``scontrol update jobid=N gres=gpu:h100:1`` (or ``TresPerNode=``) is accepted
+but the job is then "never runnable" (BadConstraints) although an h100 node is idle, and changing between typed
+and untyped is refused ("Invalid GRES specification (with and without type identification)"); see
+``results/pack/README.md``.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ import re
 
 from ..admission.request import comment_tags
 from ..pack import GroupState, PendingJob, Resources
+from ..pack.classes import accel_type
 from ..site import ARCHES, Site
 from ..snapshot import JobState, Snapshot
 
@@ -31,6 +40,19 @@ def allowed_archs(job: JobState, site: Site) -> tuple[tuple[str, ...], bool]:
         if wclass and wclass.portable:
             return tuple(a for a in wclass.archs if wclass.speed.get(a, 1.0) > 0), True
     return ((feats,) if feats in ARCHES else ()), False
+
+
+def accel_choice(job: JobState, site: Site) -> tuple[str, ...]:
+    """Accelerator types an untyped-GRES job accepts when it named several (else ())."""
+    if not job.gres or any(g.type for g in job.gres):
+        return ()
+    known = {t for t in map(accel_type, site.node_groups) if t}
+    feats = job.features.replace("[", "").replace("]", "")
+    for text in (feats, comment_tags(job.comment).get("flex", "")):
+        alts = tuple(a for a in text.split("|") if a)
+        if len(alts) > 1 and all(a in known for a in alts):
+            return alts
+    return ()
 
 
 def group_states(snapshot: Snapshot, site: Site) -> dict[str, GroupState]:
@@ -58,9 +80,11 @@ def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int]) -> list[
         if not j.pending or j.reason in ("JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime"):
             continue
         archs, flexible = allowed_archs(j, site)
+        choice = accel_choice(j, site)
+        types = tuple(dict.fromkeys(g.type for g in j.gres if g.type)) or choice
+        flexible = flexible or bool(choice)
         nodes = j.node_count or 1
         mem_mb = (j.memory_per_node_mb or 0) * nodes or (j.memory_per_cpu_mb or 0) * (j.cpus or 1)
-        types = tuple(dict.fromkeys(g.type for g in j.gres if g.type))
         jobs.append(PendingJob(
             job_id=str(j.job_id), per_job=Resources(cpus=float(j.cpus or 1), mem_gb=mem_mb / 1024.0,
                                                    accels=float(sum(g.count for g in j.gres) * nodes)),

@@ -37,7 +37,7 @@ def pool_of(group: NodeGroup, state: GroupState | None) -> Pool:
     idle = Resources(node.cpus * group.count, node.mem_gb * group.count, node.accels * group.count)
     state = state or GroupState(free=idle)
     return Pool(name=group.name, per_node=node, free_now=state.free, down_nodes=state.down_nodes,
-                boot_time_s=float(group.boot_time_s), cost_per_hour=group.cost_per_hour)
+                boot_time_s=float(group.boot_time_s), cost_per_hour=group.cost_per_hour, size=group.count)
 
 
 def speed_table(site: Site, group: NodeGroup) -> tuple[tuple[str, float], ...]:

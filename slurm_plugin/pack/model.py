@@ -37,7 +37,8 @@ RESOURCE_NAMES: tuple[str, ...] = ("cpus", "mem_gb", "accels")
 @dataclass(frozen=True)
 class Pool:
     """Capacity of one node group: ``free_now`` is usable at once, each of ``down_nodes`` powered-down
-    nodes adds ``per_node`` after ``boot_time_s``; a node costs ``cost_per_hour`` while it is up."""
+    nodes adds ``per_node`` after ``boot_time_s``; a node costs ``cost_per_hour`` while it is up. ``size`` is
+    the group's node count (a job of more nodes can never run there; 0 = unknown, not checked)."""
 
     name: str
     per_node: Resources
@@ -45,6 +46,7 @@ class Pool:
     down_nodes: int = 0
     boot_time_s: float = 0.0
     cost_per_hour: float = 0.0
+    size: int = 0
 
 
 @dataclass(frozen=True)

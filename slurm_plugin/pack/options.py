@@ -74,9 +74,10 @@ def boot_cost(pool: Pool, problem: PackingProblem) -> float:
 
 
 def eligible(shape: JobShape, klass: NodeClass, pool: Pool) -> bool:
-    """A shape may use a class it allows, where its workload runs (speed > 0) and its per-node slice fits."""
+    """A shape may use a class it allows, where its workload runs (speed > 0), its per-node slice fits and the
+    pool has as many nodes as the job (a 4-node job moved to a 2-node group would never start)."""
     return klass.name in shape.allowed and klass.speed_for(shape.workload) > 0 and fits_node(
-        shape.per_job, shape.nodes, pool)
+        shape.per_job, shape.nodes, pool) and (pool.size == 0 or shape.nodes <= pool.size)
 
 
 def tier_capacity(pool: Pool, tier: str) -> Resources:

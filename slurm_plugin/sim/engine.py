@@ -23,12 +23,12 @@ import numpy as np
 from ..rank import QueueView
 from ..workload.jobs import JobTable
 from .cluster import INF, ClusterState, Reservation
-from .hooks import AlwaysOn, FirstFit, PlacementPolicy, PowerView, RankingPolicy, ScalingPolicy
+from .hooks import AlwaysOn, FirstFit, PackingPolicy, PackView, PlacementPolicy, PowerView, RankingPolicy, ScalingPolicy
 from .machine import Machine
 from .power import BOOTING, OFF, ON, SHUTTING, PowerMeter
 
 log = logging.getLogger(__name__)
-END, READY, DOWN, TICK, BACKFILL = 0, 1, 2, 3, 4
+END, READY, DOWN, TICK, BACKFILL, PACK = 0, 1, 2, 3, 4, 5
 DEFAULT_BF_MAX_JOB_TEST = 500  # Slurm's bf_max_job_test default
 
 
@@ -49,12 +49,15 @@ class Outcome:
 
 
 class Engine:
-    """One simulation run. ``observer(engine, t)`` (tests) is called after every event time."""
+    """One simulation run. ``observer(engine, t)`` (tests) is called after every event time. ``packing`` narrows
+    pending jobs' options every ``packing.interval_s``; ``speed`` ([workload class, group] factors, last row for
+    jobs without a class) makes a job run ``run / speed`` (the slowest of its nodes), capped by its limit."""
 
     def __init__(self, machine: Machine, jobs: JobTable, ranking: RankingPolicy, backfill: bool = True,
                  placement: PlacementPolicy | None = None, scaling: ScalingPolicy | None = None,
                  bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST, bf_interval_s: float | None = None,
-                 reservations: int = 1, observer: Callable[[Engine, float], None] | None = None):
+                 reservations: int = 1, observer: Callable[[Engine, float], None] | None = None,
+                 packing: PackingPolicy | None = None, speed: np.ndarray | None = None):
         self.machine, self.jobs, self.ranking, self.backfill = machine, jobs, ranking, backfill
         self.placement = placement or FirstFit()
         self.scaling = scaling or AlwaysOn()
@@ -62,6 +65,8 @@ class Engine:
         self.bf_interval = bf_interval_s  # None: backfill at every event; else like Slurm's bf_interval
         self._bf_due = False
         self.observer = observer
+        self.packing, self.speed = packing, speed
+        self.speed_timeouts = 0  # jobs cut by their time limit because they ran slower than nominal
         self.cluster = ClusterState(machine)
         self.meter = PowerMeter(machine, self.cluster)
         n = len(jobs)
@@ -116,6 +121,8 @@ class Engine:
             self._push(float(submit[0]), TICK, None)
         if self.bf_interval and self.backfill and n:
             self._push(float(submit[0]), BACKFILL, None)
+        if self.packing is not None and n:
+            self._push(float(submit[0]), PACK, None)
         while nxt < n or self._heap:
             t = min(submit[nxt] if nxt < n else INF, self._heap[0][0] if self._heap else INF)
             self.meter.advance(t)
@@ -176,6 +183,21 @@ class Engine:
             self._scale(t)
             if more or self.running or self.pending:
                 self._push(t + self.scaling.interval_s, TICK, None)
+        elif kind == PACK:
+            if self.pending:
+                self._pack(t)
+            if more or self.running or self.pending:
+                self._push(t + self.packing.interval_s, PACK, None)
+
+    def _pack(self, t: float) -> None:
+        """Apply the packing policy's narrowed requests (the simulator's ``scontrol update`` of pending jobs)."""
+        keys, to_job = self._order(t)
+        pending = np.asarray(keys if to_job is None else to_job[keys], dtype=np.int64)
+        changed = self.packing.decide(PackView(t, pending, self.cluster, self._epoch, self._req_of))
+        for j, req in changed.items():
+            self._req[j] = req
+        if changed:
+            self._epoch += 1  # cached plans and failed shapes refer to the old requests
 
     def _scale(self, t: float) -> None:
         c = self.cluster
@@ -422,6 +444,10 @@ class Engine:
         else:
             self.meter.refresh(nodes)
         run = float(self.run_eff[j])
+        if self.speed is not None:
+            nominal = float(self.jobs.run[j]) / float(self.speed[self.jobs.wclass[j], c.group[nodes]].min())
+            run = min(nominal, float(self.jobs.limit[j]))
+            self.speed_timeouts += nominal > run
         self.alloc[j], self.begin[j], self.end[j] = t, begin, begin + run
         self.running[j] = (r, nodes, slots)
         if len(r.options) == 1:

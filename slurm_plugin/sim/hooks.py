@@ -3,6 +3,7 @@
 - :class:`RankingPolicy`: which pending job first (the DQN ranking plugs in here).
 - :class:`PlacementPolicy`: which of the fitting nodes a starting job gets (MILP/greedy packing).
 - :class:`ScalingPolicy`: which idle nodes to power down or up (elastic scaling).
+- :class:`PackingPolicy`: which node classes pending flexible jobs may use (the daemon's packing step).
 
 Policies are pure: they read arrays and return arrays/decisions; only the engine changes state. Build one by
 name with :func:`ranking`, :func:`placement`, :func:`scaling`; add your own with ``register_*``.
@@ -54,6 +55,29 @@ class PowerView:
     pending: int
     arrived: np.ndarray | None = None
     backlog: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class PackView:
+    """What a packing policy sees: time, the pending job rows most urgent first, the cluster (read only),
+    a counter that changes whenever a job starts or ends, and each job's current request (``current(j)``)."""
+
+    now: float
+    pending: np.ndarray
+    cluster: object
+    epoch: int
+    current: Callable[[int], object]
+
+
+class PackingPolicy(Protocol):
+    """Narrows where pending jobs may run. ``decide(view)`` returns job row -> new request (a
+    :class:`~slurm_plugin.sim.cluster.Req` whose options are a subset of the job's original ones), as
+    ``scontrol update jobid=.. partition=.. features=..`` would; asked every ``interval_s`` simulated seconds."""
+
+    name: str
+    interval_s: float
+
+    def decide(self, view: PackView) -> dict: ...
 
 
 class ScalingPolicy(Protocol):
@@ -141,6 +165,12 @@ RANKINGS["multifactor"] = _multifactor
 RANKINGS["dqn"] = lambda site, total: importlib.import_module("slurm_plugin.rank.dqn").dqn_ranking(site, total)
 PLACEMENTS: dict[str, Callable[[], PlacementPolicy]] = {"first-fit": FirstFit}
 SCALINGS: dict[str, Callable[..., ScalingPolicy]] = {"always-on": AlwaysOn, "idle-suspend": IdleSuspend}
+# name -> factory(site, machine, jobs, **kw); "off" = Slurm's own placement only
+PACKINGS: dict[str, Callable[..., PackingPolicy | None]] = {
+    "off": lambda site, machine, jobs, **kw: None,
+    "milp": lambda site, machine, jobs, **kw: importlib.import_module("slurm_plugin.sim.packing").MilpPacking(
+        site, machine, jobs, **kw),
+}
 
 
 def _get(table: dict, kind: str, name: str):
@@ -159,6 +189,12 @@ def placement(name: str = "first-fit") -> PlacementPolicy:
 
 def scaling(name: str = "always-on", **kw) -> ScalingPolicy:
     return _get(SCALINGS, "scaling", name)(**kw)
+
+
+def packing(name: str, site, machine, jobs, **kw) -> PackingPolicy | None:
+    if name != "off" and site is None:
+        raise ValueError(f"packing '{name}' needs a site (--site): node classes and speed factors come from it")
+    return _get(PACKINGS, "packing", name)(site, machine, jobs, **kw)
 
 
 def register_ranking(name: str, factory: Callable[..., RankingPolicy]) -> None:

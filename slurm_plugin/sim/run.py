@@ -15,6 +15,7 @@ import numpy as np
 from ..site import Site, load_site
 from ..workload import UnfitJobsError, Workload, WorkloadError, load_workload, unfit_jobs
 from .engine import Engine, Outcome
+from .hooks import packing as packing_policy
 from .hooks import ranking, scaling
 from .machine import Machine, homogeneous, machine_from_site
 from .metrics import compute_metrics
@@ -60,13 +61,23 @@ def prepare(workload: str, site: str | None = None, drop_unfit: bool = False) ->
 
 
 def simulate(p: Prepared, policy: str, backfill: bool = True, semantics: str = "slurm",
-             power: str = "always-on", suspend_time_s: float = 600.0, progress=None) -> tuple[dict, Outcome]:
-    """One run; returns (result row, outcome)."""
+             power: str = "always-on", suspend_time_s: float = 600.0, progress=None,
+             packing: str | None = None) -> tuple[dict, Outcome]:
+    """One run; returns (result row, outcome). ``packing`` (a name in ``hooks.PACKINGS``, "off" included) also
+    turns on the site's speed factors, so runs with packing on and off compare the same physics; None: neither."""
+    if packing is not None and semantics != "slurm":
+        raise ValueError(f"packing runs only under --semantics slurm (got {semantics})")
+    extra: dict = {}
     t0 = time.perf_counter()
     rank = ranking(policy, p.site, float(p.machine.cores))
     if semantics == "slurm":
         scale = scaling(power, **({"suspend_time_s": suspend_time_s} if power == "idle-suspend" else {}))
-        out = Engine(p.machine, p.workload.jobs, rank, backfill=backfill, scaling=scale).run(progress)
+        if packing is not None:
+            from .packing import speed_matrix
+            extra = dict(packing=packing_policy(packing, p.site, p.machine, p.workload.jobs),
+                         speed=speed_matrix(p.site, p.machine, p.workload.jobs))
+        engine = Engine(p.machine, p.workload.jobs, rank, backfill=backfill, scaling=scale, **extra)
+        out = engine.run(progress)
     elif semantics == "rlscheduler":
         out = SelectThenWait(p.machine, p.workload.jobs, rank, backfill=backfill).run()
     else:
@@ -78,9 +89,12 @@ def simulate(p: Prepared, policy: str, backfill: bool = True, semantics: str = "
         "semantics": semantics, "power": power, "jobs": len(p.workload.jobs),
         "unstarted": int(np.isnan(out.begin).sum()), "timeouts": out.timeouts, "skipped": p.workload.skipped,
         "dropped_unfit": len(p.workload.dropped), "metrics": metrics, "events": out.events,
-        "wall_s": time.perf_counter() - t0, "sim_wall_s": out.wall_s,
+        "wall_s": time.perf_counter() - t0, "sim_wall_s": out.wall_s, "packing": packing,
         "jobs_per_s": len(p.workload.jobs) / max(out.wall_s, 1e-9),
     }
+    if packing is not None:
+        row["speed_timeouts"] = engine.speed_timeouts
+        row["pack_stats"] = extra["packing"].stats.as_dict() if extra["packing"] is not None else None
     return row, out
 
 

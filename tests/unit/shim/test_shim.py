@@ -79,7 +79,7 @@ def test_answer_applied_and_user_told(where):
 
 def test_rightsizing_fields_sent_and_applied(where):
     changes = {"cpus_per_task": 3, "min_cpus": 6, "pn_min_cpus": 3, "min_mem_per_cpu": 2731,
-               "comment": "class=web hetsched:rightsize=cpt:8>3"}
+               "comment": "class=web,hetsched:rightsize=cpt:8>3"}
     daemon = serve(where, lambda line: accept(changes, "right-sized for class web"))
     job = {"cpus_per_task": 8, "num_tasks": 2, "min_cpus": 16, "pn_min_cpus": 8, "ntasks_per_node": 65534,
            "min_mem_per_cpu": 1024, "comment": "class=web"}
