@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..scale.rightsize import RightsizeParams, holdout, suggest
+from ..sim.run import provenance
 from ..site import load_site
 from ..workload.usage import load_usage
 from .common import emit_json, handle_errors
@@ -48,8 +49,8 @@ def rightsize_cmd(history: Path, site: str | None, percentile, margin, min_jobs,
     checked = holdout(hist, params, train_share) if 0 < train_share < 1 else {}
     if as_json:
         emit_json({"history": str(history), "jobs": len(hist), "skipped": hist.skipped, "params": vars(params),
-                   "classes": [s.to_json() for s in suggestions], "holdout": {"train_share": train_share,
-                                                                             "checks": checked}})
+                   "classes": [s.to_json() for s in suggestions],
+                   "holdout": {"train_share": train_share, "checks": checked}, "machine": provenance()})
         return
     click.echo(f"{history}: {len(hist)} finished jobs used; skipped: "
                + (", ".join(f"{n} {why}" for why, n in hist.skipped.items()) or "none"))

@@ -30,7 +30,7 @@ import numpy as np
 from ..admission.request import comment_tags
 from .errors import WorkloadError
 from .sacct import _number, parse_mem_gb, parse_timelimit
-from .swf import FIELDS, _open
+from .swf import _open, _parse
 
 
 @dataclass
@@ -223,30 +223,18 @@ def read_usage_swf(path: str | Path, min_elapsed_s: float = 60.0) -> UsageHistor
             if m:
                 queues[int(m[1])] = m[2]
     out = _Builder(str(path), min_elapsed_s)
-    with _open(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            s = line.strip()
-            if not s or s.startswith(";"):
-                continue
-            parts = s.split()
-            if len(parts) < FIELDS:
-                raise WorkloadError(str(path), f"{len(parts)} fields, SWF needs {FIELDS}", lineno)
-            try:
-                job, run, alloc, avg_cpu, used_kb, req_procs, req_kb, status, queue = (
-                    float(parts[i]) for i in (0, 3, 4, 5, 6, 7, 9, 10, 14))
-            except ValueError as err:
-                raise WorkloadError(str(path), f"not a number: {err}", lineno) from None
-            if status != 1:
-                out.skip("not completed (status != 1)")
-                continue
-            procs = req_procs if req_procs > 0 else alloc
-            if avg_cpu < 0 or alloc <= 0 or run < 0:
-                out.skip("unknown CPU time or size")
-                continue
-            name = queues.get(int(queue), f"queue{int(queue)}") if queue >= 0 else "-"
-            out.add(int(job), name, procs, run, avg_cpu * alloc,
-                    req_kb * procs / 1024 if req_kb > 0 else np.nan,
-                    used_kb * alloc / 1024 if used_kb >= 0 else np.nan)
+    for row in _parse(path):
+        job, run, alloc, avg_cpu, used_kb, req_procs, req_kb, status, queue = row[[0, 3, 4, 5, 6, 7, 9, 10, 14]]
+        if status != 1:
+            out.skip("not completed (status != 1)")
+            continue
+        if avg_cpu < 0 or alloc <= 0 or run < 0:
+            out.skip("unknown CPU time or size")
+            continue
+        procs = req_procs if req_procs > 0 else alloc
+        name = queues.get(int(queue), f"queue{int(queue)}") if queue >= 0 else "-"
+        out.add(int(job), name, procs, run, avg_cpu * alloc, req_kb * procs / 1024 if req_kb > 0 else np.nan,
+                used_kb * alloc / 1024 if used_kb >= 0 else np.nan)
     return out.build()
 
 

@@ -150,3 +150,31 @@ def test_cli_json(tmp_path):
     assert render["cpus"]["action"] == "lower" and render["cpus"]["factor"] == pytest.approx(0.3)
     bad = CliRunner().invoke(main, ["scale", "rightsize", "--history", str(p), "--percentile", "5"])
     assert bad.exit_code != 0 and "percentile" in bad.output
+
+
+def _json_job(job_id: int, state, total_s: int, **extra) -> dict:
+    return {"job_id": job_id, "state": state, "account": "acct", "time": {"elapsed": 600, "total": {
+        "seconds": total_s, "microseconds": 500000}}, "required": {"CPUs": 8}, **extra}
+
+
+def test_sacct_json_usage_both_layouts(tmp_path):
+    """22.05 (openapi v0.0.38: plain numbers, comment/wckey objects, state.current a string) and 24.11
+    (state.current a list, memory_per_node a {set, infinite, number} object)."""
+    mem_step = {"tres": {"requested": {"max": [{"type": "cpu", "count": 1},
+                                                {"type": "mem", "count": 3 * 2**30}]}}}
+    doc = {"jobs": [
+        _json_job(1, {"current": "COMPLETED"}, 1200, comment={"job": "class=web", "administrator": None},
+                  wckey={"wckey": "", "flags": []}, steps=[mem_step], required={"CPUs": 8, "memory": 8192}),
+        _json_job(2, {"current": ["COMPLETED"]}, 2400, wckey={"wckey": "class=render", "flags": []},
+                  required={"CPUs": 8, "memory_per_node": {"set": True, "infinite": False, "number": 4096}}),
+        _json_job(3, {"current": ["TIMEOUT"]}, 10),
+    ]}
+    p = tmp_path / "sacct.json"
+    p.write_text(json.dumps(doc))
+    h = load_usage(p)
+    assert list(h.job_id) == [1, 2] and h.class_names == ("web", "render") and h.skipped == {"not COMPLETED": 1}
+    assert list(h.cpu_time_s) == [1200.5, 2400.5] and list(h.req_mem_mb) == [8192, 4096]
+    assert h.used_mem_mb[0] == 3072 and np.isnan(h.used_mem_mb[1])
+    p.write_text(json.dumps({"jobs": [{"job_id": 1, "state": {"current": "COMPLETED"}}]}))
+    with pytest.raises(WorkloadError, match=r"job #0 \(1\): bad or missing field 'time'"):
+        load_usage(p)
