@@ -13,14 +13,18 @@ from ..workload.usage import load_usage
 from .common import emit_json, handle_errors
 
 
-def params_from_site(site: str | None, **given) -> RightsizeParams:
-    """The site's ``policy.rightsize`` numbers (defaults without a site), overridden by those ``given``."""
-    base = {}
+def from_site(site: str | None, history: Path | None, **given) -> tuple[RightsizeParams, Path]:
+    """The site's ``policy.rightsize`` numbers and history (defaults without a site), overridden by those
+    ``given``; raises ValueError when no history is named anywhere."""
+    base: dict = {}
     if site:
         rs = load_site(site).policy.rightsize
         base = dict(percentile=rs.percentile, margin=rs.margin, min_jobs=rs.min_jobs, min_saving=rs.min_saving)
+        history = history or (Path(rs.history) if rs.history else None)
+    if history is None:
+        raise ValueError("no history: give --history FILE (or a --site whose policy.rightsize names one)")
     base.update({k: v for k, v in given.items() if v is not None})
-    return RightsizeParams(**base)
+    return RightsizeParams(**base), history
 
 
 def _fmt(s) -> str:
@@ -28,9 +32,10 @@ def _fmt(s) -> str:
 
 
 @click.command("rightsize")
-@click.option("--history", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Finished jobs: sacct -P / --json export (with TotalCPU, MaxRSS) or an SWF trace.")
-@click.option("--site", help="Take percentile/margin/min_jobs/min_saving from the site's policy.rightsize.")
+@click.option("--history", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Finished jobs: sacct -P / --json export (with TotalCPU, MaxRSS) or an SWF trace "
+                   "(default: the site's policy.rightsize.history).")
+@click.option("--site", help="Take history/percentile/margin/min_jobs/min_saving from the site's policy.rightsize.")
 @click.option("--percentile", type=float, help="Percentile of past use to keep (default 95).")
 @click.option("--margin", type=float, help="Safety margin on top of it (default 0.2).")
 @click.option("--min-jobs", type=int, help="Jobs a class needs before any suggestion (default 30).")
@@ -40,10 +45,12 @@ def _fmt(s) -> str:
               help="Also suggest from this first share of jobs and report how many later jobs still fit.")
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors(ValueError, OSError)
-def rightsize_cmd(history: Path, site: str | None, percentile, margin, min_jobs, min_saving, min_elapsed: float,
-                  train_share: float, as_json: bool) -> None:
-    """Suggest, per workload class, the share of its CPU and memory requests to keep (read-only)."""
-    params = params_from_site(site, percentile=percentile, margin=margin, min_jobs=min_jobs, min_saving=min_saving)
+def rightsize_cmd(history: Path | None, site: str | None, percentile, margin, min_jobs, min_saving,
+                  min_elapsed: float, train_share: float, as_json: bool) -> None:
+    """Suggest, per workload class, the share of its CPU and memory requests to keep (read-only; the daemon
+    applies them only in the site's ``policy.rightsize.mode: apply``)."""
+    params, history = from_site(site, history, percentile=percentile, margin=margin, min_jobs=min_jobs,
+                                min_saving=min_saving)
     hist = load_usage(history, min_elapsed)
     suggestions = suggest(hist, params)
     checked = holdout(hist, params, train_share) if 0 < train_share < 1 else {}

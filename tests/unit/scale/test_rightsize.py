@@ -178,3 +178,24 @@ def test_sacct_json_usage_both_layouts(tmp_path):
     p.write_text(json.dumps({"jobs": [{"job_id": 1, "state": {"current": "COMPLETED"}}]}))
     with pytest.raises(WorkloadError, match=r"job #0 \(1\): bad or missing field 'time'"):
         load_usage(p)
+
+
+def test_cli_takes_history_and_numbers_from_the_site(tmp_path):
+    import yaml
+
+    from slurm_plugin.site import SITE_CONFIGS
+
+    hist = tmp_path / "hist.txt"
+    hist.write_text(SACCT)
+    data = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
+    data["policy"]["rightsize"] = {"mode": "suggest", "history": str(hist), "min_jobs": 1, "margin": 0.5}
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(main, ["scale", "rightsize", "--site", str(site), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["params"]["margin"] == 0.5 and out["history"] == str(hist)
+    render = next(c for c in out["classes"] if c["wclass"] == "render")
+    assert render["cpus"]["factor"] == pytest.approx(0.375)  # 0.25 x 1.5
+    none = CliRunner().invoke(main, ["scale", "rightsize"])
+    assert none.exit_code != 0 and "no history" in none.output
