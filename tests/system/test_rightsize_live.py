@@ -1,7 +1,8 @@
 """Right-sizing applied for real: sbatch -> slurmctld -> job_submit.lua -> daemon (site policy.rightsize apply)
 -> slurmctld's job record. The history is a sacct -P export written here (there is no slurmdbd on the local
 cluster, so live sacct is not available): 40 finished ``web`` jobs that asked for 8 CPUs and used 1 to 2,
-so web keeps 29.25 % of its CPUs (p95 x 1.2) and ``-c 8`` becomes ``-c 3``; batch used all it asked."""
+so web keeps 29.25 % of its CPUs (p95 x 1.2) and ``-c 8`` becomes ``-c 3``, and used 2000 of 8000 MB, so it
+keeps 30 % of its memory; batch used all the CPUs it asked."""
 
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ class Env(SubmitEnv):
         self.root = self.cluster.root
         self.slurm = self.cluster.client()
         hist = self.root / "history.sacct"
-        rows = ["JobID|State|Elapsed|TotalCPU|NCPUS|NNodes|ReqMem|Comment"] + [_sacct_row(i) for i in range(40)]
-        rows += [f"{100 + i}|COMPLETED|00:10:00|01:20:00|8|1|8000M|class=batch" for i in range(40)]
+        rows = ["JobID|State|Elapsed|TotalCPU|NCPUS|NNodes|ReqMem|MaxRSS|NTasks|Comment"]
+        rows += [line for i in range(40) for line in _sacct_rows(i)]
+        rows += [f"{100 + i}|COMPLETED|00:10:00|01:20:00|8|1|8000M|||class=batch" for i in range(40)]
         hist.write_text("\n".join(rows) + "\n")
         site = yaml.safe_load((self.root / "site.yaml").read_text())
         site["policy"]["rightsize"] = {"mode": "apply", "history": str(hist), "classes": ["web", "batch"]}
@@ -38,10 +40,12 @@ class Env(SubmitEnv):
         self.ctld_log = self.root / "log" / "slurmctld.log"
 
 
-def _sacct_row(i: int) -> str:
-    """Job i of 40 used 1 + i/39 CPUs of 8 for 600 s: TotalCPU = 600 x (1 + i/39) s."""
+def _sacct_rows(i: int) -> list[str]:
+    """Job i of 40 used 1 + i/39 CPUs of 8 for 600 s (TotalCPU = 600 x (1 + i/39) s) and 2000 of 8000 MB."""
     secs = 600 * (1 + i / 39)
-    return f"{i + 1}|COMPLETED|00:10:00|{int(secs // 60):02d}:{secs % 60:06.3f}|8|1|8000M|class=web"
+    used = f"{int(secs // 60):02d}:{secs % 60:06.3f}"
+    return [f"{i + 1}|COMPLETED|00:10:00|{used}|8|1|8000M|||class=web",
+            f"{i + 1}.batch|COMPLETED|00:10:00|{used}|8|1||2000M|1|"]
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +78,16 @@ def test_tasks_and_memory_per_cpu_follow(env):
     assert sub.code == 0, sub.stderr
     job = env.job(sub.job_id)
     assert (job["NumCPUs"], job["CPUs/Task"], job["NumTasks"]) == ("6", "3", "2"), job
-    # memory keeps its total: 1000 MB x 8 CPUs per task over 3 CPUs -> 2667 MB per CPU
-    assert job["MinMemoryCPU"] in ("2667M", "2667"), job
+    # the job's memory falls by the memory share only: 1000 MB x 8 CPUs x 0.3 over 3 CPUs -> 800 MB per CPU
+    assert job["MinMemoryCPU"] in ("800M", "800"), job
+
+
+def test_memory_per_node_lowered(env):
+    sub = env.sbatch("--mem=8000", "--comment=class=web")
+    assert sub.code == 0, sub.stderr
+    job = env.job(sub.job_id)
+    assert job["MinMemoryNode"] in ("2400M", "2400"), job
+    assert "rightsize=mem:8000>2400" in job["Comment"]
 
 
 def test_pinned_and_other_classes_untouched(env):
