@@ -13,7 +13,7 @@ from ..decision import Journal, SetPartitionNodes, SlurmApplier
 from ..decision.applier import commands_for
 from ..scale.memory_store import load_memory, save_memory
 from ..scale.planner import GroupLimits, ScaleConfig
-from ..scale.sim_policy import DEFAULT_WAIT_PRICE_W
+from ..scale.warm import DEFAULT_WAIT_PRICE_W
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from ..snapshot import collect_snapshot

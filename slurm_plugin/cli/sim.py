@@ -40,9 +40,11 @@ def _progress(total: int, desc: str):
         yield bar.update
 
 
-_site = click.option("--site", default=None, help="Site name or file (default: the SWF header's machine).")
+_site = click.option("--site", default=None,
+                     help="Site name or file (default: the machine the trace names: SWF header, OpenB node list).")
 _workload = click.option("--workload", "-w", required=True,
-                         help="SWF file, sacct --json / -P export, or synthetic:jobs=N,seed=S,load=L.")
+                         help="SWF file, sacct --json / -P export, Philly .trace, OpenB pod list .csv, "
+                              "or synthetic:jobs=N,seed=S,load=L.")
 _semantics = click.option("--semantics", type=click.Choice(["slurm", "rlscheduler"]), default="slurm",
                           show_default=True, help="Slurm-like re-ranking at every event, or RLScheduler's.")
 _power = click.option("--power", type=click.Choice(["always-on", "idle-suspend"]), default="always-on",
@@ -50,6 +52,8 @@ _power = click.option("--power", type=click.Choice(["always-on", "idle-suspend"]
 _suspend = click.option("--suspend-time", type=float, default=600.0, show_default=True,
                         help="Idle seconds before idle-suspend powers a node down.")
 _drop = click.option("--drop-unfit", is_flag=True, help="Drop (and report) jobs bigger than the machine.")
+_compress = click.option("--compress", type=float, default=1.0, show_default=True,
+                         help="Divide submit times by this (run times kept): offered load x this.")
 
 
 @sim.command("run")
@@ -61,12 +65,14 @@ _drop = click.option("--drop-unfit", is_flag=True, help="Drop (and report) jobs 
 @_power
 @_suspend
 @_drop
+@_compress
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result row here.")
 @handle_errors(WorkloadError, ValueError, OSError)
-def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, json_out) -> None:
+def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, compress,
+            json_out) -> None:
     """Simulate one policy; print (and optionally write) the result row."""
     from ..sim.run import prepare, provenance, simulate
-    p = prepare(workload, site, drop_unfit)
+    p = prepare(workload, site, drop_unfit, compress)
     with _progress(len(p.workload.jobs), policy) as bar:
         row, _ = simulate(p, policy, backfill, semantics, power, suspend_time, progress=bar)
     row["provenance"] = provenance()
@@ -84,6 +90,7 @@ def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, dr
 @_power
 @_suspend
 @_drop
+@_compress
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write {rows: [...]} here.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="PNG of queue/utilization/power.")
 @click.option("--table", "table_out", type=click.Path(dir_okay=False), help="Markdown table here.")
@@ -92,8 +99,8 @@ def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, dr
                    "'off', or both (the table then ends with on/off ratios); either turns on the site's speed "
                    "factors. Needs --site. Default: neither (no speed factors).")
 @handle_errors(WorkloadError, ValueError, OSError)
-def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, json_out, plot_out,
-                table_out, packing) -> None:
+def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, compress, json_out,
+                plot_out, table_out, packing) -> None:
     """Every policy with and/or without backfill (and packing): a table of policies x metrics, JSON rows, plots."""
     from ..sim.compare import compare, table
     from ..sim.plots import plot_timelines
@@ -103,7 +110,7 @@ def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, dr
     if bad:
         raise click.BadParameter(f"unknown policy {bad[0]!r} (valid: {', '.join(POLICIES)})")
     backfills = {"both": [False, True], "on": [True], "off": [False]}[bf]
-    p = prepare(workload, site, drop_unfit)
+    p = prepare(workload, site, drop_unfit, compress)
     kw = dict(power=power, suspend_time_s=suspend_time) if semantics == "slurm" else {}
     rows, timelines = compare(p, pols, backfills, semantics,
                               on_row=lambda r: log.info("%s bf=%s %.2fs", r["policy"], r["backfill"], r["wall_s"]),

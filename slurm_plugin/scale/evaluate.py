@@ -22,7 +22,8 @@ from ..sim.metrics import compute_metrics
 from ..sim.run import Prepared
 from ..workload.jobs import JobTable
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from .sim_policy import DEFAULT_WAIT_PRICE_W, PidPower, WarmPoolPower
+from .sim_policy import PidPower, WarmPoolPower
+from .warm import DEFAULT_WAIT_PRICE_W
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from ..snapshot import JobState, NodeState, Snapshot
 from ..snapshot.constraint import constraint_matches
 from .arch import DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, ArchGroup, ArchShift, plan_arch, warm_after
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from .warm import WarmTarget, group_power, warm_target
+from .warm import DEFAULT_MIN_GRACE_S, DEFAULT_WINDOW_S, WarmTarget, group_power, warm_target
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ class ScaleConfig:
     default_limits: GroupLimits = GroupLimits()
     # the break-even rule (scale/warm.py) instead of fixed warm pools and grace: watts a second of wait is worth
     wait_price_w: float | None = None
-    min_grace_s: float = 30.0
-    rate_window_s: float = 7200.0
+    min_grace_s: float = DEFAULT_MIN_GRACE_S
+    rate_window_s: float = DEFAULT_WINDOW_S
     # the architecture controller (scale/arch.py): move warm pools to the cheapest CPU group for portable work
     arch: bool = True
     arch_dominance: float = DEFAULT_DOMINANCE

@@ -27,11 +27,7 @@ from ..sim.hooks import PowerView
 from ..sim.machine import Machine
 from ..sim.power import BOOTING, OFF, ON
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from .warm import group_power, warm_target
-
-DEFAULT_WAIT_PRICE_W = 1000.0  # watts one second of job wait is worth (results/scale: the frontier it picks)
-DEFAULT_WINDOW_S = 7200.0  # arrival rate over the last two hours
-DEFAULT_MIN_GRACE_S = 30.0
+from .warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, group_power, warm_target
 
 
 def _idle_for_positions(view: PowerView, mask: np.ndarray) -> tuple[np.ndarray, list[float]]:

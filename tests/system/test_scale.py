@@ -134,3 +134,41 @@ def test_calendar_reshape_moves_nodes_without_touching_running_jobs(scluster, si
     saturday = tuesday + dt.timedelta(days=4)
     SlurmApplier(client).apply(plan_reshape(collect_snapshot(client), site, saturday))
     assert dev_nodes() == "armn[1-3]"
+
+
+def test_portable_work_moves_the_x86_warm_pool_to_arm_in_scale_plan(scluster, site, tmp_path):
+    """A running job that may use ARM or x86 is all the CPU demand: `hetsched scale plan` keeps no x86 node warm
+    (ARM cores are cheaper), and says why; with --no-arch x86 keeps its warm node."""
+    import json
+
+    from click.testing import CliRunner
+
+    from slurm_plugin.cli import main
+
+    client = scluster.client()
+    hosts = ARM + ("x86n1", "x86n2")
+    client.run("scontrol", "update", f"nodename={','.join(hosts)}", "state=POWER_UP", check=False)
+    wait_states(client, hosts, lambda s: "POWER" not in s, timeout=90)
+    job = client.sbatch("-p", "batch", "--constraint=aarch64|x86_64", "-n", "8", "-w", "armn1", "--time=2",
+                        "--output=/dev/null", wrap="sleep 30")
+    client.wait_job(job, until=("RUNNING",), timeout=60)
+
+    def plan(*extra: str) -> list[dict]:
+        result = CliRunner().invoke(main, ["scale", "plan", scluster.state()["site_path"], "--json",
+                                           "--idle-grace", "0", "--warm", "1", "--state",
+                                           str(tmp_path / "mem.json"), *extra],
+                                    env={"SLURM_CONF": str(scluster.conf)})
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    def x86_down(actions: list[dict]) -> tuple[str, str]:
+        (a,) = [a for a in actions if any("x86n" in " ".join(c) and "POWER_DOWN" in " ".join(c)
+                                          for c in a["commands"])]
+        return " ".join(a["commands"][0]), a["reason"]
+
+    command, reason = x86_down(plan())
+    assert "nodename=x86n[1-2]" in command, command  # both: the warm pool went to ARM
+    assert "portable work is 100% of CPU demand" in reason and "cpu-arm (aarch64)" in reason
+    command, reason = x86_down(plan("--no-arch"))
+    assert "portable" not in reason and "x86n[1-2]" not in command  # one stays warm
+    client.run("scancel", str(job))
