@@ -91,9 +91,9 @@ class ClusterState:
             col = -1
             if jobs.gres_name[i] >= 0:
                 name = jobs.gres_names[jobs.gres_name[i]]
-                typ = jobs.gres_types[jobs.gres_type[i]] if jobs.gres_type[i] >= 0 else None
+                types = jobs.gres_type_options(i)
                 col = next(self.keys.index(k) for k in self.machine.groups[gi].gres
-                           if k[0] == name and (typ is None or k[1] == typ))
+                           if k[0] == name and (types is None or k[1] in types))
             opts.append((gi, col))
         # Slurm allocates lower node Weight first, and the rendered Weight ranks groups by cost per hour
         opts.sort(key=lambda o: (self.machine.groups[o[0]].cost_per_hour, o[0]))

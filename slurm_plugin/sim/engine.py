@@ -6,7 +6,8 @@ running jobs end at their time limits, see :meth:`ClusterState.plan`), and then 
 now if it fits and either ends (by its time limit) before the reservation or fits on nodes outside it. A job
 runs min(run time, time limit) (Slurm's TIMEOUT); on an off node it begins after the boot.
 With ``bf_interval_s`` the backfill part runs only every that many seconds (Slurm's backfill thread,
-``bf_interval``, default 30 s), the main pass still at every event.
+``bf_interval``, default 30 s), the main pass still at every event; ``bf_times`` gives the backfill cycles'
+times instead (a real cluster's, for the fidelity replay). A cycle with nothing pending waits for the next event.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import bisect
 import heapq
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,12 +58,15 @@ class Engine:
                  placement: PlacementPolicy | None = None, scaling: ScalingPolicy | None = None,
                  bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST, bf_interval_s: float | None = None,
                  reservations: int = 1, observer: Callable[[Engine, float], None] | None = None,
+                 bf_times: Sequence[float] | None = None,
                  packing: PackingPolicy | None = None, speed: np.ndarray | None = None):
         self.machine, self.jobs, self.ranking, self.backfill = machine, jobs, ranking, backfill
         self.placement = placement or FirstFit()
         self.scaling = scaling or AlwaysOn()
         self.bf_max = bf_max_job_test
         self.bf_interval = bf_interval_s  # None: backfill at every event; else like Slurm's bf_interval
+        self.bf_times = bf_times
+        self._bf_clocked = bf_interval_s is not None or bf_times is not None
         self._bf_due = False
         self.observer = observer
         self.packing, self.speed = packing, speed
@@ -119,7 +123,10 @@ class Engine:
         nxt, events, last_report = 0, 0, 0
         if self.scaling.interval_s and n:
             self._push(float(submit[0]), TICK, None)
-        if self.bf_interval and self.backfill and n:
+        if self.bf_times is not None and self.backfill:
+            for when in sorted(self.bf_times):
+                self._push(float(when), BACKFILL, None)
+        elif self.bf_interval and self.backfill and n:
             self._push(float(submit[0]), BACKFILL, None)
         if self.packing is not None and n:
             self._push(float(submit[0]), PACK, None)
@@ -177,7 +184,7 @@ class Engine:
             self._epoch += 1
         elif kind == BACKFILL:
             self._bf_due = True
-            if more or self.running or self.pending:
+            if self.bf_times is None and (more or self.running or self.pending):
                 self._push(t + self.bf_interval, BACKFILL, None)
         elif kind == TICK:
             self._scale(t)
@@ -298,7 +305,7 @@ class Engine:
                 if self._resv_active() and self.resv.job != j:
                     self.resv_history[self.resv.job] = []  # outranked: its next plan may be later
                 continue
-            if self.backfill and (self.bf_interval is None or self._bf_due):
+            if self.backfill and (not self._bf_clocked or self._bf_due):
                 rest = keys[pos + 1:pos + 1 + self.bf_max]
                 rest = rest if to_job is None else to_job[rest]
                 backfill = self._backfill if self.reservations == 1 else self._backfill_multi

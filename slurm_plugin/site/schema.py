@@ -306,8 +306,6 @@ class SlurmSettings(Strict):
     priority_weight_age: NonNegInt = 1000
     priority_weight_job_size: NonNegInt = 100
     priority_max_age: str = "7-0"
-    scheduler_parameters: str = Field("", pattern=r"^[A-Za-z0-9_=,:.-]*$",
-                                      description="slurm.conf SchedulerParameters (empty = Slurm's defaults)")
 
 
 class Site(Strict):

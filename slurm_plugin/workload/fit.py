@@ -24,8 +24,8 @@ def eligible_groups(jobs: JobTable, i: int, machine) -> list[int]:
 def gres_capacity(jobs: JobTable, i: int, group) -> int:
     """Per-node count of the GRES job ``i`` asks for on ``group`` (0 if it has none of that name/type)."""
     name = jobs.gres_names[jobs.gres_name[i]]
-    typ = jobs.gres_types[jobs.gres_type[i]] if jobs.gres_type[i] >= 0 else None
-    return sum(c for (n, t), c in group.gres.items() if n == name and (typ is None or t == typ))
+    types = jobs.gres_type_options(i)
+    return sum(c for (n, t), c in group.gres.items() if n == name and (types is None or t in types))
 
 
 def unfit_jobs(jobs: JobTable, machine) -> list[tuple[int, str]]:

@@ -2,7 +2,8 @@
 
 Units: seconds, GB of memory per node, cores and GRES per node. ``arch_mask`` is a bitmask over
 :data:`slurm_plugin.site.ARCHES` (0 = any arch); ``gres_name``/``gres_type`` index ``JobTable.gres_names`` /
-``gres_types`` (-1 = none / any type).
+``gres_types`` (-1 = none / any type). A ``gres_types`` entry ``"a|b"`` means any one of those types (in Slurm:
+an untyped ``--gres=gpu:N`` plus ``--constraint="a|b"`` on the type features every GPU node carries).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from ..site import ARCHES
+from ..site import ARCHES, Site
 
 ARCH_BIT = {a: 1 << i for i, a in enumerate(ARCHES)}
 
@@ -75,6 +76,12 @@ class JobTable:
         arrays = {f.name: getattr(self, f.name)[idx] for f in fields(self) if f.name not in _NAME_FIELDS}
         return replace(self, **arrays)
 
+    def gres_type_options(self, i: int) -> frozenset[str] | None:
+        """The GRES types job ``i`` accepts (None = any type)."""
+        if self.gres_type[i] < 0:
+            return None
+        return frozenset(self.gres_types[self.gres_type[i]].split("|"))
+
     def gres_label(self, i: int) -> str:
         if self.gres_name[i] < 0:
             return ""
@@ -89,10 +96,16 @@ _NAME_FIELDS = {"gres_names", "gres_types", "class_names"}
 class Workload:
     """A job table plus where it came from. ``machine`` is ``(nodes, cores_per_node)`` when the source names
     its own homogeneous machine (an SWF header), else None. ``skipped`` counts records not turned into jobs,
-    by reason (never silent); ``dropped`` lists (job id, reason) of jobs removed by ``--drop-unfit``."""
+    by reason (never silent); ``dropped`` lists (job id, reason) of jobs removed by ``--drop-unfit``;
+    ``adjusted`` counts jobs whose request was changed to fit Slurm's model, by reason (e.g. a fractional GPU
+    rounded up). ``site`` is the heterogeneous machine the source itself describes (the OpenB node list), used
+    when no site is given, like ``machine`` for an SWF header."""
 
     name: str
     jobs: JobTable
     machine: tuple[int, int] | None = None
     skipped: dict[str, int] = field(default_factory=dict)
     dropped: list[tuple[int, str]] = field(default_factory=list)
+    adjusted: dict[str, int] = field(default_factory=dict)
+    site: Site | None = None
+    compress: float = 1.0  # submit times were divided by this (see slurm_plugin.sim.run.prepare)

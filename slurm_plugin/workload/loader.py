@@ -1,8 +1,9 @@
 """One entry point for every workload source: ``load_workload(spec, site)``.
 
 ``spec`` is a path to an SWF file (``.swf``/``.swf.gz``), ``sacct -P`` output (``.txt``/``.psv``/``.sacct``),
-``sacct --json`` output (``.json``), a Gavel/Philly job stream (``.trace``, needs a site with GPUs), or
-``synthetic:jobs=..,seed=..,load=..`` (needs a site).
+``sacct --json`` output (``.json``), a Gavel/Philly job stream (``.trace``, needs a site with GPUs), an Alibaba
+OpenB pod list (``.csv`` with its header; its node list is the machine), or ``synthetic:jobs=..,seed=..,load=..``
+(needs a site).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ..site import Site
 from .errors import WorkloadError
 from .gavel import read_philly
 from .jobs import Workload
+from .openb import is_openb_pod_list, read_openb
 from .sacct import read_sacct_json, read_sacct_parsable
 from .swf import read_swf
 from .synthetic import SyntheticSpec, generate
@@ -34,6 +36,9 @@ def load_workload(spec: str, site: Site | None = None) -> Workload:
         return read_philly(path)
     if name.endswith(".json"):
         return read_sacct_json(path)
+    if name.endswith(".csv") and is_openb_pod_list(path):
+        return read_openb(path)
     if name.endswith((".txt", ".psv", ".sacct", ".csv")):
         return read_sacct_parsable(path)
-    raise WorkloadError(spec, "unknown workload kind (want .swf[.gz], sacct .json / -P .txt, or synthetic:...)")
+    raise WorkloadError(spec, "unknown workload kind (want .swf[.gz], sacct .json / -P .txt, Philly .trace, "
+                                 "OpenB pod list .csv, or synthetic:...)")

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from slurm_plugin.sim.fidelity import compare_starts, replay_on_slurm, replay_workload, simulate_replay
+from slurm_plugin.sim.fidelity import (compare_starts, process_start_epoch, replay_on_slurm, replay_workload,
+                                       simulate_replay)
 
 from .conftest import module_cluster
 
@@ -25,12 +26,13 @@ simfid = module_cluster("simfid", 200)
 def report(simfid):
     """Replay once on the real cluster and in the simulator; the tests below read the comparison."""
     jobs = replay_workload(n=int(os.environ.get("HETSCHED_FIDELITY_JOBS", "20")))
-    real = replay_on_slurm(simfid.client(), jobs, PARTITION)
-    rep = compare_starts(real, simulate_replay(simfid.site(), PARTITION, jobs, real))
+    real, bf_cycles = replay_on_slurm(simfid.client(), jobs, PARTITION,
+                                      backfill_epoch=process_start_epoch(simfid.state()["slurmctld_pid"]))
+    rep = compare_starts(real, simulate_replay(simfid.site(), PARTITION, jobs, real, bf_cycles=bf_cycles))
     out = os.environ.get("HETSCHED_FIDELITY_OUT")
     if out:
         with open(out, "w") as fh:
-            json.dump(rep, fh, indent=2)
+            json.dump({**rep, "real": real, "bf_cycles": bf_cycles}, fh, indent=2)
     log.info("fidelity: %s", {k: v for k, v in rep.items() if not k.endswith("_start_s")})
     assert rep["jobs"] == len(jobs)
     return rep

@@ -103,3 +103,15 @@ def test_slurm_like_reservations_protect_the_second_blocked_job(reservations, ex
               dict(submit=3, run=500, nodes=1))
     e = simulate(machine(nodes(4)), js, reservations=reservations)
     assert e.begin.tolist() == expected
+
+
+@pytest.mark.parametrize("bf_times,expected", [
+    (None, [0, 100, 2]),         # backfill at every event: C starts on arrival
+    ([0.0, 30.0], [0, 100, 30]),  # Slurm's cycles (recorded on the real cluster): C waits for the one at 30 s
+    ([0.0, 1.5], [0, 100, 150]),  # the last cycle came before C: only the main pass starts it, after B
+])
+def test_backfill_only_at_given_cycle_times(bf_times, expected):
+    # A holds 2 of 4 nodes until 100, B (4 nodes) waits for it, C (2 nodes, ends before 100) can backfill
+    js = jobs(dict(submit=0, run=100, nodes=2), dict(submit=1, run=50, nodes=4), dict(submit=2, run=50, nodes=2))
+    e = simulate(machine(nodes(4)), js, bf_times=bf_times)
+    assert e.begin.tolist() == expected
