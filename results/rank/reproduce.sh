@@ -1,12 +1,13 @@
 #!/bin/sh
 # Reproduce results/rank (run from the repository root; traces read in place from ../shared/workloads).
-# The default model: Double DQN, 2 training sources, seed 1 (needs the train extra: pip install -e '.[train]').
+# The default model: Double DQN over band offsets on SJF, warm-started from the size-offset teacher, 2 training
+# sources, seed 1 (needs the train extra: pip install -e '.[train]').
 set -e
 W=../shared/workloads/swf
 OUT=results/rank
 if [ "$1" = "--train" ]; then
   hetsched -v rank train --site demo -w $W/lublin_256.swf -w "synthetic:jobs=10000,seed=1,load=0.9" \
-    --episodes 300 --seed 1 --out slurm_plugin/rank/models/dqn_default.npz
+    --episodes 300 --eval-every 10 --seed 1 --out slurm_plugin/rank/models/dqn_default.npz
 fi
 # Slurm-like semantics, 50 held-out 256-job sequences, with/without backfill, plus a 24 h age floor (backfill on)
 hetsched rank eval -w $W/lublin_256.swf --split test --sequences 50 --age-floor 24 \

@@ -64,6 +64,13 @@ def _find_tier(req: JobRequest, site: Site, wclass: WorkloadClass | None) -> tup
     return _lowest(site.policy.qos_tiers), "lowest tier"
 
 
+def top_band(site: Site) -> int:
+    """The highest band :func:`classify` can give on ``site`` (top tier, first class)."""
+    policy = site.policy
+    return (max([t.priority for t in policy.qos_tiers] or [0])
+            + CLASS_STEP * max(len(policy.workload_classes) - 1, 0))
+
+
 def classify(req: JobRequest, site: Site) -> Classification:
     """Class, tier and band for ``req`` under ``site.policy`` (pure).
 

@@ -41,13 +41,16 @@ def _command() -> str:
               help="Training workload (repeatable): SWF file or synthetic:jobs=N,seed=S,load=L.")
 @click.option("--episodes", type=click.IntRange(1), default=300, show_default=True)
 @click.option("--seq-len", type=click.IntRange(8), default=256, show_default=True)
-@click.option("--price", type=float, default=0.3, show_default=True, help="Reward price per band level per hour.")
-@click.option("--lr", type=float, default=1e-4, show_default=True, help="Adam learning rate of the DQN steps.")
+@click.option("--price", type=float, default=3.0, show_default=True,
+              help="Reward price per band level per hour of holding the whole machine.")
+@click.option("--lr", type=float, default=3e-5, show_default=True, help="Adam learning rate of the DQN steps.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--eval-every", type=click.IntRange(1), default=5, show_default=True)
+@click.option("--teacher-size", type=float, default=0.5, show_default=True,
+              help="Warm-start teacher: log10 limit + this x log10 cores under load (0 = plain SJF).")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Model file (.npz).")
 @handle_errors(WorkloadError, ValueError, OSError, ImportError)
-def train_cmd(site, workloads, episodes, seq_len, price, lr, seed, eval_every, out) -> None:
+def train_cmd(site, workloads, episodes, seq_len, price, lr, seed, eval_every, teacher_size, out) -> None:
     """Double DQN in the simulator on the train split (first 60 %) of each workload; keeps the checkpoint with
     the best validation bsld (next 10 %). Needs torch (pip install -e '.[train]')."""
     from tqdm import tqdm
@@ -56,11 +59,12 @@ def train_cmd(site, workloads, episodes, seq_len, price, lr, seed, eval_every, o
     from ..rank.dqn.train import TrainConfig, train
     from ..sim.run import provenance
     srcs = _sources(workloads, site)
-    cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, lr=lr, seed=seed, eval_every=eval_every)
+    cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, lr=lr, seed=seed, eval_every=eval_every,
+                      teacher_size=teacher_size)
     with tqdm(total=episodes, desc="dqn train", unit="episode", file=sys.stderr) as bar:
         model, _ = train(srcs, cfg, bar.update)
     import torch
-    model.meta.update(workloads=list(workloads), site=site, seed=seed, command=_command(), uses_scarcity=False,
+    model.meta.update(workloads=list(workloads), site=site, seed=seed, command=_command(), uses_scarcity=True,
                       torch=torch.__version__, provenance=provenance())
     save_model(model, out)
     click.echo(f"wrote {out} ({Path(out).stat().st_size} bytes): best validation bsld "

@@ -13,7 +13,7 @@ from ..workload import WorkloadError
 from .common import emit_json, handle_errors
 
 log = logging.getLogger(__name__)
-POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor")
+POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
 PACKINGS = {None: (None,), "off": ("off",), "on": ("milp",), "both": ("off", "milp")}  # --packing -> hooks names
 
 
@@ -52,6 +52,19 @@ _power = click.option("--power", type=click.Choice(["always-on", "idle-suspend"]
 _suspend = click.option("--suspend-time", type=float, default=600.0, show_default=True,
                         help="Idle seconds before idle-suspend powers a node down.")
 _drop = click.option("--drop-unfit", is_flag=True, help="Drop (and report) jobs bigger than the machine.")
+_model = click.option("--model", "model_path", default=None, type=click.Path(exists=True, dir_okay=False),
+                      callback=lambda ctx, param, v: _use_model(v), expose_value=False,
+                      help="DQN model file for the 'dqn' policy (default: $HETSCHED_DQN_MODEL or the shipped one).")
+
+
+def _use_model(path: str | None) -> None:
+    """--model: the 'dqn' ranking factory reads the model path from $HETSCHED_DQN_MODEL (this process only)."""
+    if path:
+        import os
+        from ..rank.dqn.policy import MODEL_ENV
+        os.environ[MODEL_ENV] = path
+
+
 _compress = click.option("--compress", type=float, default=1.0, show_default=True,
                          help="Divide submit times by this (run times kept): offered load x this.")
 
@@ -66,6 +79,7 @@ _compress = click.option("--compress", type=float, default=1.0, show_default=Tru
 @_suspend
 @_drop
 @_compress
+@_model
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result row here.")
 @handle_errors(WorkloadError, ValueError, OSError)
 def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, compress,
@@ -91,6 +105,7 @@ def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, dr
 @_suspend
 @_drop
 @_compress
+@_model
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write {rows: [...]} here.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="PNG of queue/utilization/power.")
 @click.option("--table", "table_out", type=click.Path(dir_okay=False), help="Markdown table here.")

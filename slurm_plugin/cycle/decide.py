@@ -32,7 +32,6 @@ class CycleConfig:
     reshape: bool = True
     power: bool = True
     pack_time_cap_s: float = 1.0
-    band_step: int = 1000  # SiteFactor per band (the ranker's); packing band = site_factor // band_step
     scale: ScaleConfig = field(default_factory=ScaleConfig)
 
 
@@ -41,10 +40,14 @@ class CycleMemory:
     scale: ScaleMemory = field(default_factory=ScaleMemory)
 
 
-def bands_from(decision: Decision, step: int) -> dict[int, int]:
-    """Job id -> packing band 0..7 (7 most urgent) from the ranker's SiteFactor actions."""
-    return {j: max(0, min(BANDS - 1, a.site_factor // step)) for a in decision.actions
-            if isinstance(a, SetSiteFactor) for j in a.job_ids}
+def bands_from(decision: Decision) -> dict[int, int]:
+    """Job id -> packing band 0..7 (7 most urgent) from the ranker's SiteFactor actions: the rank of the job's
+    value among the distinct values set, spread evenly over the bands (lowest 0, highest 7)."""
+    acts = [a for a in decision.actions if isinstance(a, SetSiteFactor)]
+    values = sorted({a.site_factor for a in acts})
+    top = max(len(values) - 1, 1)
+    band = {v: round((BANDS - 1) * i / top) if len(values) > 1 else BANDS - 1 for i, v in enumerate(values)}
+    return {j: band[a.site_factor] for a in acts for j in a.job_ids}
 
 
 def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s: float) -> Decision:
@@ -65,7 +68,7 @@ def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMem
     ranked = ranker(snapshot, site, now) if ranker else Decision((), "rank:off")
     decision = ranked
     if config.pack:
-        decision += pack_moves(snapshot, site, bands_from(ranked, config.band_step), config.pack_time_cap_s)
+        decision += pack_moves(snapshot, site, bands_from(ranked), config.pack_time_cap_s)
     if config.reshape:
         decision += plan_reshape(snapshot, site, dt.datetime.fromtimestamp(now, dt.timezone.utc))
     scale_memory = memory.scale

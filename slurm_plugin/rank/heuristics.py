@@ -25,13 +25,15 @@ import numpy as np
 
 @dataclass(frozen=True)
 class QueueView:
-    """The pending jobs as arrays: submit (s), limit (requested time, s), procs (total cores), qos priority."""
+    """The pending jobs as arrays: submit (s), limit (requested time, s), procs (total cores), qos priority;
+    ``able`` (optional): cores of the nodes whose arch/GRES suit each job (None = the whole machine)."""
 
     submit: np.ndarray
     limit: np.ndarray
     procs: np.ndarray
     qos: np.ndarray
     now: float
+    able: np.ndarray | None = None
 
 
 def fcfs(q: QueueView) -> np.ndarray:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..rank import QueueView
+from ..workload.fit import able_cores
 from ..workload.jobs import JobTable
 from .cluster import INF, ClusterState, Reservation
 from .hooks import AlwaysOn, FirstFit, PackingPolicy, PackView, PlacementPolicy, PowerView, RankingPolicy, ScalingPolicy
@@ -79,6 +80,8 @@ class Engine:
         self.end = np.full(n, np.nan)
         self.run_eff = np.minimum(jobs.run, jobs.limit)
         self.procs = jobs.procs.astype(float)
+        # cores able to run each job (arch/GRES), only for rankings that read it (``needs_able``)
+        self.able = able_cores(jobs, machine) if getattr(ranking, "needs_able", False) else None
         self._req: list = [None] * n
         self._all_on = self.scaling.interval_s is None
         self.reservations = reservations  # 1 = EASY; more = Slurm-like, one per blocked job in order
@@ -258,7 +261,8 @@ class Engine:
             return self._queue, self._by_rank
         q = self._lo + np.flatnonzero(self._queued[self._lo:self._hi])
         jobs = self.jobs
-        view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t)
+        view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t,
+                         None if self.able is None else self.able[q])
         score = self.ranking.scores(view)
         # the queue is in (submit, id) order already, so a stable sort by score is the full priority order
         if head is not None and len(q) > 2 * head:

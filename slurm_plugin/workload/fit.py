@@ -21,6 +21,19 @@ def eligible_groups(jobs: JobTable, i: int, machine) -> list[int]:
     return out
 
 
+def able_cores(jobs: JobTable, machine) -> np.ndarray:
+    """Per job, the cores of the machine's groups whose arch and GRES kinds suit it (computed once per shape)."""
+    memo: dict[tuple, float] = {}
+    out = np.empty(len(jobs))
+    for i in range(len(jobs)):
+        key = (int(jobs.arch_mask[i]), int(jobs.gres_name[i]), int(jobs.gres_type[i]))
+        if key not in memo:
+            memo[key] = float(sum(machine.groups[g].count * machine.groups[g].cores
+                                  for g in eligible_groups(jobs, i, machine)))
+        out[i] = memo[key]
+    return out
+
+
 def gres_capacity(jobs: JobTable, i: int, group) -> int:
     """Per-node count of the GRES job ``i`` asks for on ``group`` (0 if it has none of that name/type)."""
     name = jobs.gres_names[jobs.gres_name[i]]

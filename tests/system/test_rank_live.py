@@ -15,6 +15,8 @@ import pytest
 from slurm_plugin.decision import Journal, SlurmApplier
 from slurm_plugin.rank.dqn import DqnModel, RankOptions, load_model, rank_pending, save_model
 from slurm_plugin.rank.dqn.features import FEATURES
+from slurm_plugin.admission.classify import top_band
+from slurm_plugin.rank.dqn.live import LEVELS
 from slurm_plugin.rank.dqn.model import DEFAULT_MODEL, N_BANDS
 from slurm_plugin.snapshot.collect import collect_snapshot
 from tests.system.conftest import module_cluster
@@ -70,7 +72,7 @@ def test_model_bands_become_sitefactor_and_order_the_queue(c, queue, tmp_path):
     want = {j: a.site_factor for a in decision.actions for j in a.job_ids}
     assert set(queue) <= set(want)
     assert site_column(c, queue) == {j: want[j] for j in queue}
-    # the known model: shorter limit -> lower band -> higher SiteFactor -> higher Slurm priority
+    # the known model: shorter limit -> lower score -> higher level -> higher SiteFactor -> higher Slurm priority
     factors = [want[j] for j in queue]
     assert factors == sorted(factors, reverse=True) and factors[0] > factors[-1]
     prio = priorities(c, queue)
@@ -81,13 +83,14 @@ def test_shipped_model_sets_the_bands_it_computes(c, queue, tmp_path):
     decision = cycle(c, load_model(DEFAULT_MODEL), tmp_path)
     want = {j: a.site_factor for a in decision.actions for j in a.job_ids}
     assert site_column(c, queue) == {j: want[j] for j in queue}
-    assert all(0 <= want[j] <= (N_BANDS - 1) * 1000 for j in queue)
+    floor = (top_band(c.site()) + 1) * LEVELS * RankOptions().band_step
+    assert all(0 <= want[j] < floor for j in queue)
 
 
 def test_age_floor_lifts_every_waiting_job_above_the_bands(c, queue, tmp_path):
     cycle(c, limit_model(), tmp_path, age_floor_s=1.0)
     got = site_column(c, queue)
-    assert all(v >= N_BANDS * 1000 for v in got.values()), got
+    assert all(v >= (top_band(c.site()) + 1) * LEVELS * RankOptions().band_step for v in got.values()), got
 
 
 def test_shadow_mode_changes_nothing(c, queue, tmp_path, caplog):
@@ -108,3 +111,27 @@ def test_corrupt_model_falls_back_without_touching_slurm(c, queue, tmp_path, cap
         decision = cycle(c, bad, tmp_path)
     assert decision.actions == () and "falling back to plain multifactor" in caplog.text
     assert site_column(c, queue) == before
+
+
+def test_admission_tier_stays_on_top_of_the_models_order(c, queue, tmp_path):
+    """One composition of SiteFactor: the class/tier band admission gives (here from the comment tag it writes)
+    dominates, the model orders inside it: a day-long web (silver) job ranks above a 1-minute batch (bronze)
+    job, though the model alone puts the short job first."""
+    s = c.client()
+    web = s.sbatch("-p", "riscv", "-n", "1", "--time=1440", "--comment=hetsched:class=web,tier=silver",
+                   "--output=/dev/null", wrap="true")
+    batch = s.sbatch("-p", "riscv", "-n", "1", "--time=1", "--output=/dev/null", wrap="true")
+    try:
+        time.sleep(1)
+        decision = cycle(c, limit_model(), tmp_path)
+        want = {j: a.site_factor for a in decision.actions for j in a.job_ids}
+        got = site_column(c, [web, batch, *queue])
+        assert got == {j: want[j] for j in got}
+        span = LEVELS * RankOptions().band_step
+        assert got[web] // span == 510 and got[batch] // span == 0  # classify(): silver 500 + web class 10
+        assert got[web] > got[batch]
+        assert got[batch] > got[queue[-1]]  # inside the bronze tier the model's order: 1 min before 1 day
+        prio = priorities(c, [web, batch])
+        assert prio[web] > prio[batch]
+    finally:
+        s.cancel(web, batch)

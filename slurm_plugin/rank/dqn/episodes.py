@@ -7,11 +7,12 @@ simulated from an empty cluster, so test figures come from jobs the model never 
 
 Reward (per pending job, between two consecutive scheduling passes t -> t' of the simulator):
 
-    r = -clip((t' - t) / 3600 x (3600 / max(run, 10) + price x (7 - band)) / 10, 0, 10)
+    r = -clip((t' - t) / 3600 x (3600 / max(run, 10) + price x (7 - band) x n / C) / 10, 0, 10)
 
 The first term is the job's bounded-slowdown increment (waiting 1 h adds 3600 / max(run, 10 s) to its
-bounded slowdown); the second is a price for holding a high band while waiting (``price`` per band level per
-hour), so a job only claims priority when its slowdown gains more than it costs the others. A transition is
+bounded slowdown); the second is a price for holding a high band while waiting, per band level per hour and
+in proportion to the job's share n / C of the machine's cores (the cores a job holds are what it keeps from
+the others), so a job only claims priority when its slowdown gains more than it costs the others. A transition is
 terminal when the job starts. The discounted sum is a job's (priced) bounded slowdown, the metric evaluated.
 """
 
@@ -25,8 +26,9 @@ from ...sim.engine import Engine
 from ...sim.machine import Machine
 from ...workload.jobs import JobTable
 from ..heuristics import QueueView
-from .features import N_FEATURES, job_features
+from .features import N_FEATURES
 from .model import N_BANDS, DqnModel
+from .policy import band_scores, view_features
 
 SPLITS = {"train": (0.0, 0.6), "val": (0.6, 0.7), "test": (0.7, 1.0)}
 TAG = 1e-6  # job index stamped into the submit time's fraction (training only; submits are whole seconds)
@@ -61,7 +63,8 @@ def sequences(jobs: JobTable, count: int, length: int, rng: np.random.Generator)
 
 @dataclass
 class Recorder:
-    """A RankingPolicy that plays epsilon-greedy bands and logs every scheduling pass (training only)."""
+    """A RankingPolicy that plays epsilon-greedy bands (as :func:`.policy.band_scores`) and logs every
+    scheduling pass (training only)."""
 
     model: DqnModel
     total_cores: float
@@ -70,17 +73,17 @@ class Recorder:
     max_qos: float | None = None
     name: str = "dqn-explore"
     static: bool = False
+    needs_able: bool = True
     log: list = field(default_factory=list)
 
     def scores(self, view: QueueView) -> np.ndarray:
-        x = job_features(view.submit, view.limit, view.procs, view.qos, view.now, self.total_cores,
-                         max_qos=self.max_qos)
+        x = view_features(view, self.total_cores, self.max_qos)
         a = self.model.bands(x)
         explore = self.rng.random(len(a)) < self.epsilon
         a[explore] = self.rng.integers(0, N_BANDS, int(explore.sum()))
         idx = np.rint((view.submit - np.floor(view.submit)) / TAG).astype(np.int64)
         self.log.append((float(view.now), idx, x, a))
-        return a.astype(float)
+        return band_scores(view.limit, a)
 
 
 def play(machine: Machine, seq: JobTable, rec: Recorder, backfill: bool = True):
@@ -91,8 +94,9 @@ def play(machine: Machine, seq: JobTable, rec: Recorder, backfill: bool = True):
     return Engine(machine, tagged, rec, backfill=backfill).run()
 
 
-def transitions(rec: Recorder, run: np.ndarray, price: float) -> tuple[np.ndarray, ...]:
-    """(s, a, r, s', done) arrays from one episode's pass log (see the module docstring for r)."""
+def transitions(rec: Recorder, run: np.ndarray, share: np.ndarray, price: float) -> tuple[np.ndarray, ...]:
+    """(s, a, r, s', done) arrays from one episode's pass log; ``run`` and ``share`` (n / C) per job of the
+    sequence (see the module docstring for r)."""
     s, a, r, s2, done = [], [], [], [], []
     log = rec.log
     for k, (t, idx, x, act) in enumerate(log):
@@ -104,7 +108,8 @@ def transitions(rec: Recorder, run: np.ndarray, price: float) -> tuple[np.ndarra
             t2, x2, nxt = t, x, np.full(len(idx), -1)
         ended = nxt < 0  # started at this pass (or the episode ran out of passes)
         dt = 0.0 if ended.all() else (t2 - t) / 3600.0
-        cost = np.where(ended, 0.0, dt * (3600.0 / np.maximum(run[idx], 10.0) + price * (N_BANDS - 1 - act)))
+        held = price * (N_BANDS - 1 - act) * share[idx]
+        cost = np.where(ended, 0.0, dt * (3600.0 / np.maximum(run[idx], 10.0) + held))
         s.append(x)
         a.append(act)
         r.append(-np.clip(cost / 10.0, 0.0, 10.0))

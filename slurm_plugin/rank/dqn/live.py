@@ -1,17 +1,25 @@
-"""The live ranker: the pending jobs of a cluster snapshot -> one SiteFactor action per priority band.
+"""The live ranker: the pending jobs of a cluster snapshot -> one SiteFactor action per distinct value.
 
-``rank_pending(snapshot, model, site, now)`` is pure (no Slurm call): it computes the DQN's features for every
-pending job of the snapshot, takes each job's greedy band b (0 = first) and sets SiteFactor
-``(7 - b) x band_step`` for the jobs of each band in one action (the applier turns an action into one
-``scontrol update jobid=a,b,c sitefactor=N`` per 500 jobs), so Slurm's own factors (job size, QoS, ...) still
-order the jobs inside a band. Jobs that waited ``age_floor_s`` or more get the age floor instead: SiteFactor
-``8 x band_step + hours waited`` (capped below the next step), above every band and oldest first, so no job
-starves (Slurm 22.05 without slurmdbd ignores PriorityWeightAge). ``shadow=True`` logs what it would set
-and returns no action. A missing or corrupt model gives the fallback: no action (plain multifactor) and one
-warning line naming the file and the error.
+``rank_pending(snapshot, model, site, now)`` is pure (no Slurm call). Per pending job it computes the DQN's
+features, the greedy band b and the learned score ``log10(limit) + DELTA x b`` (:func:`.policy.band_scores`,
+the simulator's order), quantised to a *level* 0..LEVELS-1 (higher = sooner, one level = DELTA decades of
+time limit). SiteFactor is then composed in this one place from the snapshot's current values:
 
-Example: band_step 1000, a job in band 0 gets 7000, band 7 gets 0, a job pending for 30 h with a 24 h floor
-gets 8030.
+    site_factor = policy_band x LEVELS x level_step + level x level_step     (level_step = ``band_step``)
+
+where ``policy_band`` is admission's class/tier band of the job (:func:`slurm_plugin.admission.classify`
+on its qos, comment tags, wckey, account; 0 without a site). So the site's tiers and classes dominate (a
+gold job stays ahead of every silver job, as admission promised) and the model orders jobs inside one
+class and tier; inside one level Slurm's own factors (age, size, QoS) decide. Jobs pending ``age_floor_s`` or
+more get the age floor instead: ``(top policy band + 1) x LEVELS x level_step + hours waited``, above every
+band, oldest first, so no job starves (Slurm 22.05 without slurmdbd ignores PriorityWeightAge). Jobs with one
+value share one action (the applier turns it into one ``scontrol update jobid=a,b,c sitefactor=N`` per 500
+jobs). ``shadow=True`` logs what it would set and returns no action. A missing or corrupt model gives the
+fallback: no action (plain multifactor) and one warning line naming the file and the error.
+
+Example (level_step 100, LEVELS 40): a bronze (band 0) 1 h job in DQN band 0 scores log10(3600) = 3.56, level
+rint((9.75 - 3.56) / 0.25) = 25, SiteFactor 2500; the same job in tier silver (band 500) gets
+500 x 4000 + 2500 = 2,002,500; on the demo site (top band 1030) a job pending 30 h gets 4,124,030.
 """
 
 from __future__ import annotations
@@ -22,22 +30,27 @@ from pathlib import Path
 
 import numpy as np
 
+from ...admission.classify import classify, top_band
+from ...admission.request import JobRequest
 from ...decision import Decision, SetSiteFactor
 from ...snapshot.constraint import constraint_matches
 from ...snapshot.model import Snapshot
 from .features import job_features, scarcity_of
-from .model import N_BANDS, DqnModel, ModelError, load_model
+from .model import DqnModel, ModelError, load_model
+from .policy import DELTA, band_scores
 
 log = logging.getLogger(__name__)
 DEFAULT_AGE_FLOOR_S = 24 * 3600.0
-DEFAULT_BAND_STEP = 1000
+DEFAULT_BAND_STEP = 100  # SiteFactor per level
+LEVELS = 40  # levels of the learned score: DELTA decades each, from SCORE_TOP down
+SCORE_TOP = 9.75  # scores at or above this (limits of years in band 7) share level 0
 DEFAULT_LIMIT_S = 86400.0  # a job without a time limit (and partition without MaxTime) counts as one day
 SOURCE = "rank:dqn"
 
 
 @dataclass(frozen=True)
 class RankOptions:
-    """How the live ranker maps bands to SiteFactor; ``shadow`` only logs."""
+    """How the live ranker maps levels to SiteFactor (``band_step`` per level); ``shadow`` only logs."""
 
     age_floor_s: float = DEFAULT_AGE_FLOOR_S
     band_step: int = DEFAULT_BAND_STEP
@@ -59,8 +72,9 @@ def resolve_model(model: DqnModel | str | Path | None) -> DqnModel | None:
 
 
 def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True) -> dict[str, np.ndarray]:
-    """The pending jobs of ``snapshot`` as arrays: ids, submit, limit (s), procs, qos priority, and (when
-    ``with_able``) the cores of nodes able to run each job (computed once per distinct features/GRES ask)."""
+    """The pending jobs of ``snapshot`` as arrays: ids, submit, limit (s), procs, qos priority, policy (the
+    admission band of each job's class/tier, 0 without a site), and (when ``with_able``) the cores of nodes
+    able to run each job (each computed once per distinct ask)."""
     pend = [j for j in snapshot.jobs if j.state == "PENDING"]
     qos_of = {q.name: float(q.priority) for q in site.policy.qos_tiers} if site is not None else {}
     n = len(pend)
@@ -70,6 +84,7 @@ def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True) -> dict[
         "limit": np.fromiter((j.time_limit_min or 0 for j in pend), float, n) * 60.0,
         "procs": np.fromiter((j.cpus or j.node_count or 1 for j in pend), float, n),
         "qos": np.fromiter((qos_of.get(j.qos, 0.0) for j in pend), float, n) if qos_of else np.zeros(n),
+        "policy": _policy_bands(pend, site),
     }
     unset = np.flatnonzero(out["limit"] <= 0)
     out["limit"][unset] = [_limit_s(snapshot, pend[i]) for i in unset]
@@ -79,6 +94,23 @@ def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True) -> dict[
         for k in set(keys):
             able_of[k] = float(sum(node.cpus for node in snapshot.nodes if _can_run(node, *k)))
         out["able"] = np.fromiter((able_of[k] for k in keys), float, n)
+    return out
+
+
+def _policy_bands(pend: list, site) -> np.ndarray:
+    """Admission's class/tier band of each job, from the fields admission read (qos, comment tags it wrote,
+    wckey, account); one :func:`classify` per distinct combination."""
+    if site is None:
+        return np.zeros(len(pend))
+    memo: dict[tuple, int] = {}
+    out = np.empty(len(pend))
+    for i, j in enumerate(pend):
+        key = (j.qos, j.comment, j.wckey, j.account)
+        if key not in memo:
+            req = JobRequest(qos=j.qos or None, comment=j.comment or None, wckey=j.wckey or None,
+                             account=j.account or None)
+            memo[key] = classify(req, site).band
+        out[i] = memo[key]
     return out
 
 
@@ -109,7 +141,8 @@ def rank_pending(snapshot: Snapshot, model: DqnModel | str | Path | None, site=N
     scarce = scarcity_of(q["able"], total) if uses_scarcity else None
     max_qos = max([t.priority for t in site.policy.qos_tiers] or [0]) if site is not None else None
     x = job_features(q["submit"], q["limit"], q["procs"], q["qos"], now, total, scarce, max_qos or None)
-    actions = band_actions(q["ids"], m.bands(x), now - q["submit"], options)
+    top = top_band(site) if site is not None else 0
+    actions = level_actions(q["ids"], levels(q["limit"], m.bands(x)), q["policy"], now - q["submit"], top, options)
     if options.shadow:
         for a in actions:
             log.info("rank (shadow): would set sitefactor=%d on %d job(s) [%s]: %s", a.site_factor,
@@ -118,18 +151,30 @@ def rank_pending(snapshot: Snapshot, model: DqnModel | str | Path | None, site=N
     return Decision(tuple(actions), SOURCE)
 
 
-def band_actions(ids: np.ndarray, bands: np.ndarray, wait_s: np.ndarray, options: RankOptions) -> list[SetSiteFactor]:
-    """Group jobs into SetSiteFactor actions: one per band, one per whole hour waited past the age floor;
-    highest SiteFactor first, job ids in the given order inside an action."""
+def levels(limit: np.ndarray, bands: np.ndarray) -> np.ndarray:
+    """The learned score quantised: rint((SCORE_TOP - band_scores) / DELTA) in 0..LEVELS-1, higher = sooner."""
+    lv = np.rint((SCORE_TOP - band_scores(limit, bands)) / DELTA)
+    return np.clip(lv, 0, LEVELS - 1).astype(np.int64)
+
+
+def level_actions(ids: np.ndarray, level: np.ndarray, policy: np.ndarray, wait_s: np.ndarray, top_policy: int,
+                  options: RankOptions) -> list[SetSiteFactor]:
+    """SetSiteFactor actions, one per distinct value (see the module docstring for the value), highest
+    first, job ids in the given order inside an action."""
     step = options.band_step
+    span = LEVELS * step  # one policy band unit is worth more than every level
     floor = wait_s >= options.age_floor_s
-    hours = np.minimum(np.maximum(wait_s, 0) // 3600, step - 1).astype(np.int64)
-    value = np.where(floor, N_BANDS * step + hours, (N_BANDS - 1 - np.asarray(bands, dtype=np.int64)) * step)
+    base = (int(top_policy) + 1) * span
+    hours = np.minimum(np.maximum(wait_s, 0) // 3600, span - 1).astype(np.int64)
+    lv = np.asarray(level, dtype=np.int64)
+    value = np.where(floor, base + hours, np.asarray(policy, dtype=np.int64) * span + lv * step)
     order = np.argsort(-value, kind="stable")
     uniq, first = np.unique(-value[order], return_index=True)
     out = []
     for v, chunk in zip((-uniq).tolist(), np.split(np.asarray(ids)[order], first[1:])):
-        reason = (f"age floor: pending >= {options.age_floor_s / 3600:g} h" if v >= N_BANDS * step
-                  else f"dqn band {N_BANDS - 1 - v // step} of {N_BANDS} (0 = first)")
+        if v >= base:
+            reason = f"age floor: pending >= {options.age_floor_s / 3600:g} h"
+        else:
+            reason = f"policy band {v // span}, dqn level {(v % span) // step} of {LEVELS} (higher = sooner)"
         out.append(SetSiteFactor(tuple(chunk.tolist()), int(v), reason))
     return out

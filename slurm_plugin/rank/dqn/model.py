@@ -16,7 +16,7 @@ import numpy as np
 
 from .features import FEATURES, N_FEATURES
 
-FORMAT = "hetsched-dqn/1"
+FORMAT = "hetsched-dqn/2"  # 2: bands shift log10 time limit by DELTA each (1: bands replaced the order)
 N_BANDS = 8
 CHUNK = 192  # rows per matmul: OpenBLAS runs products under 4 x 65536 multiply-adds on one thread, which
 # keeps a loaded 2-core host from stalling on BLAS thread hand-offs (70 ms -> 16 ms for 10,000 jobs)
@@ -30,7 +30,9 @@ class ModelError(ValueError):
 @dataclass
 class DqnModel:
     """An MLP Q-network: ``q(x)`` maps (n, 12) features to (n, 8) Q-values, one per priority band
-    (band 0 = highest priority). ``bands(x)`` is the greedy band of each job."""
+    (band 0 = highest priority). ``bands(x)`` is the greedy band of each job, except that a job stays in
+    band 0 unless its best band's Q-value beats band 0's by more than ``meta["margin"]`` (default 0): the
+    model moves a job off plain SJF order only where it is sure enough."""
 
     weights: list[np.ndarray]
     biases: list[np.ndarray]
@@ -54,7 +56,12 @@ class DqnModel:
     def bands(self, x: np.ndarray) -> np.ndarray:
         if len(x) == 0:
             return np.empty(0, dtype=np.int64)
-        return np.argmax(self.q(x), axis=1)
+        q = self.q(x)
+        best = np.argmax(q, axis=1)
+        margin = float(self.meta.get("margin", 0.0))
+        if margin > 0:
+            best[q[np.arange(len(q)), best] - q[:, 0] <= margin] = 0
+        return best
 
     @classmethod
     def init(cls, hidden: tuple[int, ...] = (32, 32), seed: int = 0) -> DqnModel:

@@ -1,10 +1,12 @@
 """The DQN as the simulator's :class:`~slurm_plugin.sim.hooks.RankingPolicy`, and the age floor any ranking
 can wear.
 
-``DqnRanking.scores(view)`` is each pending job's greedy priority band (0..7, lower = sooner); jobs of one band
-keep submit order (the engine breaks ties by submit time, then id), as Slurm breaks SiteFactor ties by its own
-factors. ``AgeFloor(inner, floor_s)`` puts every job that has waited ``floor_s`` or more ahead of all others
-(oldest first), which is what the live ranker does with the top band.
+``DqnRanking.scores(view)`` is :func:`band_scores`: each job's log10 time limit (SJF's order) shifted by its
+greedy band b (0..7) times :data:`DELTA` decades, lower = sooner; equal scores keep submit order. The bands
+*adjust* SJF rather than replace it: a model that puts every job in one band is exactly SJF, and a band
+worth one step moves a job as if its time limit were 10^DELTA (1.78) times shorter or longer.
+``AgeFloor(inner, floor_s)`` puts every job that has waited ``floor_s`` or more ahead of all others (oldest
+first), which is what the live ranker's age floor does.
 """
 
 from __future__ import annotations
@@ -16,32 +18,46 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..heuristics import QueueView
-from .features import job_features
+from .features import job_features, scarcity_of
 from .model import DEFAULT_MODEL, DqnModel, load_model
 
 log = logging.getLogger(__name__)
 MODEL_ENV = "HETSCHED_DQN_MODEL"  # `hetsched sim run --policy dqn` reads the model path from here
+DELTA = 0.25  # decades of time limit per band
+
+
+def band_scores(limit: np.ndarray, bands: np.ndarray) -> np.ndarray:
+    """log10(max(limit, 1 s)) + DELTA x band: the learned order (lower = sooner). Example: a 1 h job in band 0
+    scores 3.56, a 10 min job in band 4 scores 3.78, so the hour-long job goes first."""
+    return np.log10(np.maximum(np.asarray(limit, dtype=float), 1.0)) + DELTA * np.asarray(bands, dtype=float)
 
 
 @dataclass
 class DqnRanking:
-    """Scores = greedy band of the Q-network on :func:`.features.job_features`. ``total_cores`` is the
-    machine's; ``max_qos`` the top QoS priority (None = the queue's own maximum)."""
+    """Scores = :func:`band_scores` of the Q-network's greedy bands on :func:`.features.job_features`.
+    ``total_cores`` is the machine's; ``max_qos`` the top QoS priority (None = the queue's own maximum);
+    scarcity comes from ``view.able`` (the engine fills it because ``needs_able``)."""
 
     model: DqnModel
     total_cores: float
     max_qos: float | None = None
     name: str = "dqn"
     static: bool = False
+    needs_able: bool = True
     calls: int = field(default=0, repr=False)
 
     def features(self, view: QueueView) -> np.ndarray:
-        return job_features(view.submit, view.limit, view.procs, view.qos, view.now, self.total_cores,
-                            max_qos=self.max_qos)
+        return view_features(view, self.total_cores, self.max_qos)
 
     def scores(self, view: QueueView) -> np.ndarray:
         self.calls += 1
-        return self.model.bands(self.features(view)).astype(float)
+        return band_scores(view.limit, self.model.bands(self.features(view)))
+
+
+def view_features(view: QueueView, total_cores: float, max_qos: float | None = None) -> np.ndarray:
+    """:func:`.features.job_features` of a simulator queue view (scarcity from ``view.able`` when known)."""
+    scarce = None if view.able is None else scarcity_of(view.able, total_cores)
+    return job_features(view.submit, view.limit, view.procs, view.qos, view.now, total_cores, scarce, max_qos)
 
 
 @dataclass

@@ -1,15 +1,18 @@
 """Double DQN training in the simulator (needs torch: the ``train`` extra). Exports numpy weights.
 
-1. Warm start (:func:`_warm_start`): the network is fitted to a teacher's bands (SJF in 8 bands, by the
-   job's time-limit rank in the queue) and the replay buffer is seeded with the teacher's episodes.
+1. Warm start (:func:`_warm_start`): the network is fitted to a teacher's bands (:class:`Teacher`: SJF with
+   a size offset while the queue asks more cores than the machine has, log10 limit + ``teacher_size`` x
+   log10 cores) and the replay buffer is seeded with the teacher's episodes. ``teacher_size=0`` makes the
+   teacher plain SJF (one band for every job).
 2. Double DQN: per episode, draw a training sequence (round-robin over the sources), play it in the
    Slurm-like simulator with epsilon-greedy bands (:class:`.episodes.Recorder`), push its per-job
    transitions (reward: :mod:`.episodes`) into the replay buffer, then take ``updates`` Adam steps on the
    Huber loss against ``r + gamma (1 - done) Q_target(s', argmax_a Q_online(s', a))``; the target network
    copies the online one every ``target_every`` steps.
 3. Selection: every ``eval_every`` episodes (and before the first) the greedy policy is scored on fixed
-   validation sequences (bsld with backfill / SJF's, averaged over sources); the best checkpoint is returned
-   and its whole history goes into the model's metadata.
+   validation sequences (bsld with backfill / SJF's, the *worst* over sources, so a checkpoint that gains on
+   one workload by losing on another is not taken; ties by the mean over sources); the best checkpoint is
+   returned and its whole history goes into the model's metadata.
 
 Everything is seeded (numpy, torch, the sequence draws) and torch runs on one thread, so a run repeats
 bit for bit.
@@ -26,7 +29,7 @@ import numpy as np
 from .episodes import Recorder, Source, play, sequences, split, transitions
 from .evaluate import evaluate
 from .model import N_BANDS, DqnModel
-from .policy import DqnRanking
+from .policy import DELTA, DqnRanking
 from .features import FEATURES, N_FEATURES
 from ...sim.hooks import ranking
 
@@ -39,7 +42,7 @@ class TrainConfig:
     seq_len: int = 256
     hidden: tuple[int, ...] = (32, 32)
     gamma: float = 0.95
-    lr: float = 1e-4
+    lr: float = 3e-5
     batch: int = 256
     updates: int = 40
     buffer: int = 200_000
@@ -47,23 +50,32 @@ class TrainConfig:
     eps_start: float = 0.3  # the warm start already plays the teacher's bands
     eps_end: float = 0.05
     eps_frac: float = 0.6
-    price: float = 0.3
+    price: float = 3.0
     eval_every: int = 5
     val_seqs: int = 16
     seed: int = 1
     warm_episodes: int = 20
     warm_steps: int = 2000
     warm_lr: float = 1e-3
+    teacher_size: float = 0.5
+    teacher_backlog: float = 0.3
 
 
+@dataclass(frozen=True)
 class Teacher:
-    """Warm-start bands: a job's band from its time limit's rank in the queue (``limit_pct``) cut at
-    ``edges``: shortest 5 % band 0 ... longest 30 % band 7 (SJF in 8 bands). Only the warm start uses it."""
+    """Warm-start bands: ``round(size x log10(cores) / DELTA)`` clipped to 0..7 where the queue's ``backlog``
+    feature exceeds ``backlog`` (0.3: about 7 machine-hours queued), else 0; so the played order is log10 limit
+    + size x log10 cores under load and SJF otherwise (cores recovered from ``log_size`` and the machine's
+    ``total_cores``). Example: size 0.5 under load, a 100-core job -> band 4. Only the warm start uses it."""
 
-    edges = np.linspace(0.05, 0.7, N_BANDS - 1)
+    size: float
+    total_cores: float
+    backlog: float = 0.3
 
     def bands(self, x: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.edges, x[:, FEATURES.index("limit_pct")], side="right")
+        cores = np.exp2(x[:, FEATURES.index("log_size")] * np.log2(1.0 + self.total_cores)) - 1.0
+        b = np.clip(np.rint(self.size * np.log10(np.maximum(cores, 1.0)) / DELTA), 0, N_BANDS - 1)
+        return np.where(x[:, FEATURES.index("backlog")] > self.backlog, b, 0).astype(np.int64)
 
 
 class Replay:
@@ -108,7 +120,8 @@ def to_numpy(net) -> DqnModel:
 
 
 def train(sources: list[Source], cfg: TrainConfig, progress=None) -> tuple[DqnModel, dict]:
-    """Train on the ``train`` split of ``sources``; returns (best model by validation bsld, history)."""
+    """Train on the ``train`` split of ``sources``; returns (best model by validation bsld, {"history": per
+    evaluation, "checkpoints": episode -> evaluated model})."""
     import torch
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)
@@ -124,16 +137,21 @@ def train(sources: list[Source], cfg: TrainConfig, progress=None) -> tuple[DqnMo
     _warm_start(torch, online, replay, sources, train_jobs, cfg, rng)
     target.load_state_dict(online.state_dict())
     history: list[dict] = []
-    best: tuple[float, DqnModel | None, int] = (np.inf, None, -1)
+    checkpoints: dict[int, DqnModel] = {}
+    best: tuple[tuple[float, float], DqnModel | None, int] = ((np.inf, np.inf), None, -1)
     steps, t0 = 0, time.perf_counter()
     for ep in range(cfg.episodes + 1):
         if ep % cfg.eval_every == 0 or ep == cfg.episodes:
-            model = to_numpy(online)
-            score = _validate(model, val, ref)
-            history.append({"episode": ep, "val_bsld_over_sjf": score, "wall_s": time.perf_counter() - t0})
-            log.info("episode %d: validation bsld / SJF's %.3f", ep, score)
-            if score < best[0]:
-                best = (score, model, ep)
+            model = checkpoints[ep] = to_numpy(online)
+            per = _validate(model, val, ref)
+            score = max(per)
+            history.append({"episode": ep, "val_bsld_over_sjf": score, "per_source": per,
+                            "wall_s": time.perf_counter() - t0})
+            log.info("episode %d: validation bsld / SJF's %.3f (per source %s)", ep, score,
+                     ", ".join(f"{v:.3f}" for v in per))
+            key = (round(score, 4), float(np.mean(per)))
+            if key < best[0]:
+                best = (key, model, ep)
         if ep == cfg.episodes:
             break
         k = ep % len(sources)
@@ -142,7 +160,7 @@ def train(sources: list[Source], cfg: TrainConfig, progress=None) -> tuple[DqnMo
         eps = max(cfg.eps_end, cfg.eps_start - (cfg.eps_start - cfg.eps_end) * ep / max(cfg.eps_frac * cfg.episodes, 1))
         rec = Recorder(to_numpy(online), float(src.machine.cores), eps, rng)
         play(src.machine, seq, rec)
-        replay.add(*transitions(rec, np.minimum(seq.run, seq.limit), cfg.price))
+        replay.add(*transitions(rec, np.minimum(seq.run, seq.limit), seq.procs / src.machine.cores, cfg.price))
         if replay.n >= cfg.batch:
             for _ in range(cfg.updates):
                 _step(torch, online, target, opt, replay.sample(cfg.batch), cfg.gamma)
@@ -153,10 +171,11 @@ def train(sources: list[Source], cfg: TrainConfig, progress=None) -> tuple[DqnMo
             progress(1)
     model = best[1]
     model.meta = {"train_config": {**asdict(cfg), "hidden": list(cfg.hidden)}, "best_episode": best[2],
-                  "val_bsld_over_sjf": best[0], "val_sjf_bsld": ref, "history": history,
+                  "val_bsld_over_sjf": best[0][0], "val_mean_bsld_over_sjf": best[0][1], "val_sjf_bsld": ref,
+                  "history": history,
                   "train_wall_s": time.perf_counter() - t0,
                   "sources": [s.name for s in sources]}
-    return model, {"history": history}
+    return model, {"history": history, "checkpoints": checkpoints}
 
 
 def _warm_start(torch, online, replay: Replay, sources, train_jobs, cfg: TrainConfig, rng) -> None:
@@ -165,17 +184,20 @@ def _warm_start(torch, online, replay: Replay, sources, train_jobs, cfg: TrainCo
     (cross-entropy on the Q-values as logits) for ``warm_steps`` Adam steps at ``warm_lr``."""
     if cfg.warm_episodes <= 0:
         return
-    states = []
+    states, labels = [], []
     for ep in range(cfg.warm_episodes):
         k = ep % len(sources)
         seq = sequences(train_jobs[k], 1, cfg.seq_len, rng)[0]
-        rec = Recorder(Teacher(), float(sources[k].machine.cores), 0.1, rng)
+        cores = float(sources[k].machine.cores)
+        teacher = Teacher(cfg.teacher_size, cores, cfg.teacher_backlog)
+        rec = Recorder(teacher, cores, 0.1, rng)
         play(sources[k].machine, seq, rec)
-        batch = transitions(rec, np.minimum(seq.run, seq.limit), cfg.price)
+        batch = transitions(rec, np.minimum(seq.run, seq.limit), seq.procs / cores, cfg.price)
         replay.add(*batch)
         states.append(batch[0])
+        labels.append(teacher.bands(batch[0]))
     x = np.concatenate(states)
-    y = Teacher().bands(x)
+    y = np.concatenate(labels)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     opt = torch.optim.Adam(online.parameters(), lr=cfg.warm_lr)
     for _ in range(cfg.warm_steps):
@@ -192,11 +214,12 @@ def _bsld(machine, seqs, policy) -> float:
     return evaluate(machine, seqs, policy, True)["avg_bsld"]
 
 
-def _validate(model: DqnModel, val, ref: list[float]) -> float:
-    """Mean over sources of the validation bsld (backfill on) divided by SJF's on the same sequences, so no
-    source dominates by its scale (< 1: better than SJF)."""
-    return float(np.mean([_bsld(s.machine, seqs, DqnRanking(model, float(s.machine.cores))) / r
-                          for (s, seqs), r in zip(val, ref)]))
+def _validate(model: DqnModel, val, ref: list[float]) -> list[float]:
+    """Per source, the validation bsld (backfill on) divided by SJF's on the same sequences; training keeps
+    the checkpoint with the smallest worst ratio, so no source dominates by its scale and none is traded for
+    another (< 1: better than SJF everywhere)."""
+    return [float(_bsld(s.machine, seqs, DqnRanking(model, float(s.machine.cores))) / r)
+            for (s, seqs), r in zip(val, ref)]
 
 
 def _step(torch, online, target, opt, batch, gamma: float) -> float:

@@ -40,7 +40,12 @@ def test_packing_jobs_order_and_resources():
     assert not out[1].pinned and out[1].workload == "batch"
 
 
-def test_bands_from_site_factor():
-    d = Decision((SetSiteFactor((1, 2), 7000, "band 0"), SetSiteFactor((3,), 0, "band 7"),
-                  SetSiteFactor((4,), 8003, "age floor")))
-    assert bands_from(d, 1000) == {1: 7, 2: 7, 3: 0, 4: 7}
+@pytest.mark.parametrize("values, want", [
+    ((7000, 0, 8003), {1: 4, 2: 4, 3: 0, 4: 7}),  # rank among the distinct values, spread over 0..7
+    ((2_002_500, 2500, 4_124_030), {1: 4, 2: 4, 3: 0, 4: 7}),  # only the order counts, not the scale
+    ((5, 5, 5), {1: 7, 2: 7, 3: 7, 4: 7}),  # one value: every job most urgent
+])
+def test_bands_from_site_factor(values, want):
+    a, b, c = values
+    d = Decision((SetSiteFactor((1, 2), a, "x"), SetSiteFactor((3,), b, "y"), SetSiteFactor((4,), c, "z")))
+    assert bands_from(d) == want

@@ -11,6 +11,7 @@ from slurm_plugin.rank.dqn import (FEATURES, N_BANDS, AgeFloor, DqnModel, DqnRan
                                    load_model, save_model)
 from slurm_plugin.rank.dqn.features import WEEK_S, scarcity_of
 from slurm_plugin.rank.dqn.model import DEFAULT_MODEL
+from slurm_plugin.rank.dqn.policy import DELTA
 from slurm_plugin.rank.heuristics import QueueView
 
 H = 3600.0
@@ -102,12 +103,29 @@ def _view(now=0.0):
                      np.zeros(3), now)
 
 
-def test_dqn_ranking_scores_are_greedy_bands():
+def test_dqn_ranking_scores_are_bands_shifting_sjf():
     m = DqnModel.init(seed=1)
     r = DqnRanking(m, 16.0)
-    s = r.scores(_view(100.0))
-    assert r.static is False and r.name == "dqn"
-    np.testing.assert_array_equal(s, m.bands(r.features(_view(100.0))).astype(float))
+    v = _view(100.0)
+    s = r.scores(v)
+    assert r.static is False and r.name == "dqn" and r.needs_able
+    np.testing.assert_allclose(s, np.log10(v.limit) + DELTA * m.bands(r.features(v)))
+
+
+def test_one_band_for_every_job_is_exactly_sjf():
+    class OneBand(DqnModel):
+        def bands(self, x):
+            return np.full(len(x), 3)
+
+    v = _view(100.0)
+    s = DqnRanking(OneBand([], []), 16.0).scores(v)
+    assert np.argsort(s, kind="stable").tolist() == np.argsort(v.limit, kind="stable").tolist()
+
+
+def test_scarcity_comes_from_the_views_able_cores():
+    v = QueueView(np.zeros(2), np.full(2, 60.0), np.ones(2), np.zeros(2), 0.0, able=np.array([16.0, 4.0]))
+    x = DqnRanking(DqnModel.init(), 16.0).features(v)
+    assert x[:, FEATURES.index("scarcity")].tolist() == [0.0, 0.75]
 
 
 def test_age_floor_puts_old_jobs_first_oldest_first():

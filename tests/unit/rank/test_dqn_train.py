@@ -24,7 +24,7 @@ def test_transitions_reward_and_terminals():
     jobs.submit = np.round(jobs.submit - jobs.submit[0])
     rec = Recorder(DqnModel.init(seed=1), 8.0, epsilon=0.5, rng=np.random.default_rng(0))
     out = play(homogeneous(8, 1), jobs, rec)
-    s, a, r, s2, d = transitions(rec, jobs.run, price=1.0)
+    s, a, r, s2, d = transitions(rec, jobs.run, jobs.procs / 8.0, price=1.0)
     assert len(s) == len(a) == len(r) == len(s2) == len(d) == sum(len(e[1]) for e in rec.log)
     assert (r <= 0).all() and (r >= -10).all()
     # every job's last transition is terminal, and a job that never waited has reward 0
@@ -60,9 +60,21 @@ def test_tiny_training_run_is_seeded_and_reproducible():
     assert any(not np.array_equal(a, b) for a, b in zip(m1.weights, m3.weights))
 
 
-def test_teacher_bands_cut_the_limit_rank():
-    from slurm_plugin.rank.dqn.features import FEATURES
+def test_teacher_offsets_big_jobs_only_under_backlog():
+    from slurm_plugin.rank.dqn.features import job_features, FEATURES
     from slurm_plugin.rank.dqn.train import Teacher
-    x = np.zeros((5, 12), np.float32)
-    x[:, FEATURES.index("limit_pct")] = [0.0, 0.05, 0.2, 0.69, 1.0]
-    assert Teacher().bands(x).tolist() == [0, 1, 2, 6, 7]
+    procs = np.array([1.0, 10.0, 100.0, 256.0])
+    x = job_features(np.zeros(4), np.full(4, 3600.0), procs, np.zeros(4), 0.0, 256.0)
+    t = Teacher(0.5, 256.0, backlog=0.0)
+    assert t.bands(x).tolist() == [0, 2, 4, 5]  # rint(0.5 log10 n / 0.25)
+    x[:, FEATURES.index("backlog")] = 0.0
+    assert t.bands(x).tolist() == [0, 0, 0, 0]  # no backlog: plain SJF
+
+
+def test_price_grows_with_the_jobs_share_of_the_machine():
+    rec = Recorder(DqnModel.init(), 8.0, epsilon=0.0, rng=np.random.default_rng(0))
+    x = np.zeros((2, 12), np.float32)
+    rec.log[:] = [(0.0, np.array([0, 1]), x, np.array([0, 0])), (3600.0, np.array([0, 1]), x, np.array([0, 0]))]
+    _, _, r, _, _ = transitions(rec, np.array([3600.0, 3600.0]), np.array([0.125, 1.0]), price=1.0)
+    # 1 h waited: bsld +1 each, plus price 1 x 7 levels x share; / 10
+    assert r[:2].tolist() == pytest.approx([-(1 + 7 * 0.125) / 10, -(1 + 7) / 10])
