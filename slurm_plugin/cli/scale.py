@@ -150,7 +150,7 @@ def _plot_pid(step: dict, stability: dict, path: Path) -> None:
                           (ax_d, stability["trajectory"], "the PID policy over the workload")):
         t = [x / 3600 for x in tr["t"]]
         ax.step(t, tr["powered"], where="post", label="powered (on + booting)", lw=0.9)
-        ax.step(t, tr["reference"], where="post", label="busy / target", lw=0.9, ls="--")
+        ax.step(t, tr["reference"], where="post", label="busy / target (at most the group)", lw=0.9, ls="--")
         ax.step(t, tr["busy"], where="post", label="busy", lw=0.6)
         ax.set_ylabel("nodes")
         ax.set_title(title, fontsize=9)

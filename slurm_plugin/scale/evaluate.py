@@ -77,11 +77,14 @@ def pid_sim_step(gains: PidGains = DEFAULT_GAINS, nodes: int = 40, base: int = 1
 def pid_stability(pid: PidPower, window: int = 10) -> dict:
     """How steady the PID controller was over a finished run (a diurnal workload): per day, the periods it moved
     the powered count and its reversals (a move up followed by a move down, or the reverse, within ``window``
-    periods), next to the reversals of its reference ``round(busy / target)`` itself (the load's own ups and
-    downs: more reversals than those would be oscillation the controller adds), and the mean distance in nodes
-    between powered and ``busy / target``."""
+    periods), next to the reversals of its reference ``round(busy / target)`` itself (per group, at most the
+    group's size: the load's own ups and downs; more reversals than those would be oscillation the controller
+    adds), and the mean distance in nodes between powered and that reference."""
     powered = np.array([sum(x[1]) for x in pid.trace], dtype=float)
     busy = np.array([sum(x[2]) for x in pid.trace], dtype=float)
+    sizes = np.array([g.count for g in pid.machine.groups], dtype=float)
+    # what the controller aims at: busy / target per group, but never more than the group has
+    reference = np.array([np.minimum(np.array(x[2]) / pid.target_util, sizes).sum() for x in pid.trace])
     days = max((pid.trace[-1][0] - pid.trace[0][0]) / 86400.0, 1e-9) if len(pid.trace) > 1 else 1.0
 
     def reversals(values: np.ndarray) -> tuple[int, int]:
@@ -89,12 +92,12 @@ def pid_stability(pid: PidPower, window: int = 10) -> dict:
         return len(moves), sum(1 for (i, a), (k, b) in zip(moves, moves[1:]) if a != b and k - i <= window)
 
     moves, rev = reversals(powered)
-    _, ref_rev = reversals(np.round(busy / pid.target_util))
+    _, ref_rev = reversals(np.round(reference))
     return {"moves_per_day": moves / days, "reversals_per_day": rev / days,
             "reference_reversals_per_day": ref_rev / days, "window_periods": window,
-            "mean_abs_error_nodes": float(np.abs(powered - busy / pid.target_util).mean()) if len(busy) else 0.0,
+            "mean_abs_error_nodes": float(np.abs(powered - reference).mean()) if len(busy) else 0.0,
             "trajectory": {"t": [x[0] for x in pid.trace], "powered": powered.tolist(), "busy": busy.tolist(),
-                           "reference": (busy / pid.target_util).tolist()}}
+                           "reference": reference.tolist()}}
 
 
 def evaluate(p: Prepared, suspend_time_s: float = 600.0, grace_s: float = 120.0,
