@@ -12,6 +12,12 @@ from slurm_plugin.site import load_site
 pytestmark = pytest.mark.system
 
 
+def pack_cycle(site, slurm, state_dir) -> tuple[list[MoveJob], list]:
+    """One daemon cycle with packing only (no reshape, no power); its MoveJob actions and applied results."""
+    decision, results = CycleRunner(site, slurm, CycleConfig(reshape=False, power=False), state_dir).run_once()
+    return [a for a in decision.actions if isinstance(a, MoveJob)], results
+
+
 def test_flexible_job_moves_to_the_free_architecture_and_pinned_job_stays(cluster, slurm, tmp_path):
     site = load_site(cluster.state()["site_path"])
     fill = [slurm.sbatch("-p", "batch", "--constraint=x86_64", "-n", "16", "--time=3", "--output=/dev/null",
@@ -25,9 +31,7 @@ def test_flexible_job_moves_to_the_free_architecture_and_pinned_job_stays(cluste
                           wrap="sleep 1")
     try:
         assert slurm.show_job(flexible)["JobState"] == "PENDING"
-        runner = CycleRunner(site, slurm, CycleConfig(reshape=False, power=False), tmp_path)
-        decision, results = runner.run_once()
-        moves = [a for a in decision.actions if isinstance(a, MoveJob)]
+        moves, results = pack_cycle(site, slurm, tmp_path)
         assert [m.job_id for m in moves] == [flexible], moves
         assert moves[0].features == "aarch64" and all(r.ok for r in results)
         done = slurm.wait_job(flexible, timeout=60)

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from slurm_plugin.cycle import CycleConfig, CycleRunner
-from slurm_plugin.decision import MoveJob
 from slurm_plugin.site import load_site
 from slurm_plugin.slurm import SlurmError
+
+from .test_cycle import pack_cycle
 
 pytestmark = pytest.mark.system
 
@@ -36,9 +36,7 @@ def test_untyped_gpu_job_moves_to_the_free_gpu_type_and_typed_one_stays(cluster,
                          "--comment=hetsched:class=ai-training,flex=a100|h100", wrap="sleep 1")
     try:
         assert slurm.show_job(flexible)["JobState"] == "PENDING"
-        runner = CycleRunner(site, slurm, CycleConfig(reshape=False, power=False), tmp_path)
-        decision, results = runner.run_once()
-        moves = [a for a in decision.actions if isinstance(a, MoveJob)]
+        moves, results = pack_cycle(site, slurm, tmp_path)
         assert [m.job_id for m in moves] == [flexible], moves
         assert moves[0].partition == "gpu" and moves[0].features == "aarch64&h100"
         assert all(r.ok for r in results), results
