@@ -1,5 +1,6 @@
 """The simulator's packing step (the daemon's plan_moves on simulated state) and its speed factors."""
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -128,3 +129,26 @@ def test_packing_needs_a_site():
         packing("milp", None, None, None)
     with pytest.raises(ValueError, match="unknown packing policy 'nope'"):
         packing("nope", object(), None, None)
+
+
+def test_cli_compare_packing_both_reports_ratios(tmp_path):
+    from click.testing import CliRunner
+
+    from slurm_plugin.cli import main
+    out = tmp_path / "c.json"
+    res = CliRunner().invoke(main, ["sim", "compare", "--site", "demo", "-w", "synthetic:jobs=300,seed=1,gpu_any=0.66",
+                                    "--policies", "fcfs", "--backfill", "on", "--packing", "both", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["packing"] for r in rows] == ["off", "milp"]
+    assert rows[0]["pack_stats"] is None and rows[1]["pack_stats"]["cycles"] > 0
+    assert "util on/off" in res.output and "wait on/off" in res.output
+
+
+def test_cli_packing_needs_a_site_and_slurm_semantics(tmp_path):
+    from click.testing import CliRunner
+
+    from slurm_plugin.cli import main
+    res = CliRunner().invoke(main, ["sim", "compare", "--site", "demo", "-w", "synthetic:jobs=50,seed=1",
+                                    "--policies", "fcfs", "--semantics", "rlscheduler", "--packing", "on"])
+    assert res.exit_code != 0 and "packing runs only under --semantics slurm" in res.output
