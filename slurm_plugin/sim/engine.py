@@ -276,8 +276,9 @@ class Engine:
         self.pending -= len(started)
         if not self._all_on:
             for j in started:
-                if self._req_of(j).options:
-                    self.backlog[self._req_of(j).options[0][0]] -= 1
+                home = self.cluster.req(self.jobs, j).options  # as counted at enqueue (packing may narrow _req)
+                if home:
+                    self.backlog[home[0][0]] -= 1
         if self.ranking.static:
             for j in started:
                 k = bisect.bisect_left(self._queue, int(self._rank_of[j]))

@@ -152,3 +152,21 @@ def test_cli_packing_needs_a_site_and_slurm_semantics(tmp_path):
     res = CliRunner().invoke(main, ["sim", "compare", "--site", "demo", "-w", "synthetic:jobs=50,seed=1",
                                     "--policies", "fcfs", "--semantics", "rlscheduler", "--packing", "on"])
     assert res.exit_code != 0 and "packing runs only under --semantics slurm" in res.output
+
+
+def test_backlog_per_group_survives_narrowing(site):
+    """The scaling view's per-group backlog counts a job against its original cheapest group at enqueue and at
+    start, also when packing narrowed it in between (else the counts drift and never return to zero)."""
+    from slurm_plugin.sim.hooks import IdleSuspend
+    m = machine_from_site(site)
+    t = table(dict(submit=0, run=4000, cores=32, gres=("gpu", "a100", 4), wclass=0),
+              dict(submit=0, run=4000, cores=72, gres=("gpu", "h100", 4), wclass=0),
+              dict(submit=0, run=100, cores=16, arch=("x86_64",), wclass=1),
+              dict(submit=0, run=300, limit=900, cores=64, arch=("aarch64",), wclass=1),
+              dict(submit=1, run=10, limit=900, cores=64, arch=("aarch64",), wclass=1),
+              dict(submit=2, run=50, limit=900, cores=16, arch=("x86_64", "aarch64"), wclass=1))
+    e = Engine(m, t, ranking("fcfs"), backfill=False, observer=Invariants(), scaling=IdleSuspend(1e9),
+               packing=MilpPacking(site, m, t), speed=speed_matrix(site, m, t))
+    e.run()
+    assert e._req_of(5).options == ((0, -1),)  # narrowed from (arm, x86) to x86
+    assert e.backlog.tolist() == [0, 0, 0, 0]
