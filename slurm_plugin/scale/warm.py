@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 # Defaults shared by the live planner and the simulator (results/scale/README.md: the sweep that chose them)
-DEFAULT_WAIT_PRICE_W = 3000.0  # watts one second of job wait is worth
+DEFAULT_WAIT_PRICE_W = 10000.0  # watts one second of job wait is worth
 DEFAULT_WINDOW_S = 7200.0  # arrival rate over the last two hours
 DEFAULT_MIN_GRACE_S = 300.0  # idle time before a node of a quiet group goes down
 
