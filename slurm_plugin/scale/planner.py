@@ -148,10 +148,12 @@ def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float) -> _Dem
     arrivals: dict[str, int] = {}
     portable: list[set[str]] = []
     portable_cores = pinned_cores = 0.0
+    shapes: dict[tuple, list[NodeGroup]] = {}  # jobs of one shape fit the same groups: one look per shape
     for job in snapshot.jobs:
         if not (_queued(job) or job.running):
             continue
-        groups = job_groups(job, site, snapshot)
+        shape = (job.partition, job.features, job.gres)
+        groups = shapes[shape] if shape in shapes else shapes.setdefault(shape, job_groups(job, site, snapshot))
         if not groups:
             continue
         cheapest = _cheapest(groups).name
