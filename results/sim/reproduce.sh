@@ -27,3 +27,25 @@ hetsched sim bench --json $OUT/bench_scaling.json > $OUT/bench_scaling.md
 hetsched sim compare --site demo -w ../shared/workloads/gpu/gavel/philly_vc_traces/0e4a51.trace --drop-unfit \
   --policies fcfs,sjf,f1,multifactor --json $OUT/philly_0e4a51_demo.json --table $OUT/philly_0e4a51_demo.md \
   --plot $OUT/philly_0e4a51_demo.png
+# every Philly VC stream on Gavel's 500-V100 cluster (site_configs/philly-v100.yaml), as recorded and with
+# arrivals 4x denser (--compress 4: submit times / 4, run times kept); >8-GPU jobs are skipped and counted
+GAVEL=../shared/workloads/gpu/gavel/philly_vc_traces
+for vc in 0e4a51 11cb48 2869ce 6214e9 7f04ca ee9e8c; do
+  for c in 1 4; do
+    hetsched sim compare --site site_configs/philly-v100.yaml -w $GAVEL/$vc.trace --compress $c \
+      --policies fcfs,sjf,f1,multifactor --json $OUT/philly_${vc}_v100_x$c.json \
+      --table $OUT/philly_${vc}_v100_x$c.md --plot $OUT/philly_${vc}_v100_x$c.png
+  done
+done
+# Alibaba OpenB pod lists on their own node list (1,523 nodes, 6,212 GPUs of 7 types); the gpuspec33 list
+# has one pod no node of its required GPU type can hold: dropped and listed (--drop-unfit)
+OPENB=../shared/workloads/gpu/alibaba_gpu_v2023
+for v in default gpuspec33; do
+  hetsched sim compare -w $OPENB/openb_pod_list_$v.csv --drop-unfit --json $OUT/openb_$v.json \
+    --table $OUT/openb_$v.md --plot $OUT/openb_$v.png
+done
+# fidelity against the real local cluster, one run after the other (each writes its records and the backfill
+# cycles; results/sim/fidelity_runs.json gathers seven such outputs)
+for i in 1 2 3 4 5 6 7; do
+  HETSCHED_FIDELITY_OUT=$OUT/fidelity_run$i.json python -m pytest -q tests/system/test_sim_fidelity.py
+done

@@ -1,5 +1,6 @@
 """The simulator against the real local Slurm cluster: the same short sleep jobs, the same site and partition,
-multifactor priority and backfill; the start order must agree (issue target: Kendall tau >= 0.9)."""
+multifactor priority and backfill at the cycles Slurm ran; the start order must agree (issue target: Kendall
+tau >= 0.9)."""
 
 from __future__ import annotations
 
@@ -39,11 +40,7 @@ def report(simfid):
 
 
 def test_start_order_agrees(report):
-    """Regression floor: measured 0.84 and 0.94 with Slurm-like reservations on this host (results/sim)."""
-    assert report["kendall_tau"] >= 0.6, report
-
-
-@pytest.mark.xfail(reason="issue target tau >= 0.9 met in 1 of 2 runs (0.84, 0.94): Slurm's backfill cycle "
-                          "phase and its ~1 s start latency are not modelled", strict=False)
-def test_start_order_meets_issue_target(report):
+    """Issue target. Kendall tau-b measured 0.99, 0.99, 1.0, 0.99, 0.99, 0.99, 0.99 in seven runs on this host once the
+    simulator backfills at Slurm's recorded cycles and submits keep half a second off Slurm's clock (results/sim);
+    before that 0.84, 0.78, 0.89 and 0.94."""
     assert report["kendall_tau"] >= 0.9, report
