@@ -72,3 +72,16 @@ def test_headerless_swf_infers_the_machine(tmp_path):
     res = CliRunner().invoke(main, ["sim", "run", "-w", str(p)])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["nodes"] == 3
+
+
+def test_compress_packs_arrivals_and_is_recorded(trace):
+    """29 jobs 10 s apart on 4 nodes already queue; 20x denser (0.5 s apart, run times kept) they wait longer."""
+    rows = {}
+    for c in ("1", "20"):
+        res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--compress", c])
+        assert res.exit_code == 0, res.output
+        rows[c] = json.loads(res.output)
+    assert rows["1"]["compress"] == 1.0 and rows["20"]["compress"] == 20.0
+    assert rows["20"]["metrics"]["avg_wait_s"] > rows["1"]["metrics"]["avg_wait_s"]
+    res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--compress", "0"])
+    assert res.exit_code == 1 and "--compress must be > 0" in res.output
