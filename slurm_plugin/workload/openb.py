@@ -6,9 +6,9 @@ deletion_time,scheduled_time`` (times in seconds). Node columns: ``sn,cpu_milli,
 
 How a pod becomes a Slurm job (one node, since a pod is one container):
 
-- submit = ``creation_time``; run time = ``deletion_time - scheduled_time`` (pods still ``Running`` at the end
-  of the trace end there: their run time is cut at the trace end); time limit = the run time (the trace has
-  no estimates, as for SWF traces without them). Pods never scheduled (``Pending``, no ``scheduled_time``)
+- submit = ``creation_time``; run time = ``deletion_time - scheduled_time`` (the trace gives every scheduled
+  pod a deletion time, also pods in phase ``Running``; those deleted at the trace's end are cut there); time
+  limit = the run time (the trace has no estimates, as for SWF traces without them). Pods never scheduled (``Pending``, no ``scheduled_time``)
   have no run time: skipped and counted.
 - cores = ceil(``cpu_milli`` / 1000) (Slurm allocates whole CPUs); memory = ``memory_mib`` / 1024 GB.
 - GPUs: ``num_gpu`` whole GPUs. A shared GPU (``gpu_milli`` < 1000, only with ``num_gpu`` 1) has no Slurm
