@@ -147,11 +147,13 @@ def _plot_pid(step: dict, stability: dict, path: Path) -> None:
 
     fig, (ax_s, ax_d) = plt.subplots(2, 1, figsize=(11, 6))
     for ax, tr, title in ((ax_s, step["trajectory"], f"step in the simulator ({step['plant']})"),
-                          (ax_d, stability["trajectory"], "the PID policy over the workload")):
-        t = [x / 3600 for x in tr["t"]]
-        ax.step(t, tr["powered"], where="post", label="powered (on + booting)", lw=0.9)
-        ax.step(t, tr["reference"], where="post", label="busy / target (at most the group)", lw=0.9, ls="--")
-        ax.step(t, tr["busy"], where="post", label="busy", lw=0.6)
+                          (ax_d, stability["trajectory"], "the PID policy over the workload (its first 9 days)")):
+        t0 = tr["t"][0] if tr["t"] else 0.0
+        n = sum(1 for x in tr["t"] if x <= t0 + 9 * 86400)
+        t = [x / 3600 for x in tr["t"][:n]]
+        ax.step(t, tr["powered"][:n], where="post", label="powered (on + booting)", lw=0.9)
+        ax.step(t, tr["reference"][:n], where="post", label="busy / target (at most the group)", lw=0.9, ls="--")
+        ax.step(t, tr["busy"][:n], where="post", label="busy", lw=0.6)
         ax.set_ylabel("nodes")
         ax.set_title(title, fontsize=9)
         ax.legend(loc="upper right", fontsize=8)
