@@ -70,14 +70,18 @@ class MilpPacking:
 
     ``decide(view)`` returns, per job to change, its new :class:`Req` (options narrowed to the groups of the
     class it was moved to). ``max_jobs`` caps how many pending jobs (most urgent first) enter one problem.
+    ``restore_unassigned`` (an experiment, not what the daemon does): a flexible job narrowed earlier that this
+    step leaves unassigned gets its original request back.
     Example: on the demo site a ``--constraint=aarch64|x86_64`` web job assigned to ``batch/cpu-x86`` gets
     the options of ``cpu-x86`` only."""
 
     name = "milp"
 
     def __init__(self, site: Site, machine: Machine, jobs: JobTable, interval_s: float = 60.0,
-                 time_cap_s: float = 1.0, band_step: int = 1000, max_jobs: int | None = 2000):
+                 time_cap_s: float = 1.0, band_step: int = 1000, max_jobs: int | None = 2000,
+                 restore_unassigned: bool = False):
         self.site, self.machine, self.jobs = site, machine, jobs
+        self.restore_unassigned = restore_unassigned  # experiment: undo a narrowing the MILP no longer backs
         self.interval_s, self.time_cap_s, self.band_step, self.max_jobs = interval_s, time_cap_s, band_step, max_jobs
         self.stats = PackStats()
         self._gi = {g.name: i for i, g in enumerate(machine.groups)}
@@ -170,6 +174,11 @@ class MilpPacking:
             req = self.narrow(original[j], self._targets[(m.partition, m.features)])
             if req is not None and req != view.current(j):
                 out[j] = req
+        if self.restore_unassigned:
+            moved = {int(m.job_id) for m in moves}
+            for j, req in original.items():
+                if j not in moved and not self._pending[j].pinned and view.current(j) is not req:
+                    out[j] = req
         st.moves += len(out)
         return out
 

@@ -170,3 +170,16 @@ def test_backlog_per_group_survives_narrowing(site):
     e.run()
     assert e._req_of(5).options == ((0, -1),)  # narrowed from (arm, x86) to x86
     assert e.backlog.tolist() == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("restore", [False, True])
+def test_restore_unassigned_undoes_a_narrowing_the_milp_no_longer_backs(site, restore):
+    m = machine_from_site(site)
+    t = table(dict(submit=0, run=10, cores=8, arch=("x86_64", "aarch64"), wclass=1))
+    pol = MilpPacking(site, m, t, restore_unassigned=restore)
+    e = engine(site, t, pack=pol)
+    first = pol.decide(PackView(0.0, np.arange(1), e.cluster, 0, e._req_of))
+    e._req[0] = first[0]
+    e.cluster.free_c[:] = 0  # nothing free any more: the MILP assigns nothing
+    again = pol.decide(PackView(60.0, np.arange(1), e.cluster, 1, e._req_of))
+    assert again == ({0: e.cluster.req(t, 0)} if restore else {})
