@@ -26,7 +26,8 @@ import numpy as np
 @dataclass(frozen=True)
 class QueueView:
     """The pending jobs as arrays: submit (s), limit (requested time, s), procs (total cores), qos priority;
-    ``able`` (optional): cores of the nodes whose arch/GRES suit each job (None = the whole machine)."""
+    ``able`` (optional): cores of the nodes whose arch/GRES suit each job (None = the whole machine);
+    ``nodes`` (optional): nodes each job asks for (Slurm's job size factor counts them)."""
 
     submit: np.ndarray
     limit: np.ndarray
@@ -34,6 +35,7 @@ class QueueView:
     qos: np.ndarray
     now: float
     able: np.ndarray | None = None
+    nodes: np.ndarray | None = None
 
 
 def fcfs(q: QueueView) -> np.ndarray:
@@ -62,7 +64,10 @@ def f1(q: QueueView) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Multifactor:
-    """Slurm priority/multifactor approximation; weights as in slurm.conf (PriorityWeight*)."""
+    """Slurm priority/multifactor approximation; weights as in slurm.conf (PriorityWeight*). With
+    ``total_nodes`` and the view's ``nodes`` the job size factor is Slurm's default one,
+    (nodes / all nodes + CPUs / all CPUs) / 2, so a 2-node 1-core job outranks a 1-node 16-core one on a cluster
+    of 10 nodes and 456 CPUs; without them, CPUs / all CPUs."""
 
     weight_age: float = 1000.0
     weight_size: float = 100.0
@@ -70,10 +75,13 @@ class Multifactor:
     max_age_s: float = 7 * 86400.0
     total_procs: float = 1.0
     max_qos: float = 1.0
+    total_nodes: float = 0.0
 
     def __call__(self, q: QueueView) -> np.ndarray:
         age = np.minimum((q.now - q.submit) / self.max_age_s, 1.0)
         size = np.minimum(q.procs / max(self.total_procs, 1.0), 1.0)
+        if self.total_nodes and q.nodes is not None:
+            size = (size + np.minimum(q.nodes / self.total_nodes, 1.0)) / 2
         qos = q.qos / max(self.max_qos, 1e-9)
         # Slurm stores the priority as an integer (truncated), so small differences tie (then: by submit, id)
         return -np.floor(self.weight_age * age + self.weight_size * size + self.weight_qos * qos)

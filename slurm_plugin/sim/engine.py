@@ -262,7 +262,7 @@ class Engine:
         q = self._lo + np.flatnonzero(self._queued[self._lo:self._hi])
         jobs = self.jobs
         view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t,
-                         None if self.able is None else self.able[q])
+                         None if self.able is None else self.able[q], jobs.nodes[q])
         score = self.ranking.scores(view)
         # the queue is in (submit, id) order already, so a stable sort by score is the full priority order
         if head is not None and len(q) > 2 * head:

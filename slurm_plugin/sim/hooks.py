@@ -151,7 +151,8 @@ def _multifactor(site, total_procs: float) -> ScoreRanking:
         from ..workload.sacct import parse_timelimit
         kw.update(weight_age=s.priority_weight_age, weight_size=s.priority_weight_job_size,
                   max_age_s=parse_timelimit(s.priority_max_age) or 7 * 86400.0,
-                  max_qos=max([q.priority for q in site.policy.qos_tiers] or [1]) or 1)
+                  max_qos=max([q.priority for q in site.policy.qos_tiers] or [1]) or 1,
+                  total_nodes=float(site.node_count()))
     return ScoreRanking("multifactor", Multifactor(**kw), static=False)
 
 

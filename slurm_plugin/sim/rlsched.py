@@ -69,7 +69,8 @@ class SelectThenWait:
         q = np.asarray(self.queue)
         jobs = self.jobs
         now = -1.0 if self.mimic_wait else self.now
-        view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], now)
+        view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], now,
+                         nodes=jobs.nodes[q])
         return int(q[np.lexsort((jobs.id[q], jobs.submit[q], self.ranking.scores(view)))[0]])
 
     def _wait_for(self, best: int, r) -> None:

@@ -44,3 +44,15 @@ def test_multifactor_age_size_qos():
     # integer priority like Slurm's: 0.4 of a point apart ties
     tie = mf(view([0, 0], [1, 1], [10, 10.4], now=0))
     assert tie[0] == tie[1] == -10
+
+
+def test_multifactor_job_size_is_slurms():
+    """Slurm's default job size factor, (nodes / all nodes + CPUs / all CPUs) / 2: the InitPrio slurmctld 22.05
+    logged for the fidelity replay's jobs on the demo cluster (10 nodes, 456 CPUs, PriorityWeightJobSize=100)."""
+    mf = Multifactor(weight_age=1000, weight_size=100, weight_qos=0, total_procs=456, total_nodes=10)
+    nodes, procs = [2, 1, 1, 2, 2, 1, 1, 1], [128, 64, 32, 2, 8, 16, 4, 1]
+    v = QueueView(np.zeros(8), np.full(8, 60.0), np.array(procs, float), np.zeros(8), 0.0,
+                  nodes=np.array(nodes, float))
+    assert (-mf(v)).tolist() == [24, 12, 8, 10, 10, 6, 5, 5]
+    # without node counts (SWF machines, no site): CPUs only, as before
+    assert (-Multifactor(weight_size=100, total_procs=456)(view([0, 0], [1, 1], [2, 16], now=0.0))).tolist() == [0, 3]
