@@ -2,7 +2,8 @@
 
 Rows: ``always-on`` (no power saving), ``idle-timer`` (Slurm's SuspendTime: a node goes down after being idle
 that long; jobs placed on an off node boot it), ``hetsched`` (:class:`~.sim_policy.WarmPoolPower`: the
-break-even rule on per-group arrival rates), ``hetsched+pid`` (the same with PID headroom on utilization) and
+break-even rule on per-group arrival rates), ``hetsched+pid`` (the same with PID headroom on utilization),
+``hetsched+arch`` (the same with the architecture controller moving warm pools to the cheapest CPU group) and
 ``pid`` (the PID controller alone, :class:`~.sim_policy.PidPower`, whose stability over the run is reported).
 ``pid_step`` is measured in the simulator (:func:`pid_sim_step`): the PID controller alone
 (:class:`~.sim_policy.PidPower`) on a 40-node machine with 120 s boots whose busy nodes step 12 -> 24 -> 12;
@@ -22,8 +23,8 @@ from ..sim.metrics import compute_metrics
 from ..sim.run import Prepared
 from ..workload.jobs import JobTable
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from .sim_policy import PidPower, WarmPoolPower
-from .warm import DEFAULT_WAIT_PRICE_W
+from .sim_policy import PidPower, PortableDemand, WarmPoolPower
+from .warm import DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,9 @@ def evaluate(p: Prepared, suspend_time_s: float = 600.0, grace_s: float = 120.0,
                           ("hetsched", WarmPoolPower(p.machine, grace_s=grace_s, wait_price_w=wait_price_w)),
                           ("hetsched+pid", WarmPoolPower(p.machine, grace_s=grace_s, wait_price_w=wait_price_w,
                                                          use_pid=True, name="hetsched+pid")),
+                          ("hetsched+arch", WarmPoolPower(
+                              p.machine, grace_s=grace_s, wait_price_w=wait_price_w, name="hetsched+arch",
+                              portable=PortableDemand(p.machine, p.workload.jobs, DEFAULT_WINDOW_S))),
                           ("pid", pid)):
         rank = ranking(policy, p.site, float(p.machine.cores))
         out = Engine(p.machine, p.workload.jobs, rank, backfill=True, scaling=scaling).run()

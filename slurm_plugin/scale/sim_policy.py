@@ -26,6 +26,9 @@ import numpy as np
 from ..sim.hooks import PowerView
 from ..sim.machine import Machine
 from ..sim.power import BOOTING, OFF, ON
+from ..workload.fit import eligible_groups
+from ..workload.jobs import JobTable
+from .arch import ArchGroup, plan_arch, warm_after
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
 from .warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, group_power, warm_target
 
@@ -51,6 +54,42 @@ class ArrivalRate:
 
 
 @dataclass
+class PortableDemand:
+    """Which jobs may change architecture, for the architecture controller in the simulator. The engine does not
+    report its queue to a scaling policy, so demand is read from the jobs submitted within ``window_s`` (the
+    live planner reads pending and running jobs): per job its cores, whether it is portable (no GRES, CPU
+    groups of two or more architectures) or pinned (no GRES, one architecture), and its CPU groups as a bit mask."""
+
+    machine: Machine
+    jobs: JobTable
+    window_s: float
+
+    def __post_init__(self) -> None:
+        cpu = [not g.gres for g in self.machine.groups]
+        memo: dict[tuple, tuple[int, int]] = {}
+        kind, mask = np.zeros(len(self.jobs), dtype=np.int8), np.zeros(len(self.jobs), dtype=np.int64)
+        for i in range(len(self.jobs)):
+            key = (int(self.jobs.arch_mask[i]), int(self.jobs.gres_name[i]), int(self.jobs.gres_type[i]))
+            if key not in memo:
+                groups = [g for g in eligible_groups(self.jobs, i, self.machine) if cpu[g]]
+                archs = {self.machine.groups[g].arch for g in groups}
+                k = 0 if self.jobs.gres_name[i] >= 0 or not groups else (2 if len(archs) >= 2 else 1)
+                memo[key] = (k, sum(1 << g for g in groups))
+            kind[i], mask[i] = memo[key]
+        self._kind, self._mask = kind, mask
+        self._cores = self.jobs.procs.astype(float)
+
+    def at(self, now: float) -> tuple[float, float, list[int]]:
+        """(portable cores, pinned cores, CPU groups every portable job may use) over the window before ``now``."""
+        lo, hi = np.searchsorted(self.jobs.submit, [now - self.window_s, now], side="right")
+        kind, cores = self._kind[lo:hi], self._cores[lo:hi]
+        port = kind == 2
+        common = int(np.bitwise_and.reduce(self._mask[lo:hi][port])) if port.any() else 0
+        return (float(cores[port].sum()), float(cores[kind == 1].sum()),
+                [g for g in range(len(self.machine.groups)) if common >> g & 1])
+
+
+@dataclass
 class WarmPoolPower:
     machine: Machine
     grace_s: float = 120.0
@@ -63,6 +102,7 @@ class WarmPoolPower:
     gains: PidGains = DEFAULT_GAINS
     interval_s: float = 60.0
     name: str = "hetsched"
+    portable: PortableDemand | None = None  # set: the architecture controller moves warm pools (scale/arch.py)
     _pid: list[PidState] = field(default_factory=list, init=False)
     _group: np.ndarray = field(default=None, init=False)  # type: ignore[assignment]
     headroom: list[list[int]] = field(default_factory=list, init=False)  # per tick, per group (for plots)
@@ -88,10 +128,21 @@ class WarmPoolPower:
             out.append((t.warm, t.grace_s))
         return out
 
+    def _shift(self, view: PowerView, targets: list[tuple[int, float]], busy: np.ndarray) -> list[tuple[int, float]]:
+        """The targets after the architecture controller moved warm pools (unchanged without ``portable``)."""
+        if self.portable is None:
+            return targets
+        portable, pinned, common = self.portable.at(view.now)
+        gs = self.machine.groups
+        groups = [ArchGroup(gs[g].name, gs[g].arch, gs[g].cores, gs[g].cost_per_hour, gs[g].busy_w, targets[g][0],
+                            gs[g].count - int((busy & (self._group == g)).sum()) - targets[g][0]) for g in common]
+        warm = warm_after(plan_arch(groups, portable, pinned), {g.name: w for g, (w, _) in zip(gs, targets)})
+        return [(warm[g.name], grace) for g, (_, grace) in zip(gs, targets)]
+
     def decide(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]:
         downs, ups, extra = [], [], []
         busy = (view.state == ON) & (view.idle_for < 0)
-        for gi, (warm, grace) in enumerate(self._targets(view)):
+        for gi, (warm, grace) in enumerate(self._shift(view, self._targets(view), busy)):
             mask = self._group == gi
             on = int((mask & (view.state == ON)).sum())
             n_busy = int((mask & busy).sum())

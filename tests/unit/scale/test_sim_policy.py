@@ -39,7 +39,7 @@ def test_eval_rows_on_a_small_synthetic_workload():
     p = prepare("synthetic:jobs=300,seed=2,load=0.3", "demo")
     rows, stability = evaluate(p, grace_s=120)
     rows = {r["policy"]: r for r in rows}
-    assert set(rows) == {"always-on", "idle-timer", "hetsched", "hetsched+pid", "pid"}
+    assert set(rows) == {"always-on", "idle-timer", "hetsched", "hetsched+pid", "hetsched+arch", "pid"}
     assert stability["moves_per_day"] > 0 and len(stability["trajectory"]["t"]) > 10
     assert rows["hetsched"]["energy_kwh"] < rows["always-on"]["energy_kwh"]
     assert rows["idle-timer"]["energy_kwh"] < rows["always-on"]["energy_kwh"]

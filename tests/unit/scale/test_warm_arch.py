@@ -108,3 +108,21 @@ def test_planner_with_a_wait_price_keeps_a_busy_group_warm_and_powers_a_quiet_on
     assert "armn2" not in downs and "armn3" not in downs  # 14.5 jobs/h x 1060 s: both idle ARM nodes stay warm
     assert "x86n1" in downs and "x86n2" in downs  # no x86 arrivals: down after 30 s
     assert "0.0 jobs/h" in downs["x86n1"]
+
+
+def test_portable_demand_in_the_simulator_reads_the_window_of_submitted_jobs():
+    from slurm_plugin.scale.sim_policy import PortableDemand
+    from slurm_plugin.sim.machine import GroupSpec
+
+    from ..sim.helpers import jobs, machine
+
+    m = machine(GroupSpec("x86", 2, "x86_64", cores=16), GroupSpec("arm", 3, "aarch64", cores=64),
+                GroupSpec("gpu", 1, "x86_64", cores=32, gres={("gpu", "a100"): 4}))
+    js = jobs(dict(submit=0, run=60, cores=8, arch=("x86_64", "aarch64")),  # portable, before the window
+              dict(submit=5000, run=60, cores=4, arch=("x86_64", "aarch64")),  # portable
+              dict(submit=6000, run=60, cores=2, arch=("aarch64",)),  # pinned to ARM
+              dict(submit=6500, run=60, cores=1, gres=("gpu", "a100", 1)))  # a GPU job: neither
+    demand = PortableDemand(m, js, window_s=3600)
+    assert demand.at(7000) == (4.0, 2.0, [0, 1])  # x86 and arm: the CPU groups every portable job may use
+    assert demand.at(100) == (8.0, 0.0, [0, 1])
+    assert demand.at(20000) == (0.0, 0.0, [])
