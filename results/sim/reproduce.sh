@@ -45,7 +45,8 @@ for v in default gpuspec33; do
     --table $OUT/openb_$v.md --plot $OUT/openb_$v.png
 done
 # fidelity against the real local cluster, one run after the other (each writes its records and the backfill
-# cycles; results/sim/fidelity_runs.json gathers seven such outputs)
-for i in 1 2 3 4 5 6 7; do
+# cycles; results/sim/fidelity_runs.json gathers eight such outputs;
+# HETSCHED_FIDELITY_JOBS=30 for the longer replay of fidelity_30jobs.json)
+for i in 1 2 3 4 5 6 7 8; do
   HETSCHED_FIDELITY_OUT=$OUT/fidelity_run$i.json python -m pytest -q tests/system/test_sim_fidelity.py
 done

@@ -40,7 +40,7 @@ def report(simfid):
 
 
 def test_start_order_agrees(report):
-    """Issue target. Kendall tau-b measured 0.99, 0.99, 1.0, 0.99, 0.99, 0.99, 0.99 in seven runs on this host once the
-    simulator backfills at Slurm's recorded cycles and submits keep half a second off Slurm's clock (results/sim);
-    before that 0.84, 0.78, 0.89 and 0.94."""
+    """Issue target. Kendall tau-b measured 0.99-1.0 in eight runs on this host once the simulator backfills at
+    Slurm's recorded cycles and submits keep half a second off Slurm's clock (results/sim); before that 0.84, 0.78,
+    0.89 and 0.94. With HETSCHED_FIDELITY_JOBS=30 it measured 0.96 and 0.86: this fails there."""
     assert report["kendall_tau"] >= 0.9, report
