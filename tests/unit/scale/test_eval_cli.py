@@ -15,7 +15,8 @@ def test_swf_without_site_runs_on_the_headers_machine(tmp_path):
     lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
     for i in range(60):  # bursts of 1-4 node jobs, quiet gaps of four hours between bursts
         submit = (i // 6) * 4 * 3600 + (i % 6) * 30
-        lines.append(f"{i + 1} {submit} -1 {600 + 60 * (i % 5)} {1 + i % 4} -1 -1 {1 + i % 4} 1200 -1 1 1 1 -1 1 -1 -1 -1")
+        run, procs = 600 + 60 * (i % 5), 1 + i % 4
+        lines.append(f"{i + 1} {submit} -1 {run} {procs} -1 -1 {procs} 1200 -1 1 1 1 -1 1 -1 -1 -1")
     swf = tmp_path / "tiny.swf"
     swf.write_text("\n".join(lines) + "\n")
     out = tmp_path / "eval.json"
