@@ -85,9 +85,10 @@ class ClusterState:
         return r
 
     def _resolve(self, jobs, i: int) -> Req:
-        from ..workload.fit import eligible_groups
+        from ..workload.fit import fitting_groups
         opts = []
-        for gi in eligible_groups(jobs, i, self.machine):
+        # only groups whose one node holds one share: a whole-node request skips the per-node core check later
+        for gi in fitting_groups(jobs, i, self.machine):
             col = -1
             if jobs.gres_name[i] >= 0:
                 name = jobs.gres_names[jobs.gres_name[i]]

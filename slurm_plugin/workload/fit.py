@@ -21,6 +21,17 @@ def eligible_groups(jobs: JobTable, i: int, machine) -> list[int]:
     return out
 
 
+def fitting_groups(jobs: JobTable, i: int, machine, groups: list[int] | None = None) -> list[int]:
+    """The eligible groups (or ``groups``) whose one node holds one share of job ``i``: cores, memory, GRES."""
+    out = []
+    for gi in eligible_groups(jobs, i, machine) if groups is None else groups:
+        g = machine.groups[gi]
+        if (g.cores >= jobs.cores[i] and (g.memory_gb == 0 or jobs.mem_gb[i] <= g.memory_gb)
+                and (jobs.gres_name[i] < 0 or gres_capacity(jobs, i, g) >= jobs.gres_count[i])):
+            out.append(gi)
+    return out
+
+
 def able_cores(jobs: JobTable, machine) -> np.ndarray:
     """Per job, the cores of the machine's groups whose arch and GRES kinds suit it (computed once per shape)."""
     memo: dict[tuple, float] = {}
@@ -60,9 +71,7 @@ def _why_unfit(jobs: JobTable, i: int, machine) -> str | None:
     if not groups:
         archs = [a for a in ARCHES if int(jobs.arch_mask[i]) & ARCH_BIT[a]] or ["any"]
         return f"no node group with arch {'|'.join(archs)} and GRES '{jobs.gres_label(i) or '-'}'"
-    ok = [gi for gi in groups if machine.groups[gi].cores >= jobs.cores[i]
-          and (jobs.mem_gb[i] <= machine.groups[gi].memory_gb or machine.groups[gi].memory_gb == 0)
-          and (jobs.gres_name[i] < 0 or gres_capacity(jobs, i, machine.groups[gi]) >= jobs.gres_count[i])]
+    ok = fitting_groups(jobs, i, machine, groups)
     if not ok:
         g = machine.groups[groups[0]]
         return (f"per node {jobs.cores[i]} cores, {jobs.mem_gb[i]:g} GB, GRES '{jobs.gres_label(i) or '-'}'; "

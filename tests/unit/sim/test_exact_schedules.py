@@ -49,6 +49,10 @@ CASES = [
      [dict(submit=0, run=100, gres=("gpu", "a100", 2)), dict(submit=1, run=10, gres=("gpu", "a100", 1)),
       dict(submit=2, run=10, gres=("gpu", "h100", 2)), dict(submit=3, run=10, gres=("gpu", None, 1))],
      True, [0, 100, 2, 12]),
+    ("a whole-node job waits for a node with enough cores", machine(
+        GroupSpec("small", 1, cores=16, cost_per_hour=1.0), GroupSpec("big", 1, cores=32, cost_per_hour=2.0)),
+     [dict(submit=0, run=100, cores=32), dict(submit=1, run=10, cores=32)],
+     True, [0, 100]),  # the cheaper 16-core node is idle throughout and must not take either
 ]
 
 
