@@ -17,7 +17,8 @@ from functools import cached_property
 
 FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
             "PREEMPTED")
-_KEY = re.compile(r"(?:^|\s)([A-Za-z][\w:/.]*)=")
+# Slurm's keys are CamelCase; a lowercase word with "=" (a comment such as "hetsched:class=web x=1") is a value
+_KEY = re.compile(r"(?:^|\s)([A-Z][\w:/.]*)=")
 
 
 class SlurmError(RuntimeError):

@@ -110,3 +110,10 @@ def test_number(value, expected):
 ])
 def test_time_minutes(text, minutes):
     assert _time_minutes(text) == minutes
+
+
+def test_oneliner_keeps_a_comment_with_spaces_and_tags_whole():
+    from slurm_plugin.slurm.client import parse_scontrol_oneliner
+    rec = parse_scontrol_oneliner("JobId=5 Comment=run two hetsched:class=web,tier=std x=1 Priority=3 Reason=None")
+    assert rec["Comment"] == "run two hetsched:class=web,tier=std x=1"
+    assert rec["Priority"] == "3" and rec["Reason"] == "None"
