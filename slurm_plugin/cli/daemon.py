@@ -15,7 +15,7 @@ import click
 from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
 from ..daemon.peercred import resolve_uid
 from ..scale.rightsize import apply_table
-from ..site import load_site
+from ..site import load_site, resolve_site_path
 from ..snapshot import ProcessCollector, SnapshotRefresher
 from .common import fail
 
@@ -51,7 +51,7 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     options = cfg.admission.options()
     if site_model.policy.rightsize.mode == "apply":
         try:
-            table = apply_table(site_model)
+            table = apply_table(site_model, resolve_site_path(cfg.site).parent)
         except ValueError as err:
             fail(f"policy.rightsize: {err}", 2)
         for s in table.values():

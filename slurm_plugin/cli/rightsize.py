@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..scale.rightsize import RightsizeParams, holdout, suggest
+from ..scale.rightsize import RightsizeParams, history_path, holdout, suggest
 from ..sim.run import provenance
-from ..site import load_site
+from ..site import load_site, resolve_site_path
 from ..workload.usage import load_usage
 from .common import emit_json, handle_errors
 
@@ -20,7 +20,7 @@ def from_site(site: str | None, history: Path | None, **given) -> tuple[Rightsiz
     if site:
         rs = load_site(site).policy.rightsize
         base = dict(percentile=rs.percentile, margin=rs.margin, min_jobs=rs.min_jobs, min_saving=rs.min_saving)
-        history = history or (Path(rs.history) if rs.history else None)
+        history = history or (history_path(rs.history, resolve_site_path(site).parent) if rs.history else None)
     if history is None:
         raise ValueError("no history: give --history FILE (or a --site whose policy.rightsize names one)")
     base.update({k: v for k, v in given.items() if v is not None})

@@ -16,6 +16,8 @@ p95 ~ 0.244, factor = 0.244 x 1.2 = 0.293: a future ``--cpus-per-task=8`` become
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -142,10 +144,17 @@ def holdout(history: UsageHistory, params: RightsizeParams = RightsizeParams(),
 
 
 
-def apply_table(site) -> dict[str, ClassSuggestion]:
+def history_path(history: str, site_dir: Path) -> Path:
+    """The site's ``policy.rightsize.history``: absolute as given, relative to the site file's folder."""
+    path = Path(history).expanduser()
+    return path if path.is_absolute() else site_dir / path
+
+
+def apply_table(site, site_dir: Path) -> dict[str, ClassSuggestion]:
     """For the daemon: the suggestions admission applies under the site's ``policy.rightsize`` (``apply`` mode
-    only, else empty): history read once, restricted to ``classes`` (empty = every site class), classes with
-    something to lower. Raises WorkloadError for an unreadable history (the daemon refuses to start)."""
+    only, else empty): history (relative to ``site_dir``, the site file's folder) read once, restricted to
+    ``classes`` (empty = every site class), classes with something to lower. Raises WorkloadError for an
+    unreadable history (the daemon refuses to start)."""
     from ..workload.usage import load_usage
 
     rs = site.policy.rightsize
@@ -154,5 +163,5 @@ def apply_table(site) -> dict[str, ClassSuggestion]:
     params = RightsizeParams(percentile=rs.percentile, margin=rs.margin, min_jobs=rs.min_jobs,
                              min_saving=rs.min_saving)
     wanted = set(rs.classes or (c.name for c in site.policy.workload_classes))
-    return {s.wclass: s for s in suggest(load_usage(rs.history), params)
+    return {s.wclass: s for s in suggest(load_usage(history_path(rs.history, site_dir)), params)
             if s.wclass in wanted and "lower" in (s.cpus.action, s.memory.action)}

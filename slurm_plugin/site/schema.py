@@ -264,7 +264,7 @@ class Rightsize(Strict):
     """Vertical right-sizing from job history (``hetsched scale rightsize``), opt-in. ``suggest``: the CLI
     reports; ``apply``: admission also lowers ``--cpus-per-task``/memory of new jobs of ``classes`` (empty = every
     class with a suggestion) to the suggested share, never below the ``percentile`` of past use plus ``margin``.
-    ``history``: sacct -P / --json export or SWF of finished jobs."""
+    ``history``: sacct -P / --json export or SWF of finished jobs (a relative path is read beside the site file)."""
 
     mode: Literal["off", "suggest", "apply"] = "off"
     history: str | None = None

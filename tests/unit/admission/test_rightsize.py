@@ -92,10 +92,11 @@ def test_site_apply_table(tmp_path):
     rows += [f"{i}|COMPLETED|00:10:00|01:20:00|8|1|class=batch" for i in range(41, 81)]
     hist.write_text("\n".join(rows) + "\n")
     data = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
-    data["policy"]["rightsize"] = {"mode": "apply", "history": str(hist), "classes": ["web", "batch"]}
+    # a relative history is read beside the site file, whatever the daemon's working directory
+    data["policy"]["rightsize"] = {"mode": "apply", "history": "hist.txt", "classes": ["web", "batch"]}
     path = tmp_path / "site.yaml"
     path.write_text(yaml.safe_dump(data))
-    table = apply_table(load_site(path))
+    table = apply_table(load_site(path), path.parent)
     assert list(table) == ["web"]  # batch used all 8 CPUs: nothing to lower
     assert table["web"].cpus.action == "lower" and table["web"].factor("cpus") < 0.3
     data["policy"]["rightsize"] = {"mode": "apply"}
