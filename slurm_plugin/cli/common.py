@@ -10,6 +10,7 @@ from functools import wraps
 import click
 import hostlist
 
+from ..scale.warm import DEFAULT_WAIT_PRICE_W
 from ..site import SiteError
 
 # Exit codes, as Slurm's own commands use them: 0 ok, 1 failure, 2 bad usage/input.
@@ -66,9 +67,25 @@ def stack(*decorators: Callable) -> Callable:
     return apply
 
 
-# The power planner's knobs, the same for `hetsched scale` and `hetsched cycle`.
+# The power planner's knobs, the same for `hetsched scale` and `hetsched cycle`; see scale_config().
 scale_options = stack(
     click.option("--idle-grace", "grace", type=float, default=300.0, show_default=True,
-                 help="Seconds a node must be idle before it is powered down."),
-    click.option("--warm", type=int, default=1, show_default=True, help="Idle nodes kept on per node group."),
+                 help="Seconds a node must be idle before it is powered down (with --wait-price 0)."),
+    click.option("--warm", type=int, default=1, show_default=True,
+                 help="Idle nodes kept on per node group (with --wait-price 0)."),
+    click.option("--wait-price", type=float, default=DEFAULT_WAIT_PRICE_W, show_default=True,
+                 help="Watts one second of job wait is worth: warm pools and idle grace per group from the "
+                      "break-even rule on its arrival rate (scale/warm.py); 0 = fixed --warm/--idle-grace."),
+    click.option("--arch/--no-arch", default=True, show_default=True,
+                 help="Move warm pools to the cheapest CPU group when portable work dominates (scale/arch.py)."),
+    click.option("--pid/--no-pid", default=False, show_default=True,
+                 help="Add PID headroom on utilization (costs energy in the simulator: results/scale)."),
 )
+
+
+def scale_config(grace: float, warm: int, wait_price: float, arch: bool, pid: bool):
+    """The planner's ScaleConfig from the ``scale_options`` values."""
+    from ..scale.planner import GroupLimits, ScaleConfig
+
+    return ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm),
+                       wait_price_w=wait_price if wait_price > 0 else None, arch=arch, pid=pid)

@@ -14,10 +14,9 @@ from pathlib import Path
 import click
 
 from ..cycle import CycleConfig, CycleRunner
-from ..scale.planner import GroupLimits, ScaleConfig
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
-from .common import handle_errors, scale_options, stack
+from .common import handle_errors, scale_config, scale_options, stack
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +34,7 @@ _options = stack(
 )
 
 
-def _runner(site, state_dir, model, no_pack, no_reshape, no_power, grace, warm, dry_run) -> CycleRunner:
+def _runner(site, state_dir, model, no_pack, no_reshape, no_power, dry_run, **knobs) -> CycleRunner:
     ranker = None
     if model:
         from ..rank.dqn.live import rank_pending, resolve_model
@@ -46,7 +45,7 @@ def _runner(site, state_dir, model, no_pack, no_reshape, no_power, grace, warm, 
                 return rank_pending(snapshot, loaded, site_model, now)
 
     config = CycleConfig(pack=not no_pack, reshape=not no_reshape, power=not no_power,
-                         scale=ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm)))
+                         scale=scale_config(**knobs))
     state_dir.mkdir(parents=True, exist_ok=True)
     return CycleRunner(load_site(site), SlurmClient(), config, state_dir, ranker=ranker, dry_run=dry_run)
 

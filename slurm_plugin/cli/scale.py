@@ -12,12 +12,11 @@ from ..cycle import CycleConfig, CycleMemory, decide
 from ..decision import Journal, SetPartitionNodes, SlurmApplier
 from ..decision.applier import commands_for
 from ..scale.memory_store import load_memory, save_memory
-from ..scale.planner import GroupLimits, ScaleConfig
 from ..scale.warm import DEFAULT_WAIT_PRICE_W
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from ..snapshot import collect_snapshot
-from .common import emit_json, handle_errors, scale_options, stack
+from .common import emit_json, handle_errors, scale_config, scale_options, stack
 from .why import journal_option
 
 state_option = click.option("--state", type=click.Path(dir_okay=False, path_type=Path),
@@ -30,10 +29,9 @@ def scale() -> None:
     """Follow demand and the calendar: power nodes up/down, reshape partitions."""
 
 
-def _plan(site: str | None, state: Path, grace: float, warm: int, wait_price: float | None, arch: bool):
+def _plan(site: str | None, state: Path, **knobs):
     """This cycle's reshape + power decision through the cycle's own decide() (no ranking, no packing)."""
-    config = CycleConfig(pack=False, scale=ScaleConfig(idle_grace_s=grace, default_limits=GroupLimits(warm=warm),
-                                                       wait_price_w=wait_price, arch=arch))
+    config = CycleConfig(pack=False, scale=scale_config(**knobs))
     decision, memory = decide(collect_snapshot(SlurmClient()), load_site(site), config,
                               CycleMemory(load_memory(state)), time.time())
     return decision, memory.scale
@@ -46,22 +44,16 @@ def _what(action) -> str:
 
 
 _with_common = stack(
-    click.argument("site", required=False), state_option, scale_options,
-    click.option("--wait-price", type=float, default=None,
-                 help="Watts a second of job wait is worth: warm pools and idle grace per group from the "
-                      "break-even rule on its arrival rate (scale/warm.py) instead of --warm/--idle-grace."),
-    click.option("--arch/--no-arch", default=True, show_default=True,
-                 help="Move warm pools to the cheapest CPU group when portable work dominates (scale/arch.py)."))
+    click.argument("site", required=False), state_option, scale_options)
 
 
 @scale.command()
 @_with_common
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors(SlurmError)
-def plan(site: str | None, state: Path, grace: float, warm: int, wait_price: float | None, arch: bool,
-         as_json: bool) -> None:
+def plan(site: str | None, state: Path, as_json: bool, **knobs) -> None:
     """Show what would be powered up/down and why (dry run: changes nothing, remembers nothing)."""
-    decision, _ = _plan(site, state, grace, warm, wait_price, arch)
+    decision, _ = _plan(site, state, **knobs)
     if as_json:
         emit_json([{"kind": a.kind, "reason": a.reason, "commands": commands_for(a)} for a in decision.actions])
         return
@@ -75,10 +67,9 @@ def plan(site: str | None, state: Path, grace: float, warm: int, wait_price: flo
 @_with_common
 @journal_option
 @handle_errors(SlurmError)
-def apply(site: str | None, state: Path, grace: float, warm: int, wait_price: float | None, arch: bool,
-          journal: Path) -> None:
+def apply(site: str | None, state: Path, journal: Path, **knobs) -> None:
     """Plan and apply one cycle; exit 1 if any action failed."""
-    decision, memory = _plan(site, state, grace, warm, wait_price, arch)
+    decision, memory = _plan(site, state, **knobs)
     results = SlurmApplier(SlurmClient(), Journal(journal)).apply(decision)
     save_memory(state, memory)
     for r in results:

@@ -11,7 +11,7 @@ Per node group (``want`` = how many nodes should be on)::
   ``ScaleConfig.wait_price_w`` the break-even rule of :mod:`.warm` on the group's arrival rate (jobs submitted
   within ``rate_window_s`` that are still in the queue), which also sets the idle grace per group; then the
   architecture controller (:mod:`.arch`) moves warm pools to the cheapest CPU group when portable work dominates;
-* ``pid_extra``: the PID controller's correction on utilization (``e = target - actual``; a negative output
+* ``pid_extra`` (with ``ScaleConfig.pid``): the PID controller's correction on utilization (``e = target - actual``; a negative output
   means the group runs hotter than the target and gets ``ceil(-u * on)`` extra nodes; no extra below target).
 
 More nodes than wanted: idle nodes idle for at least the grace are powered down, the longest idle first
@@ -57,6 +57,8 @@ class ScaleConfig:
     arch: bool = True
     arch_dominance: float = DEFAULT_DOMINANCE
     energy_price_kwh: float = DEFAULT_ENERGY_PRICE_KWH
+    # PID headroom on utilization (opt-in: in the simulator it cost ~20 points of energy, results/scale)
+    pid: bool = False
 
     def limits(self, group: str) -> GroupLimits:
         return self.groups.get(group, self.default_limits)
@@ -233,7 +235,7 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
         util = sum(n.alloc_cpus for n in on) / cpus_on
         u, pid[group.name] = pid_step(config.gains, memory.pid.get(group.name, PidState()), config.target_util,
                                       util, dt)
-        pid_extra = math.ceil(-u * len(on)) if u < 0 else 0
+        pid_extra = math.ceil(-u * len(on)) if u < 0 and config.pid else 0
         target = targets[group.name]
         step = group_power(len(busy), [now - idle_since[n.name] for n in idle], len(booting), len(off),
                            needed + warm[group.name] + pid_extra, target.grace_s, lim.min_on, lim.max_on,

@@ -155,7 +155,7 @@ def test_portable_work_moves_the_x86_warm_pool_to_arm_in_scale_plan(scluster, si
 
     def plan(*extra: str) -> list[dict]:
         result = CliRunner().invoke(main, ["scale", "plan", scluster.state()["site_path"], "--json",
-                                           "--idle-grace", "0", "--warm", "1", "--state",
+                                           "--wait-price", "0", "--idle-grace", "0", "--warm", "1", "--state",
                                            str(tmp_path / "mem.json"), *extra],
                                     env={"SLURM_CONF": str(scluster.conf)})
         assert result.exit_code == 0, result.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from slurm_plugin.decision import PowerNodes
@@ -116,5 +118,7 @@ def test_pid_adds_headroom_only_when_running_hot(util_alloc, extra):
     nodes["armn3"] = node("armn3", flags=("powered_down",))
     if not util_alloc:
         nodes = {"armn3": nodes["armn3"]}
-    acts, _, _ = run(snapshot(nodes))
+    acts, _, _ = run(snapshot(nodes), cfg=replace(CFG, pid=True))
     assert (("POWER_UP", ("armn3",)) in acts) is extra
+    acts, _, _ = run(snapshot(nodes))  # PID headroom is opt-in
+    assert ("POWER_UP", ("armn3",)) not in acts
