@@ -1,12 +1,14 @@
 #!/bin/sh
 # Reproduce results/rank (run from the repository root; traces read in place from ../shared/workloads).
 # The default model: Double DQN over band offsets on SJF, warm-started from the size-offset teacher, 2 training
-# sources, seed 1 (needs the train extra: pip install -e '.[train]').
+# sources, checkpoint chosen on their validation splits and LANL-CM5's (never trained on), seed 1 (needs the
+# train extra: pip install -e '.[train]'). KTH-SP2 is the held-out trace: used by no step of training.
 set -e
 W=../shared/workloads/swf
 OUT=results/rank
 if [ "$1" = "--train" ]; then
   hetsched -v rank train --site demo -w $W/lublin_256.swf -w "synthetic:jobs=10000,seed=1,load=0.9" \
+    --val-workload $W/LANL-CM5-1994-4.1-cln.swf.gz \
     --episodes 300 --eval-every 10 --seed 1 --out slurm_plugin/rank/models/dqn_default.npz
 fi
 # Slurm-like semantics, 50 held-out 256-job sequences, with/without backfill, plus a 24 h age floor (backfill on)

@@ -39,6 +39,9 @@ def _command() -> str:
 @click.option("--site", default="demo", show_default=True, help="Site of the synthetic workloads.")
 @click.option("--workload", "-w", "workloads", multiple=True, required=True,
               help="Training workload (repeatable): SWF file or synthetic:jobs=N,seed=S,load=L.")
+@click.option("--val-workload", "val_workloads", multiple=True,
+              help="Validation-only workload (repeatable): its val split takes part in checkpoint selection, "
+                   "nothing of it is trained on.")
 @click.option("--episodes", type=click.IntRange(1), default=300, show_default=True)
 @click.option("--seq-len", type=click.IntRange(8), default=256, show_default=True)
 @click.option("--price", type=float, default=3.0, show_default=True,
@@ -50,9 +53,11 @@ def _command() -> str:
               help="Warm-start teacher: log10 limit + this x log10 cores under load (0 = plain SJF).")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Model file (.npz).")
 @handle_errors(WorkloadError, ValueError, OSError, ImportError)
-def train_cmd(site, workloads, episodes, seq_len, price, lr, seed, eval_every, teacher_size, out) -> None:
+def train_cmd(site, workloads, val_workloads, episodes, seq_len, price, lr, seed, eval_every, teacher_size,
+              out) -> None:
     """Double DQN in the simulator on the train split (first 60 %) of each workload; keeps the checkpoint with
-    the best validation bsld (next 10 %). Needs torch (pip install -e '.[train]')."""
+    the smallest worst validation bsld / SJF's (next 10 % of each workload and of each --val-workload). Needs
+    torch (pip install -e '.[train]')."""
     from tqdm import tqdm
 
     from ..rank.dqn.model import save_model
@@ -62,9 +67,10 @@ def train_cmd(site, workloads, episodes, seq_len, price, lr, seed, eval_every, t
     cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, lr=lr, seed=seed, eval_every=eval_every,
                       teacher_size=teacher_size)
     with tqdm(total=episodes, desc="dqn train", unit="episode", file=sys.stderr) as bar:
-        model, _ = train(srcs, cfg, bar.update)
+        model, _ = train(srcs, cfg, bar.update, tuple(_sources(val_workloads, site)))
     import torch
-    model.meta.update(workloads=list(workloads), site=site, seed=seed, command=_command(), uses_scarcity=True,
+    model.meta.update(workloads=list(workloads), val_workloads=list(val_workloads), site=site, seed=seed,
+                      command=_command(), uses_scarcity=True,
                       torch=torch.__version__, provenance=provenance())
     save_model(model, out)
     click.echo(f"wrote {out} ({Path(out).stat().st_size} bytes): best validation bsld "

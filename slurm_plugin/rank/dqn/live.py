@@ -90,10 +90,10 @@ def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True) -> dict[
     out["limit"][unset] = [_limit_s(snapshot, pend[i]) for i in unset]
     if with_able:
         able_of: dict[tuple, float] = {}
-        keys = [(j.features, tuple((g.name, g.type) for g in j.gres)) for j in pend]
-        for k in set(keys):
-            able_of[k] = float(sum(node.cpus for node in snapshot.nodes if _can_run(node, *k)))
-        out["able"] = np.fromiter((able_of[k] for k in keys), float, n)
+        for k in {(j.features, j.gres) for j in pend}:
+            kinds = tuple((g.name, g.type) for g in k[1])
+            able_of[k] = float(sum(node.cpus for node in snapshot.nodes if _can_run(node, k[0], kinds)))
+        out["able"] = np.fromiter((able_of[(j.features, j.gres)] for j in pend), float, n)
     return out
 
 

@@ -31,8 +31,10 @@ class ModelError(ValueError):
 class DqnModel:
     """An MLP Q-network: ``q(x)`` maps (n, 12) features to (n, 8) Q-values, one per priority band
     (band 0 = highest priority). ``bands(x)`` is the greedy band of each job, except that a job stays in
-    band 0 unless its best band's Q-value beats band 0's by more than ``meta["margin"]`` (default 0): the
-    model moves a job off plain SJF order only where it is sure enough."""
+    band 0 unless its best band's Q-value beats band 0's by more than ``meta["margin"]`` (default 0), and
+    every job stays in band 0 while the queue's ``backlog`` feature is at or below ``meta["backlog_gate"]``
+    (absent: no gate): the model moves jobs off plain SJF order only where it is sure enough and only under
+    load."""
 
     weights: list[np.ndarray]
     biases: list[np.ndarray]
@@ -61,6 +63,9 @@ class DqnModel:
         margin = float(self.meta.get("margin", 0.0))
         if margin > 0:
             best[q[np.arange(len(q)), best] - q[:, 0] <= margin] = 0
+        gate = self.meta.get("backlog_gate")
+        if gate is not None:
+            best[x[:, FEATURES.index("backlog")] <= float(gate)] = 0
         return best
 
     @classmethod

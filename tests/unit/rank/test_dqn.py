@@ -153,3 +153,18 @@ def test_dqn_runs_in_the_simulator_engine():
     rank = DqnRanking(DqnModel.init(seed=2), 8.0)
     out = Engine(homogeneous(8, 1), jobs, rank).run()
     assert not np.isnan(out.begin).any() and (out.begin >= jobs.submit).all() and rank.calls > 0
+
+
+def test_margin_and_backlog_gate_keep_jobs_in_band_0():
+    # one linear layer: Q_b = b x size_frac, so the greedy band is 7 with an advantage of 7 x size_frac
+    w = np.zeros((12, N_BANDS), np.float32)
+    w[FEATURES.index("size_frac")] = np.arange(N_BANDS)
+    x = np.zeros((3, 12), np.float32)
+    x[:, FEATURES.index("size_frac")] = [0.01, 0.5, 1.0]
+    x[:, FEATURES.index("backlog")] = [0.9, 0.9, 0.1]
+    m = DqnModel([w], [np.zeros(N_BANDS, np.float32)], {})
+    assert m.bands(x).tolist() == [7, 7, 7]
+    m.meta = {"margin": 1.0}  # advantage 0.07 and 3.5 and 7: only the first stays in band 0
+    assert m.bands(x).tolist() == [0, 7, 7]
+    m.meta = {"backlog_gate": 0.3}  # the third job's queue holds little work: SJF order (band 0)
+    assert m.bands(x).tolist() == [7, 7, 0]

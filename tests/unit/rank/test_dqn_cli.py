@@ -59,3 +59,23 @@ def test_rank_record_stores_eval_figures_in_the_model(workloads, tmp_path):
     assert len(rows) == 14 and {"policy", "avg_bsld", "max_wait_s", "backfill"} <= set(rows[0])
     np_equal = all((a == b).all() for a, b in zip(m.weights, DqnModel.init(seed=4).weights))
     assert np_equal
+
+
+def test_sim_run_and_compare_take_the_dqn_and_its_model(tmp_path, monkeypatch):
+    from slurm_plugin.rank.dqn import DqnModel, save_model
+    from slurm_plugin.rank.dqn.policy import MODEL_ENV
+    monkeypatch.delenv(MODEL_ENV, raising=False)  # --model sets it for this process; undone after the test
+    model = save_model(DqnModel.init(seed=4), tmp_path / "m.npz")
+    w = ["-w", "synthetic:jobs=150,seed=1,load=0.9", "--site", "demo"]
+    res = CliRunner().invoke(main, ["sim", "run", *w, "--policy", "dqn", "--model", str(model),
+                                    "--json", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r.json").read_text())["policy"] == "dqn"
+    res = CliRunner().invoke(main, ["sim", "compare", *w, "--policies", "sjf,dqn", "--backfill", "on", "--model",
+                                    str(model), "--json", str(tmp_path / "c.json")])
+    assert res.exit_code == 0, res.output
+    assert [r["policy"] for r in json.loads((tmp_path / "c.json").read_text())["rows"]] == ["sjf", "dqn"]
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a model")
+    res = CliRunner().invoke(main, ["sim", "run", *w, "--policy", "dqn", "--model", str(bad)])
+    assert res.exit_code != 0 and "not a readable model" in res.output
