@@ -48,7 +48,8 @@ local SETTABLE = { partition = "string", features = "string", qos = "string", co
                    site_factor = "number", cpus_per_task = "number", min_cpus = "number", pn_min_cpus = "number",
                    min_mem_per_cpu = "number", min_mem_per_node = "number" }
 -- Range of each number a reply may set (right-sizing only ever sets positive counts and MB).
-local NUMBER_RANGE = { site_factor = { -999999, 999999 }, cpus_per_task = { 1, NO_VAL16 - 1 },
+-- site_factor: band x 4000 (+ level x 100 from the ranker); Slurm keeps it offset by 2^31 in a uint32.
+local NUMBER_RANGE = { site_factor = { -1000000000, 1000000000 }, cpus_per_task = { 1, NO_VAL16 - 1 },
                        min_cpus = { 1, NO_VAL - 1 }, pn_min_cpus = { 1, NO_VAL16 - 1 },
                        min_mem_per_cpu = { 1, NO_VAL - 1 }, min_mem_per_node = { 1, NO_VAL - 1 } }
 -- Characters allowed in values written to partition/features/qos (comment: any printable text).

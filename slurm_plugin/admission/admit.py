@@ -10,7 +10,7 @@ from ..site import Site
 from ..snapshot import Snapshot
 from .accel import map_accelerators
 from .arch import route_arch
-from .classify import classify
+from .classify import band_site_factor, classify
 from .decision import Decision, DecisionBuilder
 from .request import TAG_PREFIX, JobRequest
 from .rightsize import rightsize_request
@@ -58,7 +58,7 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     wclass = cls.workload_class
     changes: dict[str, str | int] = {}
     if options.site_factor and cls.band:
-        changes["site_factor"] = cls.band
+        changes["site_factor"] = band_site_factor(cls.band)
     if options.set_qos and cls.tier and not req.qos:
         changes["qos"] = cls.tier.name
     if options.annotate_comment and not req.comment and (wclass or cls.tier):

@@ -7,8 +7,12 @@ The convention (documented for users in job_submit/README.md):
 - tier: ``--qos=NAME`` when NAME is a tier (Slurm itself checks the user may use it), else
   ``--comment="tier=NAME"`` if it is not above the class's own tier (users may only lower their band),
   else the class's ``qos``, else the lowest tier;
-- band (job SiteFactor): ``tier.priority + CLASS_STEP * (number of classes - 1 - position of the class)``,
-  so tiers dominate and, within a tier, classes keep the policy's order (first = highest).
+- band: ``tier.priority + CLASS_STEP * (number of classes - 1 - position of the class)``, so tiers dominate
+  and, within a tier, classes keep the policy's order (first = highest);
+- SiteFactor: ``band x BAND_SPAN`` (:func:`band_site_factor`). One band unit spans the live ranker's
+  ``RANK_LEVELS`` levels of ``LEVEL_STEP`` (:mod:`slurm_plugin.rank.dqn.live` adds ``level x LEVEL_STEP``), so
+  the value admission sets at submit and the one the cycle sets later are on one scale: a new job of a higher
+  band is never below a ranked job of a lower one.
 """
 
 from __future__ import annotations
@@ -20,6 +24,14 @@ from ..site.schema import QosTier, WorkloadClass
 from .request import JobRequest
 
 CLASS_STEP = 10
+RANK_LEVELS = 40  # levels the live ranker orders jobs by inside one band
+LEVEL_STEP = 100  # SiteFactor per level
+BAND_SPAN = RANK_LEVELS * LEVEL_STEP  # SiteFactor per band unit
+
+
+def band_site_factor(band: int, level: int = 0, level_step: int = LEVEL_STEP) -> int:
+    """The SiteFactor of a job in ``band`` at ``level`` (0 = admission's value before any ranking)."""
+    return int(band) * RANK_LEVELS * level_step + int(level) * level_step
 
 
 @dataclass(frozen=True)

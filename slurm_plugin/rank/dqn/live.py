@@ -7,6 +7,9 @@ time limit). SiteFactor is then composed in this one place from the snapshot's c
 
     site_factor = policy_band x LEVELS x level_step + level x level_step     (level_step = ``band_step``)
 
+(:func:`slurm_plugin.admission.classify.band_site_factor`: admission sets the same value at level 0 at submit,
+so a new job and a ranked one are on one scale)
+
 where ``policy_band`` is admission's class/tier band of the job (:func:`slurm_plugin.admission.classify`
 on its qos, comment tags, wckey, account; 0 without a site). So the site's tiers and classes dominate (a
 gold job stays ahead of every silver job, as admission promised) and the model orders jobs inside one
@@ -30,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...admission.classify import classify, top_band
+from ...admission.classify import LEVEL_STEP, RANK_LEVELS, band_site_factor, classify, top_band
 from ...admission.request import JobRequest
 from ...decision import Decision, SetSiteFactor
 from ...snapshot.constraint import constraint_matches
@@ -41,8 +44,8 @@ from .policy import DELTA, band_scores
 
 log = logging.getLogger(__name__)
 DEFAULT_AGE_FLOOR_S = 24 * 3600.0
-DEFAULT_BAND_STEP = 100  # SiteFactor per level
-LEVELS = 40  # levels of the learned score: DELTA decades each, from SCORE_TOP down
+DEFAULT_BAND_STEP = LEVEL_STEP  # SiteFactor per level (admission assumes this one)
+LEVELS = RANK_LEVELS  # levels of the learned score: DELTA decades each, from SCORE_TOP down
 SCORE_TOP = 9.75  # scores at or above this (limits of years in band 7) share level 0
 DEFAULT_LIMIT_S = 86400.0  # a job without a time limit (and partition without MaxTime) counts as one day
 SOURCE = "rank:dqn"
@@ -164,10 +167,10 @@ def level_actions(ids: np.ndarray, level: np.ndarray, policy: np.ndarray, wait_s
     step = options.band_step
     span = LEVELS * step  # one policy band unit is worth more than every level
     floor = wait_s >= options.age_floor_s
-    base = (int(top_policy) + 1) * span
+    base = band_site_factor(int(top_policy) + 1, level_step=step)  # the age floor: above every band
     hours = np.minimum(np.maximum(wait_s, 0) // 3600, span - 1).astype(np.int64)
     lv = np.asarray(level, dtype=np.int64)
-    value = np.where(floor, base + hours, np.asarray(policy, dtype=np.int64) * span + lv * step)
+    value = np.where(floor, base + hours, np.asarray(policy, dtype=np.int64) * span + lv * step)  # band_site_factor
     order = np.argsort(-value, kind="stable")
     uniq, first = np.unique(-value[order], return_index=True)
     out = []

@@ -6,6 +6,7 @@ import pytest
 from .builders import busy, demo, drained, node
 
 from slurm_plugin.admission import AdmissionOptions, JobRequest, admit, arch_choice, classify
+from slurm_plugin.admission.classify import BAND_SPAN
 from slurm_plugin.site import load_site
 from slurm_plugin.snapshot import Snapshot
 
@@ -58,12 +59,12 @@ CASES = [
      {"a100n1": busy("a100n1", "x86_64", 32, gres="gpu:a100:4")}, "accept", {"partition": "gpu"}, "1 suitable"),
     # --- class and tier
     ("class-from-comment", JobRequest(comment="class=ai-training", gres="gres:gpu:1"), {},
-     "accept", {"site_factor": 1030}, "tier gold"),
-    ("class-from-wckey", JobRequest(wckey="video-render"), {}, "accept", {"site_factor": 520}, "from wckey"),
-    ("class-from-account", JobRequest(account="web"), {}, "accept", {"site_factor": 510}, "from account"),
-    ("tier-from-qos", JobRequest(qos="gold"), {}, "accept", {"site_factor": 1000}, "from --qos"),
+     "accept", {"site_factor": 1030 * BAND_SPAN}, "tier gold"),
+    ("class-from-wckey", JobRequest(wckey="video-render"), {}, "accept", {"site_factor": 520 * BAND_SPAN}, "from wckey"),
+    ("class-from-account", JobRequest(account="web"), {}, "accept", {"site_factor": 510 * BAND_SPAN}, "from account"),
+    ("tier-from-qos", JobRequest(qos="gold"), {}, "accept", {"site_factor": 1000 * BAND_SPAN}, "from --qos"),
     ("tier-lowered-by-comment", JobRequest(comment="class=web tier=bronze"), {},
-     "accept", {"site_factor": 10}, "tier bronze (from comment)"),
+     "accept", {"site_factor": 10 * BAND_SPAN}, "tier bronze (from comment)"),
     ("tier-not-raised-by-comment", JobRequest(comment="class=batch tier=gold"), {},
      "accept", {}, "tier bronze"),
     ("unknown-class-named", JobRequest(comment="class=nope"), {}, "accept", {}, "unknown class 'nope'"),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from slurm_plugin.admission.classify import band_site_factor
 from slurm_plugin.daemon import AdmissionServer
 from slurm_plugin.daemon.protocol import MAX_REQUEST_BYTES
 from slurm_plugin.site import load_site
@@ -68,7 +69,7 @@ def ask(path: Path, data: bytes, timeout: float = 2.0) -> list[dict]:
 def test_answers_and_keeps_connection_for_many(server):
     replies = ask(server.server.socket_path, REQ * 3)
     assert len(replies) == 3 and all(r["ok"] and r["action"] == "accept" for r in replies)
-    assert replies[0]["set"]["site_factor"] == 510
+    assert replies[0]["set"]["site_factor"] == band_site_factor(510)
 
 
 def test_socket_not_world_accessible(server):
@@ -189,4 +190,4 @@ def test_cli_ask_prints_the_reply(server):
     from slurm_plugin.cli.daemon import daemon
 
     result = CliRunner().invoke(daemon, ["ask", "--socket", str(server.server.socket_path), '{"comment": "class=web"}'])
-    assert result.exit_code == 0 and json.loads(result.output)["set"]["site_factor"] == 510
+    assert result.exit_code == 0 and json.loads(result.output)["set"]["site_factor"] == band_site_factor(510)
