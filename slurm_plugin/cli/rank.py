@@ -51,10 +51,13 @@ def _command() -> str:
 @click.option("--eval-every", type=click.IntRange(1), default=5, show_default=True)
 @click.option("--teacher-size", type=float, default=0.5, show_default=True,
               help="Warm-start teacher: log10 limit + this x log10 cores under load (0 = plain SJF).")
+@click.option("--teacher-low", type=float, default=0.0, show_default=True,
+              help="Teacher below the backlog, for jobs only some node groups can run: log10 limit - this x "
+                   "log10 cores (big first); > 0 also lets the model's bands act on those jobs below the gate.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Model file (.npz).")
 @handle_errors(WorkloadError, ValueError, OSError, ImportError)
 def train_cmd(site, workloads, val_workloads, episodes, seq_len, price, lr, seed, eval_every, teacher_size,
-              out) -> None:
+              teacher_low, out) -> None:
     """Double DQN in the simulator on the train split (first 60 %) of each workload; keeps the checkpoint with
     the smallest worst validation bsld / SJF's (next 10 % of each workload and of each --val-workload). Needs
     torch (pip install -e '.[train]')."""
@@ -65,7 +68,7 @@ def train_cmd(site, workloads, val_workloads, episodes, seq_len, price, lr, seed
     from ..sim.run import provenance
     srcs = _sources(workloads, site)
     cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, lr=lr, seed=seed, eval_every=eval_every,
-                      teacher_size=teacher_size)
+                      teacher_size=teacher_size, teacher_low=teacher_low)
     with tqdm(total=episodes, desc="dqn train", unit="episode", file=sys.stderr) as bar:
         model, _ = train(srcs, cfg, bar.update, tuple(_sources(val_workloads, site)))
     import torch

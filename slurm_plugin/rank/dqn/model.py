@@ -34,7 +34,9 @@ class DqnModel:
     band 0 unless its best band's Q-value beats band 0's by more than ``meta["margin"]`` (default 0), and
     every job stays in band 0 while the queue's ``backlog`` feature is at or below ``meta["backlog_gate"]``
     (absent: no gate): the model moves jobs off plain SJF order only where it is sure enough and only under
-    load."""
+    load. With ``meta["gate_constrained"]`` true the gate holds only unconstrained jobs (``scarcity`` 0), so
+    jobs only some node groups can run keep their learned band on a light queue too (a homogeneous machine
+    has scarcity 0 everywhere: there it changes nothing)."""
 
     weights: list[np.ndarray]
     biases: list[np.ndarray]
@@ -65,7 +67,10 @@ class DqnModel:
             best[q[np.arange(len(q)), best] - q[:, 0] <= margin] = 0
         gate = self.meta.get("backlog_gate")
         if gate is not None:
-            best[x[:, FEATURES.index("backlog")] <= float(gate)] = 0
+            light = x[:, FEATURES.index("backlog")] <= float(gate)
+            if self.meta.get("gate_constrained"):
+                light &= x[:, FEATURES.index("scarcity")] <= 0
+            best[light] = 0
         return best
 
     @classmethod

@@ -72,6 +72,11 @@ class AgeFloor:
     def name(self) -> str:
         return f"{self.inner.name}+floor{self.floor_s / 3600:g}h"
 
+    @property
+    def needs_able(self) -> bool:
+        """As ``inner``'s: the engine fills ``view.able`` (the DQN's scarcity) only when asked."""
+        return bool(getattr(self.inner, "needs_able", False))
+
     def scores(self, view: QueueView) -> np.ndarray:
         s = np.asarray(self.inner.scores(view), dtype=float)
         return np.where(view.now - view.submit >= self.floor_s, -np.inf, s)

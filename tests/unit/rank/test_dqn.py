@@ -140,6 +140,9 @@ def test_age_floor_puts_old_jobs_first_oldest_first():
     s = floor.scores(_view(now=3610.0))  # jobs 0 and 1 waited >= 1 h, job 2 waited 3590 s
     assert s[0] == s[1] == -np.inf and s[2] == 3.0
     np.testing.assert_array_equal(floor.scores(_view(now=100.0)), [5.0, 1.0, 3.0])
+    assert floor.needs_able is False  # the engine computes able cores only when the inner ranking reads them
+    Fixed.needs_able = True
+    assert AgeFloor(Fixed(), floor_s=3600.0).needs_able is True
 
 
 def test_dqn_runs_in_the_simulator_engine():
@@ -167,4 +170,9 @@ def test_margin_and_backlog_gate_keep_jobs_in_band_0():
     m.meta = {"margin": 1.0}  # advantage 0.07 and 3.5 and 7: only the first stays in band 0
     assert m.bands(x).tolist() == [0, 7, 7]
     m.meta = {"backlog_gate": 0.3}  # the third job's queue holds little work: SJF order (band 0)
+    assert m.bands(x).tolist() == [7, 7, 0]
+    x[2, FEATURES.index("scarcity")] = 0.5
+    m.meta = {"backlog_gate": 0.3, "gate_constrained": True}  # a constrained job keeps its band below the gate
+    assert m.bands(x).tolist() == [7, 7, 7]
+    x[2, FEATURES.index("scarcity")] = 0.0
     assert m.bands(x).tolist() == [7, 7, 0]

@@ -71,6 +71,19 @@ def test_teacher_offsets_big_jobs_only_under_backlog():
     assert t.bands(x).tolist() == [0, 0, 0, 0]  # no backlog: plain SJF
 
 
+def test_teacher_low_puts_big_constrained_jobs_first_on_a_light_queue():
+    from slurm_plugin.rank.dqn.features import job_features, FEATURES
+    from slurm_plugin.rank.dqn.train import Teacher
+    procs = np.array([1.0, 10.0, 256.0, 1.0])
+    scarce = np.array([0.5, 0.5, 0.5, 0.0])  # the last job runs anywhere
+    x = job_features(np.zeros(4), np.full(4, 3600.0), procs, np.zeros(4), 0.0, 256.0, scarce)
+    x[:, FEATURES.index("backlog")] = 0.0
+    t = Teacher(0.5, 256.0, backlog=0.3, low=0.25)
+    assert t.bands(x).tolist() == [2, 1, 0, 0]  # rint(0.25 log10(256 / n) / 0.25) for constrained jobs only
+    x[:, FEATURES.index("backlog")] = 1.0
+    assert t.bands(x).tolist() == [0, 2, 5, 0]  # under load: the size offset for every job
+
+
 def test_price_grows_with_the_jobs_share_of_the_machine():
     rec = Recorder(DqnModel.init(), 8.0, epsilon=0.0, rng=np.random.default_rng(0))
     x = np.zeros((2, 12), np.float32)
