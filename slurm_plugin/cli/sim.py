@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..workload import WorkloadError
-from .common import emit_json, handle_errors
+from .common import emit_json, handle_errors, stack
 
 log = logging.getLogger(__name__)
 POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
@@ -67,6 +67,8 @@ def _use_model(path: str | None) -> None:
 
 _compress = click.option("--compress", type=float, default=1.0, show_default=True,
                          help="Divide submit times by this (run times kept): offered load x this.")
+# what every simulation takes besides its policies: semantics, power, unfit jobs, compression, the DQN model
+_sim_options = stack(_semantics, _power, _suspend, _drop, _compress, _model)
 
 
 @sim.command("run")
@@ -74,12 +76,7 @@ _compress = click.option("--compress", type=float, default=1.0, show_default=Tru
 @_workload
 @click.option("--policy", "-p", type=click.Choice(POLICIES), default="fcfs", show_default=True)
 @click.option("--backfill/--no-backfill", default=True, show_default=True, help="EASY backfill.")
-@_semantics
-@_power
-@_suspend
-@_drop
-@_compress
-@_model
+@_sim_options
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result row here.")
 @handle_errors(WorkloadError, ValueError, OSError)
 def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, compress,
@@ -100,12 +97,7 @@ def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, dr
 @click.option("--policies", default="fcfs,sjf,wfp3,unicep,f1,multifactor", show_default=True,
               help="Comma-separated rankings.")
 @click.option("--backfill", "bf", type=click.Choice(["both", "on", "off"]), default="both", show_default=True)
-@_semantics
-@_power
-@_suspend
-@_drop
-@_compress
-@_model
+@_sim_options
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write {rows: [...]} here.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="PNG of queue/utilization/power.")
 @click.option("--table", "table_out", type=click.Path(dir_okay=False), help="Markdown table here.")
