@@ -227,34 +227,40 @@ class LocalCluster:
         write_atomic(self.root / "etc", files)
         self._make_devices(site, layout)
         self._write_power_programs()
-        started_munged = self._ensure_munge()
-        self._register()
-        state = {**state, "root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
-                 "job_submit": job_submit, "slurmctld_port": site.slurm.slurmctld_port,
-                 "slurmd_ports": layout.slurmd_ports}
-        if started_munged:
-            (REGISTRY / "munged.pid").write_text(f"{started_munged}\n")
-        client = self.client()
-        if self._ctld_running(state):
-            if changed:
-                log.warning("config changed while running: `scontrol reconfigure` (node changes need down/up)")
-                client.run("scontrol", "reconfigure", check=False)
-        else:
-            self._check_ports_free(site, layout)
-            # -c: cold start, the local cluster never carries jobs or power states over from a previous run.
-            state["slurmctld_pid"] = spawn_detached([daemon_path("slurmctld"), "-D", "-c", "-f", str(self.conf)],
-                                                    self.root / "log" / "slurmctld.out")
-            self._pidfile("slurmctld").write_text(f"{state['slurmctld_pid']}\n")
-        state["slurm_version"] = str(client.version)
-        self._save_state(state)
-        self._wait_ctld(client, wait)
-        for group in site.node_groups:
-            for host in group.hostnames:
-                self.start_slurmd(host)
-        self._wait_nodes(client, [h for g in site.node_groups for h in g.hostnames], wait)
-        if job_submit and daemon is not False:
-            self.start_daemon(site_path, wait)
-        return state
+        was_running = self._ctld_running(state)
+        try:
+            started_munged = self._ensure_munge()
+            self._register()
+            state = {**state, "root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
+                     "job_submit": job_submit, "slurmctld_port": site.slurm.slurmctld_port,
+                     "slurmd_ports": layout.slurmd_ports}
+            if started_munged:
+                (REGISTRY / "munged.pid").write_text(f"{started_munged}\n")
+            client = self.client()
+            if self._ctld_running(state):
+                if changed:
+                    log.warning("config changed while running: `scontrol reconfigure` (node changes need down/up)")
+                    client.run("scontrol", "reconfigure", check=False)
+            else:
+                self._check_ports_free(site, layout)
+                # -c: cold start, the local cluster never carries jobs or power states over from a previous run.
+                state["slurmctld_pid"] = spawn_detached([daemon_path("slurmctld"), "-D", "-c", "-f", str(self.conf)],
+                                                        self.root / "log" / "slurmctld.out")
+                self._pidfile("slurmctld").write_text(f"{state['slurmctld_pid']}\n")
+            state["slurm_version"] = str(client.version)
+            self._save_state(state)
+            self._wait_ctld(client, wait)
+            for group in site.node_groups:
+                for host in group.hostnames:
+                    self.start_slurmd(host)
+            self._wait_nodes(client, [h for g in site.node_groups for h in g.hostnames], wait)
+            if job_submit and daemon is not False:
+                self.start_daemon(site_path, wait)
+            return state
+        except Exception:
+            if not was_running:  # nothing half-started is left behind (its ports would block the next up)
+                self.down()
+            raise
 
     def start_daemon(self, site_path: Path, wait: float = 30.0) -> int:
         """Start the admission daemon the shim asks (``<root>/run/hetsched.sock``), unless it already runs."""
@@ -271,9 +277,11 @@ class LocalCluster:
                               "--refresh", "2"], self.root / "log" / "hetsched-daemon.log", env=env)
         pidfile.write_text(f"{pid}\n")
         deadline = time.monotonic() + wait
-        while not ask(sock, {"gres": "gres:gpu:1"}).get("set", {}).get("partition"):
+        while not (reply := ask(sock, {"gres": "gres:gpu:1"})).get("set", {}).get("partition"):
             if time.monotonic() > deadline or not is_running(pid, "slurm_plugin daemon run"):
-                raise ClusterError(f"the admission daemon did not answer; see {self.root}/log/hetsched-daemon.log")
+                said = f"its last reply: {reply}" if reply else "no reply"
+                raise ClusterError(f"the admission daemon did not route a GPU job within {wait:.0f} s ({said}); "
+                                   f"see {self.root}/log/hetsched-daemon.log")
             time.sleep(0.2)
         return pid
 

@@ -22,16 +22,17 @@ PORT_BASE = int(os.environ.get("HETSCHED_TEST_PORT_BASE", "17817"))
 
 
 def start_cluster(name: str, port_offset: int, job_submit: bool = False, site: str = "demo",
-                  daemon: bool = False, **slurm_overrides) -> LocalCluster:
+                  daemon: bool = False, policy: dict | None = None, **slurm_overrides) -> LocalCluster:
     """Bring up the bundled ``site`` under TEST_ROOT/name with ports PORT_BASE+port_offset.. (cold start).
 
     With ``job_submit`` slurmctld loads the shim; the admission daemon is only started with ``daemon`` (most
-    tests run their own, to kill, hang or garble it)."""
+    tests run their own, to kill, hang or garble it). ``policy`` keys replace the site's ``policy`` keys."""
     root = TEST_ROOT / name
     root.mkdir(parents=True, exist_ok=True)
     data = yaml.safe_load((SITE_CONFIGS / f"{site}.yaml").read_text())
     data["slurm"].update(cluster_name=f"hs-test-{name}", slurmctld_port=PORT_BASE + port_offset,
                          slurmd_port=PORT_BASE + port_offset + 1, **slurm_overrides)
+    data["policy"].update(policy or {})
     site_file = root / "site.yaml"
     site_file.write_text(yaml.safe_dump(data, sort_keys=False))
     cluster = LocalCluster(root)

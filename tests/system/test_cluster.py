@@ -13,7 +13,7 @@ from slurm_plugin.cluster.local import LocalCluster
 from slurm_plugin.cluster.procs import is_running
 from slurm_plugin.slurm import SlurmError
 
-from .conftest import start_cluster
+from .conftest import TEST_ROOT, start_cluster
 
 pytestmark = pytest.mark.system
 
@@ -121,6 +121,19 @@ def test_down_stops_everything_it_started():
     # the shared munged stays while another cluster (e.g. the session's) runs: see the next test
     assert not [p for p in c.status() if p.running and p.name != "munged (shared)"]
     assert _processes_under(c.root) == []
+
+
+def test_a_failed_up_leaves_nothing_running():
+    """The daemon refuses to start (right-sizing names a history file that is not there): `up` raises and stops
+    the slurmctld and slurmd it had started, so their ports are free for the next try."""
+    from slurm_plugin.cluster.local import ClusterError
+
+    with pytest.raises(ClusterError, match="did not route a GPU job"):
+        start_cluster("failedup", 700, job_submit=True, daemon=True,
+                      policy={"rightsize": {"mode": "apply", "history": "no-such-history.sacct"}})
+    root = TEST_ROOT / "failedup"
+    assert _processes_under(root) == []
+    assert "no-such-history.sacct" in (root / "log" / "hetsched-daemon.log").read_text()
 
 
 def test_shared_munged_outlives_the_first_of_two_clusters():
