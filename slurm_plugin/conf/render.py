@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import hostlist
 import jinja2
 
+from ..fsio import write_atomic  # noqa: F401  (re-exported by slurm_plugin.conf)
 from ..site import NodeGroup, Site
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "gres_templates"
@@ -167,30 +167,3 @@ def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]
         "gres.conf": env.get_template("gres.conf.j2").render(ctx),
         SHIM_CONFIG: json.dumps(shim_config(site, layout), indent=2, sort_keys=True) + "\n",
     }
-
-
-def write_atomic(directory: str | Path, files: dict[str, str], mode: int = 0o644) -> list[Path]:
-    """Write each file to a temporary name in ``directory`` then rename it over the old one.
-
-    Every file is fully written and fsynced before any rename, so an error while writing leaves the
-    directory as it was; readers never see a half-written file.
-    """
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    staged: list[tuple[str, Path]] = []
-    try:
-        for name, text in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
-            staged.append((tmp, directory / name))
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-    except BaseException:
-        for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
-        raise
-    for tmp, final in staged:
-        os.replace(tmp, final)
-    return [final for _, final in staged]
