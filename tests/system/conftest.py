@@ -7,6 +7,7 @@ started at the end of the session.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,14 +20,19 @@ from slurm_plugin.site import SITE_CONFIGS
 
 TEST_ROOT = Path(os.environ.get("HETSCHED_TEST_ROOT", "/var/lib/hetsched/test"))
 PORT_BASE = int(os.environ.get("HETSCHED_TEST_PORT_BASE", "17817"))
+# Clusters that do not name a port offset get the next free block (a demo cluster uses 12 ports).
+_AUTO_OFFSETS = itertools.count(1000, 20)
 
 
-def start_cluster(name: str, port_offset: int, job_submit: bool = False, site: str = "demo",
+def start_cluster(name: str, port_offset: int | None = None, job_submit: bool = False, site: str = "demo",
                   daemon: bool = False, policy: dict | None = None, **slurm_overrides) -> LocalCluster:
     """Bring up the bundled ``site`` under TEST_ROOT/name with ports PORT_BASE+port_offset.. (cold start).
 
     With ``job_submit`` slurmctld loads the shim; the admission daemon is only started with ``daemon`` (most
-    tests run their own, to kill, hang or garble it). ``policy`` keys replace the site's ``policy`` keys."""
+    tests run their own, to kill, hang or garble it). ``policy`` keys replace the site's ``policy`` keys.
+    Without ``port_offset`` the cluster gets the next unused block of ports of this test process."""
+    if port_offset is None:
+        port_offset = next(_AUTO_OFFSETS)
     root = TEST_ROOT / name
     root.mkdir(parents=True, exist_ok=True)
     data = yaml.safe_load((SITE_CONFIGS / f"{site}.yaml").read_text())
@@ -41,7 +47,7 @@ def start_cluster(name: str, port_offset: int, job_submit: bool = False, site: s
     return cluster
 
 
-def module_cluster(name: str, port_offset: int, **kwargs):
+def module_cluster(name: str, port_offset: int | None = None, **kwargs):
     """A module-scoped fixture: the cluster ``start_cluster(name, port_offset, **kwargs)``, down at the end."""
 
     @pytest.fixture(scope="module")
