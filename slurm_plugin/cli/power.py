@@ -1,53 +1,111 @@
-"""``hetsched power``: what Slurm's ResumeProgram/SuspendProgram run."""
+"""``hetsched power``: what Slurm's ResumeProgram/SuspendProgram/ResumeFailProgram run.
+
+Each node's backend comes from its node group in the site file (``bmc.protocol``: ipmi, redfish; ``local`` for
+the local cluster), so the programs need no flags beyond the site. Every call is logged (node, backend,
+duration, result) to syslog and a log file; a node that cannot be powered up is set DOWN with the reason.
+Imports stay inside the functions: Slurm starts this command on every power event.
+"""
 
 from __future__ import annotations
 
-import logging
+from pathlib import Path
 
 import click
 
-from ..power import BACKENDS, make_backend
-from .common import expand_hosts, fail
-
-log = logging.getLogger(__name__)
+DEFAULT_SITE = "/etc/hetsched/site.yaml"
 
 
 @click.group()
 def power() -> None:
-    """Power nodes up/down through a backend (called by Slurm with a hostlist)."""
+    """Power nodes up/down through their BMCs (what Slurm's power-save programs run, with a hostlist)."""
 
 
-def _run(action: str, hosts: tuple[str, ...], backend: str, cluster: str | None, site: str | None) -> None:
+def _site(path: str | None, needed: bool):
+    """The site named by --site / HETSCHED_SITE, else /etc/hetsched/site.yaml if it exists; None if none."""
+    from ..site import load_site
+
+    path = path or (DEFAULT_SITE if Path(DEFAULT_SITE).exists() else None)
+    if path is None:
+        return None
+    return load_site(path) if needed else None
+
+
+def _run(action: str, hosts: tuple[str, ...], backend: str | None, cluster: str | None, site_path: str | None,
+         log_file: str | None, slurm_conf: str | None, mark: bool) -> None:
+    from ..power.calllog import CallLog
+    from ..power.mark_down import PREFIX, mark_down
+    from ..power.pool import run_bounded
+    from ..power.registry import make_backend, route
+    from .common import expand_hosts, fail
+
     names = expand_hosts(hosts)
+    calls = CallLog(log_file)
     try:
-        be = make_backend(backend, cluster=cluster, site=site)
-    except (ValueError, OSError) as err:
+        site = _site(site_path, needed=backend != "local")
+    except Exception as err:  # a site that cannot be read fails every node the same way
         fail(str(err), 2)
-    result = getattr(be, action)(names)
-    for host in result.done:
-        click.echo(f"{action} {host}: ok")
-    for host, why in result.failed.items():
-        click.echo(f"{action} {host}: FAILED: {why}", err=True)
-    if not result.ok:
+    plan, failed = route(names, site, cluster, backend)
+    done: dict[str, tuple[str, float, str]] = {}
+    backend_of = {h: name for name, hs in plan.items() for h in hs}
+    seconds: dict[str, float] = {}
+
+    def run_backend(name: str) -> str:
+        if action == "resume-fail":  # Slurm already gave up on these nodes: record it, nothing to call
+            failed.update({h: f"ResumeTimeout reached: the node did not register (backend {name})"
+                           for h in plan[name]})
+            return "recorded"
+        try:
+            be = make_backend(name, site=site, cluster=cluster, hosts=plan[name])
+        except (ValueError, OSError) as err:
+            failed.update({h: str(err) for h in plan[name]})
+            return "not built"
+        res = getattr(be, action)(plan[name])
+        seconds.update(res.seconds)
+        failed.update(res.failed)
+        done.update({h: (name, res.seconds.get(h, 0.0), res.said.get(h, "")) for h in res.done})
+        return "ran"
+
+    run_bounded(plan, run_backend, workers=len(plan) or 1, timeout=3600)  # backends side by side
+    for host in names:
+        if host in done:
+            name, secs, said = done[host]
+            calls.record(action, host, name, secs, True, said)
+            click.echo(f"{action} {host}: ok ({name}, {secs:.2f} s{': ' + said if said else ''})")
+        elif host in failed:
+            name = backend_of.get(host, "none")
+            calls.record(action, host, name, seconds.get(host, 0.0), False, failed[host])
+            click.echo(f"{action} {host}: FAILED ({name}): {failed[host]}", err=True)
+    if mark and action in ("resume", "resume-fail") and failed:
+        for host, why in mark_down(failed, slurm_conf).items():
+            if why is None:
+                click.echo(f"{action} {host}: set DOWN (reason '{PREFIX}...')", err=True)
+            else:
+                calls.record("mark-down", host, backend_of.get(host, "none"), 0.0, False, why)
+                click.echo(f"{action} {host}: could not set DOWN: {why}", err=True)
+    if failed:
         raise SystemExit(1)
-
-
-_backend = click.option("--backend", type=click.Choice(sorted(BACKENDS)), default="local", show_default=True)
-_cluster = click.option("--cluster", help="Local cluster root (local backend).")
-_site = click.option("--site", help="Site file with the nodes' BMCs (redfish and ipmi backends).")
 
 
 def _command(action: str, help_text: str) -> click.Command:
     @click.argument("hosts", nargs=-1, required=True)
-    @_backend
-    @_cluster
-    @_site
-    def cmd(hosts: tuple[str, ...], backend: str, cluster: str | None, site: str | None) -> None:
-        _run(action, hosts, backend, cluster, site)
+    @click.option("--site", envvar="HETSCHED_SITE", show_envvar=True,
+                  help=f"Site file naming each node group's BMC [default: {DEFAULT_SITE}].")
+    @click.option("--backend", type=click.Choice(["ipmi", "local", "redfish"]),
+                  help="Use this backend for every node instead of the one its node group names.")
+    @click.option("--cluster", help="Local cluster root: nodes of groups without a bmc are its slurmd processes.")
+    @click.option("--log-file", help="Append one line per call here [default: $HETSCHED_POWER_LOG or "
+                                     "/var/log/hetsched/power.log]; syslog gets the same lines.")
+    @click.option("--slurm-conf", envvar="SLURM_CONF", help="slurm.conf for scontrol (marking failed nodes DOWN).")
+    @click.option("--mark-down/--no-mark-down", default=True, show_default=True,
+                  help="Set a node that could not be powered up DOWN with the error as its reason.")
+    def cmd(hosts, site, backend, cluster, log_file, slurm_conf, mark_down) -> None:
+        _run(action, hosts, backend, cluster, site, log_file, slurm_conf, mark_down)
 
     cmd.__doc__ = help_text
     return power.command(action)(cmd)
 
 
-resume = _command("resume", "Power up HOSTS (a Slurm hostlist).")
+resume = _command("resume", "Power up HOSTS (a Slurm hostlist); a node that fails is set DOWN with the error.")
 suspend = _command("suspend", "Power down HOSTS (a Slurm hostlist).")
+resume_fail = _command("resume-fail", "Record that HOSTS did not come up (Slurm's ResumeFailProgram): log each "
+                                      "and set it DOWN with a reason naming its backend.")

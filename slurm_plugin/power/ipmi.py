@@ -4,7 +4,7 @@ Contract (the same as :mod:`.redfish`): idempotent - the chassis power state is 
 on (or off) is left alone, so Slurm may ask twice; "done" means the BMC accepted the request (Slurm's
 ResumeTimeout covers the boot); every failure names the node and its BMC. Suspend asks for a soft (ACPI)
 shutdown, like Redfish's GracefulShutdown; a node that ignores it stays "powering down" until the power state
-machine remediates it.
+machine remediates it. Nodes are asked in parallel (bounded pool; one node's failure is its own).
 
 Credentials come from the group's ``bmc.credentials_file`` (``user:password``). The password reaches
 ipmitool through its environment (``-E`` reads ``IPMI_PASSWORD``), never through the command line that ``ps``
@@ -17,17 +17,16 @@ import logging
 import os
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..site import Site
-from .base import BmcConfigError, PowerResult, read_credentials
+from .base import BmcConfigError, PerNodeBackend, PowerError, read_credentials
 
 log = logging.getLogger(__name__)
 IPMI_PORT = 623
 
 
-class IpmiError(RuntimeError):
+class IpmiError(PowerError):
     """One ipmitool call failed; ``str()`` names the node, the BMC and what ipmitool said."""
 
 
@@ -62,34 +61,51 @@ def parse_address(address: str) -> tuple[str, int]:
     return host, int(port) if port else IPMI_PORT
 
 
-def targets_from_site(site: Site) -> dict[str, IpmiTarget]:
-    """Every node whose group has an IPMI BMC, with where to reach it. Raises :class:`BmcConfigError` for a
-    group without credentials (ipmitool would stop and prompt for a password) or with a bad address."""
-    out = {}
+def targets_from_site(site: Site, hosts: list[str] | None = None) -> dict[str, IpmiTarget | BmcConfigError]:
+    """Every node (of ``hosts``, default all) whose group has an IPMI BMC, with where to reach it. A node of a
+    group without credentials (ipmitool would stop and prompt for a password), with an unusable credentials file
+    or a bad address maps to the :class:`BmcConfigError` saying why: its call fails alone."""
+    out: dict[str, IpmiTarget | BmcConfigError] = {}
+    wanted = set(hosts) if hosts is not None else None
     for g in site.node_groups:
         if not (g.bmc and g.bmc.protocol == "ipmi"):
             continue
-        creds = read_credentials(g.bmc.credentials_file)
-        if creds is None:
-            raise BmcConfigError(f"node group {g.name}: an IPMI bmc needs credentials_file ('user:password')")
-        for node in g.hostnames:
-            host, port = parse_address(g.bmc.address.format(node=node))
+        nodes = [n for n in g.hostnames if wanted is None or n in wanted]
+        if not nodes:
+            continue
+        try:
+            creds = read_credentials(g.bmc.credentials_file)
+            if creds is None:
+                raise BmcConfigError("an IPMI bmc needs credentials_file ('user:password')")
+        except BmcConfigError as err:
+            out.update({n: BmcConfigError(f"node group {g.name}: {err}") for n in nodes})
+            continue
+        for node in nodes:
+            try:
+                host, port = parse_address(g.bmc.address.format(node=node))
+            except BmcConfigError as err:
+                out[node] = BmcConfigError(f"node group {g.name}: {err}")
+                continue
             out[node] = IpmiTarget(host, port, creds[0], creds[1], g.bmc.cipher_suite)
     return out
 
 
-class IpmiPower:
+class IpmiPower(PerNodeBackend):
     """``timeout``: seconds ipmitool waits per try (``-N``); ``retries``: extra tries (``-R``); ``workers``:
     BMCs asked at once (Slurm hands a whole hostlist to one call)."""
 
     name = "ipmi"
 
-    def __init__(self, targets: dict[str, IpmiTarget], timeout: float = 5.0, retries: int = 1,
-                 workers: int = 8, ipmitool: str = "ipmitool"):
+    def __init__(self, targets: dict[str, IpmiTarget | BmcConfigError], timeout: float = 5.0, retries: int = 1,
+                 workers: int = 16, ipmitool: str = "ipmitool"):
         exe = shutil.which(ipmitool)
         if exe is None:
             raise BmcConfigError(f"'{ipmitool}' is not on PATH: install it (apt-get install ipmitool)")
         self.targets, self.timeout, self.retries, self.workers, self.exe = targets, timeout, retries, workers, exe
+        self.call_timeout = 2 * self._hard_limit() + 1  # state read + power command
+
+    def _hard_limit(self) -> float:
+        return (self.timeout + 1) * (self.retries + 1) + 5
 
     def _ipmitool(self, node: str, t: IpmiTarget, *args: str) -> str:
         argv = [self.exe, "-I", "lanplus", "-H", t.host, "-p", str(t.port), "-U", t.user, "-E",
@@ -98,7 +114,7 @@ class IpmiPower:
             argv += ["-C", str(t.cipher_suite)]
         argv += list(args)
         what = f"{node}: {t.where}: ipmitool {' '.join(args)}"
-        hard = (self.timeout + 1) * (self.retries + 1) + 5
+        hard = self._hard_limit()
         try:
             proc = subprocess.run(argv, env={**os.environ, "IPMI_PASSWORD": t.password}, stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=hard)
@@ -109,41 +125,28 @@ class IpmiPower:
             raise IpmiError(f"{what}: exit {proc.returncode}: {said or 'no output'}")
         return proc.stdout
 
+    def _target(self, node: str) -> IpmiTarget:
+        t = self.targets.get(node)
+        if t is None:
+            raise IpmiError("no IPMI BMC configured for this node (site: node_groups[].bmc with protocol ipmi)")
+        if isinstance(t, BmcConfigError):
+            raise t
+        return t
+
     def power_state(self, node: str) -> str:
-        """``on`` or ``off`` as the node's BMC reports it (raises :class:`IpmiError`, KeyError if unknown)."""
-        out = self._ipmitool(node, self.targets[node], "chassis", "power", "status")
+        """``on`` or ``off`` as the node's BMC reports it (raises :class:`IpmiError`)."""
+        t = self._target(node)
+        out = self._ipmitool(node, t, "chassis", "power", "status")
         words = out.strip().lower().split()
         if not words or words[-1] not in ("on", "off"):
-            raise IpmiError(f"{node}: {self.targets[node].where}: unexpected power status {out.strip()!r}")
+            raise IpmiError(f"{node}: {t.where}: unexpected power status {out.strip()!r}")
         return words[-1]
 
-    def _one(self, host: str, want: str, verb: str) -> str | None:
-        """Bring ``host`` to ``want``; None when done, else why not."""
-        t = self.targets.get(host)
-        if t is None:
-            return "no IPMI BMC configured for this node (site: node_groups[].bmc with protocol ipmi)"
-        try:
-            if self.power_state(host) == want:
-                log.info("%s already %s", host, want)
-            else:
-                self._ipmitool(host, t, "chassis", "power", verb)
-        except IpmiError as err:
-            return str(err)
-        return None
-
-    def _set(self, hosts: list[str], want: str, verb: str) -> PowerResult:
-        res = PowerResult()
-        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(hosts)))) as pool:
-            outcomes = list(pool.map(lambda h: self._one(h, want, verb), hosts))
-        for host, why in zip(hosts, outcomes):
-            if why is None:
-                res.done.append(host)
-            else:
-                res.failed[host] = why
-        return res
-
-    def resume(self, hosts: list[str]) -> PowerResult:
-        return self._set(hosts, "on", "on")
-
-    def suspend(self, hosts: list[str]) -> PowerResult:
-        return self._set(hosts, "off", "soft")
+    def power(self, host: str, on: bool) -> str:
+        want, verb = ("on", "on") if on else ("off", "soft")
+        t = self._target(host)
+        if self.power_state(host) == want:
+            log.info("%s already %s", host, want)
+            return f"already {want}"
+        self._ipmitool(host, t, "chassis", "power", verb)
+        return f"chassis power {verb} accepted"

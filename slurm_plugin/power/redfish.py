@@ -2,6 +2,9 @@
 
 Idempotent: the current ``PowerState`` is read first and a node already on (or off) is left alone; BMCs apply
 resets asynchronously, so "done" means the BMC accepted the request, and Slurm's ResumeTimeout covers the boot.
+Nodes are asked in parallel (bounded pool, per-call timeout); a BMC that answers garbage (HTTP 200 with
+non-JSON, a JSON list) or nothing fails its own node only, with a message naming the node and the URL.
+One BMC may serve several systems: its ``Systems`` collection is read once per run and shared.
 """
 
 from __future__ import annotations
@@ -10,17 +13,18 @@ import base64
 import json
 import logging
 import ssl
+import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
 from ..site import Site
-from .base import PowerResult, read_credentials
+from .base import BmcConfigError, PerNodeBackend, PowerError, read_credentials
 
 log = logging.getLogger(__name__)
 
 
-class RedfishError(RuntimeError):
+class RedfishError(PowerError):
     pass
 
 
@@ -32,24 +36,41 @@ class BmcTarget:
     verify_tls: bool
 
 
-def targets_from_site(site: Site) -> dict[str, BmcTarget]:
-    """Every node whose group has a Redfish BMC, with where to reach it."""
-    out = {}
+def targets_from_site(site: Site, hosts: list[str] | None = None) -> dict[str, BmcTarget | BmcConfigError]:
+    """Every node (of ``hosts``, default all) whose group has a Redfish BMC, with where to reach it; a node of a
+    group whose settings cannot be used maps to the :class:`BmcConfigError` saying why (its call fails alone)."""
+    out: dict[str, BmcTarget | BmcConfigError] = {}
+    wanted = set(hosts) if hosts is not None else None
     for g in site.node_groups:
-        if g.bmc and g.bmc.protocol == "redfish":
+        if not (g.bmc and g.bmc.protocol == "redfish"):
+            continue
+        nodes = [n for n in g.hostnames if wanted is None or n in wanted]
+        if not nodes:
+            continue
+        try:
             auth = read_credentials(g.bmc.credentials_file)
-            for node in g.hostnames:
-                out[node] = BmcTarget(g.bmc.address.format(node=node).rstrip("/"),
-                                      g.bmc.system.format(node=node) if g.bmc.system else node, auth,
-                                      g.bmc.verify_tls)
+        except BmcConfigError as err:
+            out.update({n: BmcConfigError(f"node group {g.name}: {err}") for n in nodes})
+            continue
+        for node in nodes:
+            out[node] = BmcTarget(g.bmc.address.format(node=node).rstrip("/"),
+                                  g.bmc.system.format(node=node) if g.bmc.system else node, auth, g.bmc.verify_tls)
     return out
 
 
-class RedfishPower:
+class RedfishPower(PerNodeBackend):
+    """``timeout``: seconds per HTTP request; ``workers``: BMCs asked at once; ``call_timeout``: the most one
+    node's whole call (state read + reset) may take."""
+
     name = "redfish"
 
-    def __init__(self, targets: dict[str, BmcTarget], timeout: float = 10.0):
-        self.targets, self.timeout = targets, timeout
+    def __init__(self, targets: dict[str, BmcTarget | BmcConfigError], timeout: float = 10.0, workers: int = 32,
+                 call_timeout: float | None = None):
+        self.targets, self.timeout, self.workers = targets, timeout, workers
+        self.call_timeout = call_timeout or 3 * timeout + 1
+        self._lock = threading.Lock()
+        self._bmc_locks: dict[str, threading.Lock] = {}
+        self._indexes: dict[str, dict[str, str]] = {}  # base URL -> {system id or Name: path}
 
     def _request(self, t: BmcTarget, path: str, body: dict | None = None) -> dict:
         req = urllib.request.Request(t.base_url + path, method="POST" if body is not None else "GET",
@@ -59,49 +80,71 @@ class RedfishPower:
             token = base64.b64encode(f"{t.auth[0]}:{t.auth[1]}".encode()).decode()
             req.add_header("Authorization", f"Basic {token}")
         ctx = None if t.verify_tls else ssl._create_unverified_context()  # noqa: S323 - opt-in per site
+        what = f"{req.method} {req.full_url}"
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=ctx) as resp:
-                raw = resp.read()
+                raw = resp.read(1 << 20)
         except urllib.error.HTTPError as err:
-            raise RedfishError(f"{req.method} {req.full_url}: HTTP {err.code} {err.reason}") from None
+            raise RedfishError(f"{what}: HTTP {err.code} {err.reason}") from None
         except (urllib.error.URLError, OSError) as err:
-            raise RedfishError(f"{req.method} {req.full_url}: {getattr(err, 'reason', err)}") from None
-        return json.loads(raw) if raw.strip() else {}
+            raise RedfishError(f"{what}: {getattr(err, 'reason', err)}") from None
+        if not raw.strip():
+            return {}
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise RedfishError(f"{what}: the BMC did not answer JSON: {raw[:60]!r}") from None
+        if not isinstance(data, dict):
+            raise RedfishError(f"{what}: expected a JSON object, got a JSON {type(data).__name__}")
+        return data
+
+    def _index(self, t: BmcTarget) -> dict[str, str]:
+        """``{system id or Name: path}`` of one BMC's Systems, read once per run (per-BMC lock: a slow BMC
+        never delays another's nodes; a BMC serving many systems is read by one thread, names in parallel)."""
+        with self._lock:
+            lock = self._bmc_locks.setdefault(t.base_url, threading.Lock())
+        with lock:
+            if t.base_url in self._indexes:
+                return self._indexes[t.base_url]
+            members = self._request(t, "/redfish/v1/Systems").get("Members", [])
+            if not isinstance(members, list) or not all(isinstance(m, dict) and "@odata.id" in m for m in members):
+                raise RedfishError(f"{t.base_url}/redfish/v1/Systems: 'Members' is not a list of links")
+            paths = [str(m["@odata.id"]) for m in members]
+            index = {"": paths[0]} if len(paths) == 1 else {}
+            index.update({p.rstrip("/").rsplit("/", 1)[-1]: p for p in paths})
+            if len(paths) > 1 and t.system not in index:
+                from .pool import run_bounded
+
+                names = run_bounded(paths, lambda p: self._request(t, p).get("Name"), 16, self.timeout + 1)
+                index.update({str(out.text): p for p, out in names.items() if out.ok and out.text})
+            self._indexes[t.base_url] = index
+            return index
 
     def _system_path(self, t: BmcTarget) -> str:
-        members = self._request(t, "/redfish/v1/Systems").get("Members", [])
-        paths = [m["@odata.id"] for m in members]
-        if len(paths) == 1:
-            return paths[0]
-        for path in paths:
-            if self._request(t, path).get("Name") == t.system:
-                return path
-        raise RedfishError(f"{t.base_url}: no system named '{t.system}' among {len(paths)}")
+        index = self._index(t)
+        path = index.get("") or index.get(t.system or "")
+        if path is None:
+            raise RedfishError(f"{t.base_url}: no system named '{t.system}' among {len(set(index.values()))}")
+        return path
+
+    def _target(self, node: str) -> BmcTarget:
+        t = self.targets.get(node)
+        if t is None:
+            raise RedfishError("no Redfish BMC configured for this node (site: node_groups[].bmc)")
+        if isinstance(t, BmcConfigError):
+            raise t
+        return t
 
     def power_state(self, node: str) -> str:
-        t = self.targets[node]
+        t = self._target(node)
         return self._request(t, self._system_path(t)).get("PowerState", "Unknown")
 
-    def _reset(self, hosts: list[str], want: str, reset_type: str) -> PowerResult:
-        res = PowerResult()
-        for host in hosts:
-            t = self.targets.get(host)
-            if t is None:
-                res.failed[host] = "no Redfish BMC configured for this node (site: node_groups[].bmc)"
-                continue
-            try:
-                path = self._system_path(t)
-                if self._request(t, path).get("PowerState") == want:
-                    log.info("%s already %s", host, want)
-                else:
-                    self._request(t, f"{path}/Actions/ComputerSystem.Reset", {"ResetType": reset_type})
-                res.done.append(host)
-            except RedfishError as err:
-                res.failed[host] = str(err)
-        return res
-
-    def resume(self, hosts: list[str]) -> PowerResult:
-        return self._reset(hosts, "On", "On")
-
-    def suspend(self, hosts: list[str]) -> PowerResult:
-        return self._reset(hosts, "Off", "GracefulShutdown")
+    def power(self, host: str, on: bool) -> str:
+        t = self._target(host)
+        want, reset_type = ("On", "On") if on else ("Off", "GracefulShutdown")
+        path = self._system_path(t)
+        if self._request(t, path).get("PowerState") == want:
+            log.info("%s already %s", host, want)
+            return f"already {want.lower()}"
+        self._request(t, f"{path}/Actions/ComputerSystem.Reset", {"ResetType": reset_type})
+        return f"{reset_type} accepted"

@@ -20,7 +20,10 @@ from slurm_plugin.site import SITE_CONFIGS, load_site
 
 from .ipmi_bmc import HAVE_IPMI, PASSWORD, SKIP_REASON, USER, bmc_group, free_udp_port, start_bmc, write_creds
 
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(not HAVE_IPMI, reason=SKIP_REASON)]
+from .power_env import power_logs  # noqa: F401  (fixture)
+
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(not HAVE_IPMI, reason=SKIP_REASON),
+              pytest.mark.usefixtures("power_logs")]
 NODES = ["ipmin1", "ipmin2"]
 
 
@@ -109,13 +112,47 @@ def test_errors_name_the_node_and_the_bmc(site_file, bmcs, tmp_path):
     assert "ipmin9: BMC 127.0.0.1" in why and time.monotonic() - t0 < 15, why
 
 
-def test_bad_bmc_settings_are_refused_clearly(site_file, tmp_path):
+def test_bad_bmc_settings_fail_only_their_nodes(site_file, tmp_path):
     data = yaml.safe_load(site_file.read_text())
     data["clusters"][0]["node_groups"][-1]["bmc"].pop("credentials_file")
     bad = tmp_path / "nocred.yaml"
     bad.write_text(yaml.safe_dump(data))
-    result = _cli("resume", "--backend", "ipmi", "--site", str(bad), "ipmin2")
-    assert result.exit_code == 2 and "node group ipmi-2: an IPMI bmc needs credentials_file" in result.output
+    result = _cli("resume", "--no-mark-down", "--site", str(bad), "ipmin[1-2]")
+    assert result.exit_code == 1, result.output
+    assert "resume ipmin1: ok (ipmi" in result.output
+    assert "resume ipmin2: FAILED (ipmi): node group ipmi-2: an IPMI bmc needs credentials_file" in result.output
     with pytest.raises(BmcConfigError, match="not host"):
         parse_address("h:x")
     assert parse_address("[::1]:9001") == ("::1", 9001) and parse_address("n1-bmc") == ("n1-bmc", 623)
+
+
+def test_backend_comes_from_the_site_and_each_call_is_logged(site_file, power_logs):
+    """No --backend: the node groups' bmc sections say ipmi; one line per node in the file and in syslog."""
+    result = _cli("resume", "--site", str(site_file), "ipmin[1-2]")
+    assert result.exit_code == 0, result.output
+    lines = power_logs.file_lines()
+    for node in NODES:
+        line = next(ln for ln in lines if f"node={node} " in ln)
+        assert " resume " in line and "backend=ipmi" in line and "result=ok" in line
+        assert float(line.split("duration=")[1].split("s ")[0]) > 0
+    syslog = power_logs.syslog_lines()
+    assert len(syslog) == 2 and all(m.startswith("<30>") and "hetsched-power[" in m for m in syslog), syslog
+
+
+@pytest.mark.parametrize("mode, ok", [(0o640, True), (0o600, True), (0o644, False), (0o660, False),
+                                      (0o602, False)])
+def test_credentials_file_mode(site_file, tmp_path, mode, ok):
+    """root:slurm 0640 is the documented mode; anything others may read or write is refused, naming the fix."""
+    data = yaml.safe_load(site_file.read_text())
+    cred = write_creds(tmp_path / "bmc.cred")
+    cred.chmod(mode)
+    for g in data["clusters"][0]["node_groups"][-2:]:
+        g["bmc"]["credentials_file"] = str(cred)
+    path = tmp_path / "site.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = _cli("resume", "--no-mark-down", "--site", str(path), "ipmin1")
+    if ok:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 1 and f"BMC credentials file {cred} is" in result.output, result.output
+        assert "chown root:slurm" in result.output and "chmod 0640" in result.output

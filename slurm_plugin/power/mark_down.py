@@ -1,0 +1,40 @@
+"""Tell Slurm a node could not be powered up: ``scontrol update nodename=X state=DOWN reason="..."``.
+
+A failed ResumeProgram call changes nothing in slurmctld by itself (the node would sit POWERING_UP until
+ResumeTimeout), so ``hetsched power resume`` marks each node it could not power up DOWN with a reason naming the
+backend error, which ``sinfo -R`` and ``scontrol show node`` show. The reason starts with :data:`PREFIX`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+PREFIX = "hetsched: resume failed: "
+MAX_REASON = 240
+
+
+def reason_for(error: str) -> str:
+    """One printable line of at most :data:`MAX_REASON` characters, starting with :data:`PREFIX`."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in error).split()).replace('"', "'")
+    reason = PREFIX + text
+    return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 3] + "..."
+
+
+def mark_down(errors: dict[str, str], slurm_conf: str | None = None, timeout: float = 20.0) -> dict[str, str | None]:
+    """``{host: None if marked, else why not}`` after setting each host of ``errors`` (host -> backend error)
+    DOWN with :func:`reason_for` its error."""
+    from .pool import run_bounded
+
+    env = {**os.environ, **({"SLURM_CONF": slurm_conf} if slurm_conf else {})}
+
+    def one(host: str) -> str:
+        proc = subprocess.run(["scontrol", "update", f"nodename={host}", "state=DOWN",
+                               f"reason={reason_for(errors[host])}"], env=env, capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+        if proc.returncode:
+            raise RuntimeError((proc.stderr or proc.stdout).strip() or f"scontrol exit {proc.returncode}")
+        return "down"
+
+    outcomes = run_bounded(errors, one, workers=8, timeout=timeout + 5)
+    return {host: None if out.ok else out.text for host, out in outcomes.items()}
