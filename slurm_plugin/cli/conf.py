@@ -1,19 +1,20 @@
-"""``hetsched conf``: validate a site and render its Slurm configs."""
+"""``hetsched conf``: validate a site, merge its Slurm config parts into a site's config, import real nodes."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from ..conf import DeployPaths, render_site, write_atomic
-from ..site import load_site
-from .common import emit_json, handle_errors
+from ..conf import DeployPaths
+from ..site import load_site, resolve_site_path
+from .common import EXIT_USAGE, emit_json, fail, handle_errors
 
 
 @click.group()
 def conf() -> None:
-    """Validate site files and generate slurm.conf / gres.conf from them."""
+    """Validate site files and merge the suite's slurm.conf / gres.conf parts into a site's config."""
 
 
 @conf.command()
@@ -34,19 +35,56 @@ def check(site: str | None, as_json: bool) -> None:
 @conf.command()
 @click.argument("site", required=False)
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Directory to write slurm.conf, gres.conf and hetsched-shim.json into.")
+              help="The site's Slurm config directory (e.g. /etc/slurm).")
 @click.option("--socket", default=DeployPaths.daemon_socket, show_default=True, help="The daemon's socket.")
-@click.option("--no-job-submit", is_flag=True, help="Leave JobSubmitPlugins=lua out of slurm.conf.")
-@click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
-@handle_errors(OSError)
-def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, dry_run: bool) -> None:
-    """Render SITE's configs into OUTPUT atomically (a failed render leaves OUTPUT as it was)."""
-    parsed = load_site(site)
-    files = render_site(parsed, DeployPaths(daemon_socket=socket, job_submit=not no_job_submit))
-    if dry_run:
-        for name, text in files.items():
-            click.echo(f"==> {out_dir / name} ({len(text.splitlines())} lines)")
-            click.echo(text)
+@click.option("--no-job-submit", is_flag=True, help="Leave JobSubmitPlugins=lua and the shim out.")
+@click.option("--diff", "show_diff", is_flag=True, help="Show a unified diff of what would change; write nothing.")
+@handle_errors(OSError, ValueError)
+def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, show_diff: bool) -> None:
+    """Merge SITE's parts into the Slurm config in OUTPUT, leaving the site's own settings alone.
+
+    The parts (nodes, partitions, power saving, job_submit, gres.conf lines, the power programs) are written
+    as a new set in OUTPUT/hetsched.d/ and switched in atomically (OUTPUT/hetsched is a symlink to the current
+    set); slurm.conf and gres.conf get one block of Include lines (a missing slurm.conf is created from the
+    site file). A setting of the site's own that a part also sets is reported (file:line) and nothing is
+    written; any file replaced is backed up first (NAME.hetsched-<time>.bak).
+    """
+    from ..conf.merge import MergeError, apply_merge, plan_merge, render_diff
+
+    path = resolve_site_path(site)
+    try:
+        plan = plan_merge(load_site(path), path, out_dir, socket, job_submit=not no_job_submit)
+    except MergeError as err:
+        fail(str(err), EXIT_USAGE)
+    if show_diff:
+        click.echo(render_diff(plan) or f"no changes in {plan.out_dir}\n", nl=False)
         return
-    for path in write_atomic(out_dir, files):
-        click.echo(f"wrote {path}")
+    changes = apply_merge(plan)
+    for line in changes or [f"{plan.out_dir}: already up to date"]:
+        click.echo(line)
+
+
+@conf.command("import-node")
+@click.option("--site", "site_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Site file whose node group gets the real values.")
+@click.option("--group", help="Node group to update (with --site).")
+@click.option("--write", is_flag=True, help="Update the site file in place (atomically, after a backup).")
+@handle_errors(OSError, ValueError)
+def import_node(site_path: Path | None, group: str | None, write: bool) -> None:
+    """Fill a node group's CPU, memory and GRES from `slurmd -C` output on stdin.
+
+    Without --site, prints a node group to paste into a site file. With --site and --group, prints that
+    group as it would become (--write updates the file; the old one is kept as SITE.hetsched-<time>.bak).
+    """
+    from ..conf.import_node import import_into_site, node_group_yaml, parse_slurmd_c
+
+    node = parse_slurmd_c(sys.stdin.read())
+    if site_path is None:
+        click.echo(node_group_yaml(node), nl=False)
+        return
+    if not group:
+        raise click.UsageError("--site needs --group (the node group to update)")
+    text, changed = import_into_site(site_path, group, node, write=write)
+    click.echo(text, nl=False)
+    if write:
+        click.echo(f"# {'updated' if changed else 'unchanged'}: {site_path}", err=True)

@@ -182,15 +182,13 @@ class LocalCluster:
                             path.touch()
 
     def _write_power_programs(self) -> None:
-        pythonpath = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
-        files = {}
-        for action in ("resume", "suspend"):
-            files[action] = (
-                "#!/bin/sh\n"
-                f"# Slurm's {action.capitalize()}Program for the local cluster at {self.root}.\n"
-                f"PATH={SYSTEM_PATH}:$PATH PYTHONPATH={pythonpath} exec {sys.executable} -m slurm_plugin power {action} "
-                f"--backend local --cluster {self.root} \"$@\" >> {self.root}/log/power.log 2>&1\n"
-            )
+        """bin/resume|suspend|resume-fail: ``hetsched power ... --backend local`` (paths shell-quoted)."""
+        from ..conf.programs import power_programs
+
+        root = str(self.root)
+        files = power_programs(["--backend", "local", "--cluster", root, "--log-file", f"{root}/log/power.log",
+                                "--slurm-conf", str(self.conf)], output=f"{root}/log/power.out",
+                               extra={"resume-fail": ["--no-mark-down"]})  # Slurm's own DOWN reason stays
         write_atomic(self.root / "bin", files, mode=0o755)
 
     # --- lifecycle ----------------------------------------------------------------------------------------

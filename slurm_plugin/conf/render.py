@@ -47,6 +47,7 @@ class DeployPaths:
     slurm_user: str = "slurm"
     resume_program: str = "/usr/lib/hetsched/resume"
     suspend_program: str = "/usr/lib/hetsched/suspend"
+    resume_fail_program: str = "/usr/lib/hetsched/resume-fail"
     daemon_socket: str = "/run/hetsched/hetsched.sock"
     job_submit: bool = True
 
@@ -68,7 +69,7 @@ class LocalLayout(DeployPaths):
         ports = {h: site.slurm.slurmd_port + i for i, h in enumerate(hosts)}
         return cls(etc=f"{root}/etc", state_save=f"{root}/spool/ctld", slurmd_spool=f"{root}/spool",
                    log_dir=f"{root}/log", run_dir=f"{root}/run", resume_program=f"{root}/bin/resume",
-                   suspend_program=f"{root}/bin/suspend", root=root, slurmd_ports=ports,
+                   suspend_program=f"{root}/bin/suspend", resume_fail_program=f"{root}/bin/resume-fail", root=root, slurmd_ports=ports,
                    job_submit=job_submit, daemon_socket=daemon_socket or f"{root}/run/hetsched.sock")
 
     def device_dir(self, host: str) -> str:
@@ -121,6 +122,22 @@ def _gres_lines(group: NodeGroup, layout: DeployPaths) -> list[GresLine]:
     return lines
 
 
+class ConfValueError(ValueError):
+    """A value cannot be written into slurm.conf (it would end the line, start a comment or an unbalanced quote)."""
+
+
+def conf_value(value: str) -> str:
+    """A slurm.conf value: as is, or in double quotes when it holds spaces (Slurm's parser reads ``"..."``).
+
+    Raises :class:`ConfValueError` for a newline, ``#`` or ``"``, which slurm.conf cannot carry in a value.
+    """
+    bad = [c for c in ("\n", "\r", "#", '"') if c in value]
+    if bad:
+        raise ConfValueError(f"{value!r} cannot be written into slurm.conf (it contains {bad[0]!r}): "
+                             "choose a path without newlines, '#' or '\"'")
+    return f'"{value}"' if any(c.isspace() for c in value) else value
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -130,6 +147,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["hostlist"] = lambda names: hostlist.collect_hostlist(list(names))
+    env.filters["conf_value"] = conf_value
     return env
 
 
@@ -145,10 +163,7 @@ def shim_config(site: Site, layout: DeployPaths, timeout_ms: int = 50, fail: str
             "site": site.name}
 
 
-def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]:
-    """Render every config file for ``site``; returns ``{file name: contents}`` and writes nothing."""
-    layout = layout or DeployPaths()
-    env = _environment()
+def _context(site: Site, layout: DeployPaths) -> dict:
     groups = [
         {"group": g, "hostlist": hostlist.collect_hostlist(list(g.hostnames)),
          "gres": ",".join(f"{n}:{t}:{c}" for n, t, c in g.gres), "features": ",".join(g.all_features),
@@ -160,10 +175,42 @@ def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]
         for p in site.partitions
     ]
     gres = [line for g in site.node_groups for line in _gres_lines(g, layout)]
-    ctx = {"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
-           "groups": groups, "partitions": partitions, "gres_lines": gres}
+    return {"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
+            "groups": groups, "partitions": partitions, "gres_lines": gres, "fragments": False}
+
+
+def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]:
+    """Render every config file for ``site`` as one standalone set; returns ``{file name: contents}`` and
+    writes nothing. The local cluster runs this; a real site merges :func:`render_fragments` instead."""
+    layout = layout or DeployPaths()
+    env = _environment()
+    ctx = _context(site, layout)
     return {
         "slurm.conf": env.get_template("slurm.conf.j2").render(ctx),
         "gres.conf": env.get_template("gres.conf.j2").render(ctx),
         SHIM_CONFIG: json.dumps(shim_config(site, layout), indent=2, sort_keys=True) + "\n",
     }
+
+
+# The parts of a site's config the suite owns, as files a site's slurm.conf / gres.conf include.
+SLURM_FRAGMENTS = ("nodes.conf", "partitions.conf", "power.conf", "job_submit.conf")
+GRES_FRAGMENT = "gres.conf"
+
+
+def render_fragments(site: Site, layout: DeployPaths, sets_dir: str = "hetsched.d") -> dict[str, str]:
+    """The suite's parts of the config as fragments (``{name: text}``, pure): node lines and GresTypes,
+    partitions, power saving (programs and timeouts), JobSubmitPlugins, the gres.conf lines, and the shim's
+    config. Nothing of the site's own settings (ClusterName, accounting, priority weights...) is in them."""
+    env = _environment()
+    ctx = _context(site, layout)
+    out = {name: env.get_template(f"fragments/{name}.j2").render({**ctx, "fragment": name, "sets_dir": sets_dir})
+           for name in (*SLURM_FRAGMENTS, GRES_FRAGMENT)}
+    out[SHIM_CONFIG] = json.dumps(shim_config(site, layout), indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def render_base(site: Site, layout: DeployPaths, include_block: str) -> str:
+    """A slurm.conf for a directory that has none: the site file's cluster-wide settings and ``include_block``
+    (the ``Include`` lines of the fragments) instead of the suite's own parts. From then on it is the site's."""
+    ctx = {**_context(site, layout), "fragments": True, "include_block": include_block.rstrip("\n")}
+    return _environment().get_template("slurm.conf.j2").render(ctx)

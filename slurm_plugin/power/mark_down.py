@@ -27,6 +27,10 @@ def mark_down(errors: dict[str, str], slurm_conf: str | None = None, timeout: fl
     from .pool import run_bounded
 
     env = {**os.environ, **({"SLURM_CONF": slurm_conf} if slurm_conf else {})}
+    conf = env.get("SLURM_CONF")
+    if not conf or not os.path.exists(conf):  # scontrol would fall back to DNS SRV lookups and hang
+        why = f"no slurm.conf at {conf}" if conf else "SLURM_CONF is not set (--slurm-conf)"
+        return {host: f"cannot set DOWN: {why}" for host in errors}
 
     def one(host: str) -> str:
         proc = subprocess.run(["scontrol", "update", f"nodename={host}", "state=DOWN",

@@ -82,7 +82,11 @@ def test_cli_render_refuses_invalid_site_and_writes_nothing(tmp_path: Path):
     assert [p.name for p in out.iterdir()] == ["slurm.conf"] and (out / "slurm.conf").read_text() == "old\n"
 
 
-def test_cli_render_writes_all_files(tmp_path: Path):
+def test_cli_render_into_an_empty_directory_creates_a_slurm_conf_that_includes_the_set(tmp_path: Path):
     result = CliRunner().invoke(main, ["conf", "render", "demo", "-o", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["gres.conf", "hetsched-shim.json", "slurm.conf"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gres.conf", "hetsched", "hetsched-shim.json",
+                                                          "hetsched.d", "job_submit.lua", "slurm.conf"]
+    conf = (tmp_path / "slurm.conf").read_text()
+    assert "ClusterName=hetsched-demo" in conf and f"Include {tmp_path}/hetsched/nodes.conf" in conf
+    assert "NodeName=" not in conf and "GresTypes" not in conf and "ResumeProgram" not in conf

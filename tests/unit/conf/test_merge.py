@@ -1,0 +1,135 @@
+"""`hetsched conf render` into a site's own config directory: fragments, Include lines, backups, --diff,
+conflicts and the atomically switched set."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+from slurm_plugin.conf.merge import BEGIN, END, with_block
+from slurm_plugin.site import SITE_CONFIGS
+
+SITE_CONF = """# The site's own slurm.conf: accounting, priorities and names are the site's business.
+ClusterName=prod
+SlurmctldHost=ctl01
+SlurmUser=slurm
+AuthType=auth/munge
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=dbd01
+JobCompType=jobcomp/filetxt
+JobAcctGatherType=jobacct_gather/linux
+PriorityType=priority/multifactor
+PriorityWeightFairshare=10000
+PriorityWeightAge=1000
+"""
+
+
+def _render(out: Path, *args: str, site: str = "demo"):
+    return CliRunner().invoke(main, ["conf", "render", site, "-o", str(out), *args])
+
+
+@pytest.fixture
+def etc(tmp_path: Path) -> Path:
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "slurm.conf").write_text(SITE_CONF)
+    (etc / "gres.conf").write_text("NodeName=other1 Name=gpu File=/dev/nvidia0\n")
+    return etc
+
+
+def _tree(d: Path) -> dict[str, str]:
+    return {str(p.relative_to(d)): (f"-> {os.readlink(p)}" if p.is_symlink() else p.read_text() if p.is_file() else "/")
+            for p in sorted(d.rglob("*"))}
+
+
+def test_site_settings_stay_and_the_suite_parts_are_included(etc: Path):
+    result = _render(etc)
+    assert result.exit_code == 0, result.output
+    conf = (etc / "slurm.conf").read_text()
+    assert conf.startswith(SITE_CONF), "the site's own lines changed"
+    assert conf[len(SITE_CONF):] == "\n" + "\n".join([BEGIN] + [f"Include {etc}/hetsched/{n}.conf" for n in
+                                                               ("nodes", "partitions", "power", "job_submit")]
+                                                      + [END]) + "\n"
+    assert (etc / "gres.conf").read_text().startswith("NodeName=other1 Name=gpu File=/dev/nvidia0\n")
+    baks = sorted(p.name for p in etc.glob("*.bak"))
+    assert len(baks) == 2 and (etc / baks[1]).read_text() == SITE_CONF, baks  # backed up before the change
+    frag = etc / "hetsched"
+    assert frag.is_symlink() and os.readlink(frag).startswith("hetsched.d/")
+    nodes, power = (frag / "nodes.conf").read_text(), (frag / "power.conf").read_text()
+    assert "GresTypes=gpu,npu,dpu" in nodes and "NodeName=armn[1-3] " in nodes
+    assert "ClusterName" not in nodes + power and "Accounting" not in nodes + power
+    for key, prog in (("ResumeProgram", "resume"), ("SuspendProgram", "suspend"),
+                      ("ResumeFailProgram", "resume-fail")):
+        assert f"{key}={etc}/hetsched/{prog}\n" in power
+        mode = (frag / prog).stat().st_mode
+        assert mode & stat.S_IXUSR and (frag / prog).read_text().startswith("#!/bin/sh\n")
+    assert "JobSubmitPlugins=lua" in (frag / "job_submit.conf").read_text()
+    assert os.readlink(etc / "job_submit.lua") == "hetsched/job_submit.lua" and (etc / "job_submit.lua").exists()
+    assert '"socket": "/run/hetsched/hetsched.sock"' in (etc / "hetsched-shim.json").read_text()
+
+
+def test_render_again_changes_nothing_and_a_site_change_switches_the_set(etc: Path, tmp_path: Path):
+    assert _render(etc).exit_code == 0
+    before = _tree(etc)
+    again = _render(etc)
+    assert again.exit_code == 0 and "already up to date" in again.output
+    assert _tree(etc) == before
+    data = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
+    data["slurm"]["resume_timeout"] = 123
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump(data))
+    old_target = os.readlink(etc / "hetsched")
+    result = _render(etc, site=str(site))
+    assert result.exit_code == 0 and "switched" in result.output, result.output
+    assert os.readlink(etc / "hetsched") != old_target and (etc / old_target).is_dir()  # previous set kept
+    assert "ResumeTimeout=123" in (etc / "hetsched" / "power.conf").read_text()
+    assert f"--site {site}" in (etc / "hetsched" / "resume").read_text()
+    assert (etc / "slurm.conf").read_text().startswith(SITE_CONF)
+
+
+def test_diff_shows_the_changes_and_writes_nothing(etc: Path):
+    before = _tree(etc)
+    result = _render(etc, "--diff")
+    assert result.exit_code == 0, result.output
+    assert _tree(etc) == before
+    assert "--- a/slurm.conf\n+++ b/slurm.conf\n" in result.output
+    assert f"+Include {etc}/hetsched/power.conf\n" in result.output
+    assert "--- /dev/null\n+++ b/hetsched/nodes.conf\n" in result.output
+    assert _render(etc).exit_code == 0
+    assert _render(etc, "--diff").output == f"no changes in {etc}\n"
+
+
+def test_a_setting_the_suite_owns_is_a_conflict_and_nothing_is_written(etc: Path):
+    (etc / "slurm.conf").write_text(SITE_CONF + "ResumeProgram=/opt/site/resume\nNodeName=armn2 CPUs=4\n"
+                                    "JobSubmitPlugins=lua\n")
+    before = _tree(etc)
+    result = _render(etc)
+    assert result.exit_code == 2
+    assert f"{etc}/slurm.conf:13: ResumeProgram is set here and in the suite's power.conf" in result.output
+    assert f"{etc}/slurm.conf:14: NodeName armn2 is also defined in the suite's nodes.conf" in result.output
+    assert "JobSubmitPlugins is set here and in the suite's job_submit.conf: remove it from slurm.conf, the " \
+           "suite owns it (or render with --no-job-submit)" in result.output
+    assert _tree(etc) == before
+
+
+def test_the_sites_own_job_submit_script_is_not_replaced(etc: Path):
+    (etc / "job_submit.lua").write_text("-- the site's own\n")
+    result = _render(etc)
+    assert result.exit_code == 2 and "is the site's own job_submit script" in result.output
+    result = _render(etc, "--no-job-submit")
+    assert result.exit_code == 0, result.output
+    assert (etc / "job_submit.lua").read_text() == "-- the site's own\n"
+    assert "JobSubmitPlugins" not in (etc / "hetsched" / "job_submit.conf").read_text().replace("# job_submit", "")
+
+
+def test_with_block_replaces_only_its_own_block():
+    block = f"{BEGIN}\nInclude /a\n{END}\n"
+    text = with_block("A=1\n", block)
+    assert text == f"A=1\n\n{block}"
+    assert with_block(text + "B=2\n", f"{BEGIN}\nInclude /b\n{END}\n") == f"A=1\n\n{BEGIN}\nInclude /b\n{END}\nB=2\n"
