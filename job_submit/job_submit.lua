@@ -10,14 +10,23 @@ rejects the job if Lua raises. So the shim is thin and defensive:
   3. apply the answer (partition, features, qos, site_factor = priority band, comment; with right-sizing on,
      cpus_per_task/min_cpus/pn_min_cpus/min_mem_per_cpu/min_mem_per_node) after checking every field, and
      tell the user why with slurm.log_user;
-  4. if the daemon is absent, hung, slow or answers garbage: accept the job unchanged and log one line
-     (fail = "open", the default) or refuse it with a message (fail = "closed").
+  4. if the daemon is absent, hung, slow, answers garbage or cannot be trusted: accept the job (fail = "open",
+     the default), routing a GPU/NPU request that names no partition by the static "fallback" table so
+     Slurm does not refuse it, and log one line; or refuse it with a message (fail = "closed").
+
+Trust (docs/trust.md): before each new connection the shim checks, with lua-posix's stat, that only root
+or the daemon's uid could have created the socket: the socket file is owned by root, slurmctld's own uid
+or the configured "daemon_uid", and every directory above it is owned by one of them and writable by no
+one else (sticky directories excepted). luasocket cannot read SO_PEERCRED, but no other user can bind a
+socket at a path in such directories, so the peer is the one who owns the file. Anything else is treated
+as "no daemon".
 
 No fork, no io.popen; every step runs under pcall, so no Lua error ever reaches slurmctld.
 Works with the Lua 5.1 of Slurm 22.05 and the Lua of 24.11 (only 5.1 features are used).
 
 Settings: hetsched-shim.json next to this file (slurmctld loads job_submit.lua from slurm.conf's directory):
-  {"version": 1, "socket": "/run/hetsched/hetsched.sock", "timeout_ms": 50, "fail": "open", "site": "demo"}
+  {"version": 1, "socket": "/run/hetsched/hetsched.sock", "timeout_ms": 50, "fail": "open", "site": "demo",
+   "daemon_uid": 0, "fallback": {"gres": {"gpu": "gpu", "npu": "npu", "gpu:a100": "gpu"}}}
 It is re-read at most every CONFIG_TTL seconds, so edits apply without touching this script.
 A stand-alone Lua may set the global HETSCHED_SHIM_CONFIG to another path before loading this file (tests).
 --]]
@@ -34,6 +43,11 @@ local NO_VAL16 = 65534           -- the same for 16-bit fields (cpus_per_task)
 -- job_desc fields sent as strings (tres_per_node goes out as "gres").
 local STRING_FIELDS = { "partition", "features", "qos", "account", "name", "comment", "wckey", "array_inx",
                         "licenses", "req_nodes", "tres_per_job" }
+-- job_desc fields whose change on a modification re-runs admission (they feed class, tier or placement).
+local MODIFY_FIELDS = { "comment", "qos", "wckey", "account", "partition", "features", "tres_per_node",
+                        "tres_per_job", "licenses", "req_nodes", "name" }
+-- job_rec fields sent with a modification, so the daemon sees the job as it will be (owner, claims).
+local JOB_REC_FIELDS = { "partition", "features", "qos", "account", "comment", "wckey", "name" }
 -- job_desc numeric fields: request key -> { job_desc field, largest valid value }
 local NUMBER_FIELDS = {
   min_cpus = { "min_cpus", NO_VAL - 1 }, cpus_per_task = { "cpus_per_task", NO_VAL16 - 1 },
@@ -58,6 +72,8 @@ local NAME_CHARS = "^[%w%-%._:|&,%[%]%(%)%*!]*$"
 local socket_ok, socket = pcall(require, "socket")
 local unix_ok, unix = pcall(require, "socket.unix")
 local json_ok, cjson = pcall(require, "cjson.safe")
+local stat_ok, pstat = pcall(require, "posix.sys.stat")
+local unistd_ok, punistd = pcall(require, "posix.unistd")
 
 -- ---------------------------------------------------------------------------------------------- logging
 -- Call slurm.<name>("%s", msg) if slurmctld provides it; never raises.
@@ -113,6 +129,19 @@ local function read_config()
     cfg.timeout_ms = doc.timeout_ms
   end
   if doc.fail == "open" or doc.fail == "closed" then cfg.fail = doc.fail end
+  if type(doc.daemon_uid) == "number" and doc.daemon_uid >= 0 and doc.daemon_uid < NO_VAL then
+    cfg.daemon_uid = doc.daemon_uid
+  end
+  local fb = type(doc.fallback) == "table" and doc.fallback.gres
+  if type(fb) == "table" then
+    cfg.fallback = {}
+    for key, part in pairs(fb) do
+      if type(key) == "string" and type(part) == "string" and #part > 0 and #part <= 64
+          and part:find("^[%w%-%._]+$") then
+        cfg.fallback[key] = part
+      end
+    end
+  end
   return cfg, nil
 end
 
@@ -163,6 +192,44 @@ local function drop()
   conn, conn_path = nil, nil
 end
 
+-- ------------------------------------------------------------------------------------------ peer trust
+local S_IFDIR, S_IFSOCK = 16384, 49152  -- 0040000, 0140000 (S_IFMT = 0170000: the bits above 4096)
+
+local function bit(mode, value)  -- Lua 5.1 has no bit operators
+  return math.floor(mode / value) % 2 == 1
+end
+
+local function trusted_uid(cfg, uid)
+  if uid == 0 or uid == cfg.daemon_uid then return true end
+  local ok, me = pcall(punistd.geteuid)
+  return ok and uid == me
+end
+
+-- nil when only root, slurmctld's uid or daemon_uid can have bound cfg.socket; else why not.
+local function untrusted_socket(cfg)
+  if not (stat_ok and unistd_ok) then
+    return "lua-posix is not installed: cannot check who serves " .. cfg.socket
+  end
+  local path = cfg.socket
+  if path:sub(1, 1) ~= "/" then return "socket path " .. path .. " is not absolute" end
+  local dir = ""
+  for part in path:gmatch("([^/]+)/") do
+    dir = dir .. "/" .. part
+    local st = pstat.stat(dir)
+    if not st or st.st_mode - st.st_mode % 4096 ~= S_IFDIR then return dir .. " is not a directory" end
+    if not trusted_uid(cfg, st.st_uid) then return dir .. " is owned by uid " .. st.st_uid end
+    local sticky = bit(st.st_mode, 512)
+    if (bit(st.st_mode, 16) or bit(st.st_mode, 2)) and not sticky then
+      return dir .. " is writable by others"
+    end
+  end
+  local st = pstat.lstat(path)
+  if not st then return nil end  -- nothing there: connect says so (no one else can create it meanwhile)
+  if st.st_mode - st.st_mode % 4096 ~= S_IFSOCK then return path .. " is not a socket" end
+  if not trusted_uid(cfg, st.st_uid) then return path .. " is owned by uid " .. st.st_uid .. ", not the daemon's" end
+  return nil
+end
+
 -- One request line out, one reply line back, within timeout_ms in total. Returns line or nil, err.
 -- A kept connection that the daemon closed meanwhile (restart) is replaced once within the same deadline.
 local function exchange(cfg, line)
@@ -175,6 +242,8 @@ local function exchange(cfg, line)
   for _ = 1, 2 do
     local fresh = conn == nil
     if fresh then
+      local distrust = untrusted_socket(cfg)
+      if distrust then return nil, "untrusted socket: " .. distrust end
       local c = unix()
       c:settimeout(remaining(), "t")
       local ok, err = c:connect(cfg.socket)
@@ -245,32 +314,79 @@ local function apply(job_desc, set)
 end
 
 -- ------------------------------------------------------------------------------------------------ entry
--- The daemon could not answer usefully: accept unchanged (open) or refuse with a message (closed).
-local function without_daemon(cfg, what, why)
+-- GRES names (and name:type) a job asks for per node (--gres, --gpus-per-node) or per job (--gpus):
+-- "gres:gpu:1", "gres:gpu:a100:2", "gres/gpu=2", "gres/gpu:a100=1", comma-separated (22.05 and 24.11 forms).
+local function gres_wanted(job_desc)
+  local wanted = {}
+  for _, field in ipairs({ "tres_per_node", "tres_per_job", "tres_per_socket", "tres_per_task" }) do
+    local v = read_field(job_desc, field)
+    if type(v) == "string" and #v <= MAX_SEND_STRING then
+      for item in v:gmatch("[^,]+") do
+        local spec = item:match("^gres[:/](.*)$")
+        if spec then
+          spec = spec:gsub("=.*$", "")
+          local name, rest = spec:match("^([%w_%-%.]+):?(.*)$")
+          local gtype = rest and rest:match("^([%a][%w_%-%.]*)")
+          if name then wanted[#wanted + 1] = gtype and (name .. ":" .. gtype) or name end
+        end
+      end
+    end
+  end
+  return wanted
+end
+
+-- The partition the static table gives a GRES request that names no partition (nil if none, or mixed).
+local function fallback_partition(cfg, job_desc)
+  if not cfg.fallback then return nil end
+  local named = read_field(job_desc, "partition")
+  if type(named) == "string" and #named > 0 then return nil end
+  local chosen
+  for _, key in ipairs(gres_wanted(job_desc)) do
+    local part = cfg.fallback[key] or cfg.fallback[key:match("^[^:]+")]
+    if not part or (chosen and part ~= chosen) then return nil end
+    chosen = part
+  end
+  return chosen
+end
+
+-- The daemon could not answer usefully: accept (open; a GPU/NPU request that names no partition goes to
+-- the partition of the static fallback table, which Slurm would otherwise refuse) or refuse (closed).
+local function without_daemon(cfg, what, why, job_desc)
   if cfg.fail == "closed" then
     log_info(what .. ": " .. why .. "; refusing (fail=closed)")
     log_user("hetsched: job admission is unavailable right now (" .. why .. "); please retry shortly")
     return rc_error()
   end
+  local part = what == "submit" and job_desc and fallback_partition(cfg, job_desc)
+  if part and pcall(assign, job_desc, "partition", part) then
+    log_info(what .. ": " .. why .. "; job accepted, partition=" .. part .. " from the fallback table (fail=open)")
+    log_user("hetsched: partition=" .. part .. " (admission unavailable: static GRES table)")
+    return rc_success()
+  end
   log_info(what .. ": " .. why .. "; job accepted unchanged (fail=open)")
   return rc_success()
 end
 
-local function decide(job_desc, op, job_id)
+-- base: fields of the job as it is (modifications), under the ones job_desc changes.
+local function decide(job_desc, op, job_id, base)
   local cfg = current_config()
-  if not json_ok then return without_daemon(cfg, op, "lua-cjson is not installed") end
-  local request = { v = PROTOCOL, op = op, job = job_fields(job_desc) }
+  if not json_ok then return without_daemon(cfg, op, "lua-cjson is not installed", job_desc) end
+  local job = job_fields(job_desc)
+  for key, value in pairs(base or {}) do
+    if job[key] == nil then job[key] = value end
+  end
+  local request = { v = PROTOCOL, op = op, job = job }
   if job_id then request.job_id = job_id end
   local line, err = cjson.encode(request)
-  if not line then return without_daemon(cfg, op, "cannot encode the request: " .. tostring(err)) end
+  if not line then return without_daemon(cfg, op, "cannot encode the request: " .. tostring(err), job_desc) end
   local answer
   answer, err = exchange(cfg, line .. "\n")
-  if not answer then return without_daemon(cfg, op, err) end
+  if not answer then return without_daemon(cfg, op, err, job_desc) end
   local reply
   reply, err = checked_reply(answer)
   if not reply then
     drop()  -- a peer that answered nonsense is not asked again on this connection
-    return without_daemon(cfg, op, err)
+    return without_daemon(cfg, op, err, job_desc)
   end
   local reason = type(reply.reason) == "string" and reply.reason:sub(1, 1000) or ""
   if reply.action == "reject" then
@@ -286,27 +402,41 @@ local function decide(job_desc, op, job_id)
 end
 
 -- Entry points called by slurmctld. Nothing below can raise: a failure inside is caught and fails open.
-local function guarded(fn, ...)
-  local ok, rc = pcall(fn, ...)
+local function guarded(fn, op, job_desc, ...)
+  local ok, rc = pcall(fn, job_desc, ...)
   if ok and type(rc) == "number" then return rc end
   pcall(drop)
   local cfg_ok, cfg = pcall(current_config)
-  return without_daemon(cfg_ok and cfg or DEFAULTS, "internal", "shim error: " .. tostring(rc))
+  return without_daemon(cfg_ok and cfg or DEFAULTS, op, "shim error: " .. tostring(rc), job_desc)
+end
+
+-- What a modification's request starts from: the job record's claims and owner (job_desc holds the changes).
+local function job_rec_fields(job_rec)
+  local base = {}
+  for _, name in ipairs(JOB_REC_FIELDS) do
+    local v = read_field(job_rec, name)
+    if type(v) == "string" and #v > 0 and #v <= MAX_SEND_STRING then base[name] = v end
+  end
+  local uid = read_field(job_rec, "user_id")
+  if type(uid) == "number" and uid >= 0 and uid < NO_VAL and uid == math.floor(uid) then base.user_id = uid end
+  return base
 end
 
 function slurm_job_submit(job_desc, part_list, submit_uid)
-  return guarded(decide, job_desc, "submit", nil)
+  return guarded(decide, "submit", job_desc, "submit", nil)
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
   return guarded(function()
-    -- Only changes of where/what a job runs on need checking; everything else costs no round trip.
-    local touched = read_field(job_desc, "partition") or read_field(job_desc, "features")
-      or read_field(job_desc, "tres_per_node")
+    -- Changes of what feeds class, tier or placement re-run admission; anything else costs no round trip.
+    local touched = false
+    for _, name in ipairs(MODIFY_FIELDS) do
+      if read_field(job_desc, name) ~= nil then touched = true; break end
+    end
     if not touched then return rc_success() end
     local job_id = read_field(job_rec, "job_id")
-    return decide(job_desc, "modify", type(job_id) == "number" and job_id or nil)
-  end)
+    return decide(job_desc, "modify", type(job_id) == "number" and job_id or nil, job_rec_fields(job_rec))
+  end, "modify", job_desc)
 end
 
 local loaded_ok = pcall(function() log_info("loaded (config " .. CONFIG_PATH .. ")") end)

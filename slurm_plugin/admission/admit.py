@@ -14,6 +14,7 @@ from .classify import band_site_factor, classify
 from .decision import Decision, DecisionBuilder
 from .request import TAG_PREFIX, JobRequest
 from .rightsize import rightsize_request
+from .trust import Accounting
 
 if TYPE_CHECKING:
     from ..scale.rightsize import ClassSuggestion
@@ -28,13 +29,15 @@ class AdmissionOptions:
     ``annotate_comment``: write ``hetsched:class=..,tier=..`` into an empty comment, with ``,flex=a|b`` when
     the job was routed to one of several arches its user allowed (the daemon's cycle may re-route it then).
     ``rightsize``: class name -> right-sizing suggestion to apply to new jobs (site ``policy.rightsize``
-    in ``apply`` mode; see :mod:`.rightsize`); None = off.
+    in ``apply`` mode; see :mod:`.rightsize`); None = off. ``accounting``: what slurmctld validates (read from
+    slurm.conf by the daemon), so which ``--qos``/``--account`` may grant a tier/class (:mod:`.trust`).
     """
 
     set_qos: bool = False
     site_factor: bool = True
     annotate_comment: bool = True
     rightsize: Mapping[str, ClassSuggestion] | None = None
+    accounting: Accounting = Accounting()
 
 
 def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions = AdmissionOptions()) -> Decision:
@@ -54,7 +57,8 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     if req.op == "modify":
         refused = map_accelerators(req, snap, None, DecisionBuilder())
         return refused or Decision(reasons=("modification checked",))
-    cls = snap.memo(("class", req.comment, req.wckey, req.account, req.qos, id(site)), lambda: classify(req, site))
+    cls = snap.memo(("class", req.comment, req.wckey, req.account, req.qos, req.user_id, id(site)),
+                    lambda: classify(req, site, options.accounting))
     wclass = cls.workload_class
     changes: dict[str, str | int] = {}
     if options.site_factor and cls.band:

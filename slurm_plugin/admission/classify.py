@@ -1,18 +1,24 @@
 """Workload class and QoS tier of a job, and the priority band they map to.
 
-The convention (documented for users in job_submit/README.md):
+The convention (documented for users in job_submit/README.md; who may have what: docs/trust.md):
 
-- class: ``--comment="class=NAME"`` (a ``class=`` word anywhere in the comment), else ``--wckey=NAME`` or
-  ``--wckey=class=NAME``, else ``--account=NAME`` when NAME is a class, else the policy's ``default_class``;
-- tier: ``--qos=NAME`` when NAME is a tier (Slurm itself checks the user may use it), else
-  ``--comment="tier=NAME"`` if it is not above the class's own tier (users may only lower their band),
-  else the class's ``qos``, else the lowest tier;
-- band: ``tier.priority + CLASS_STEP * (number of classes - 1 - position of the class)``, so tiers dominate
-  and, within a tier, classes keep the policy's order (first = highest);
+- workload class (what the job is, for routing, packing and right-sizing): ``--comment="class=NAME"`` (a
+  ``class=`` word anywhere in the comment), else ``--wckey=NAME`` or ``--wckey=class=NAME``, else
+  ``--account=NAME`` when NAME is a class, else the policy's ``default_class``;
+- priority class: the workload class when the job's owner is entitled to it (:mod:`.trust`: root, a site
+  grant, or an account Slurm's accounting enforces), else the ``default_class``: a claim never raises priority;
+- tier: ``--qos=NAME`` when NAME is a tier and Slurm's accounting enforces QOS access or the owner is granted
+  it, else ``--comment="tier=NAME"`` if it is not above the priority class's own tier (users may only lower
+  their band), else that class's ``qos``, else the lowest tier;
+- band: ``tier.priority + CLASS_STEP * (number of classes - 1 - position of the priority class)``, so tiers
+  dominate and, within a tier, classes keep the policy's order (first = highest);
 - SiteFactor: ``band x BAND_SPAN`` (:func:`band_site_factor`). One band unit spans the live ranker's
   ``RANK_LEVELS`` levels of ``LEVEL_STEP`` (:mod:`slurm_plugin.rank.dqn.live` adds ``level x LEVEL_STEP``), so
   the value admission sets at submit and the one the cycle sets later are on one scale: a new job of a higher
   band is never below a ranked job of a lower one.
+
+Admission and the cycle's ranker call the same :func:`classify` on what Slurm keeps for the job (owner uid,
+qos, account, comment), so a comment edited after submission can lower a job's band but never raise it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from dataclasses import dataclass
 from ..site import Site
 from ..site.schema import QosTier, WorkloadClass
 from .request import JobRequest
+from .trust import Accounting, Entitlement, entitlement
 
 CLASS_STEP = 10
 RANK_LEVELS = 40  # levels the live ranker orders jobs by inside one band
@@ -63,17 +70,22 @@ def _lowest(tiers: tuple[QosTier, ...]) -> QosTier | None:
     return min(tiers, key=lambda t: t.priority, default=None)
 
 
-def _find_tier(req: JobRequest, site: Site, wclass: WorkloadClass | None) -> tuple[QosTier | None, str]:
+def _find_tier(req: JobRequest, site: Site, pclass: WorkloadClass | None, ent: Entitlement,
+               accounting: Accounting) -> tuple[QosTier | None, str]:
     tiers = {t.name: t for t in site.policy.qos_tiers}
+    note = ""
     if req.qos in tiers:
-        return tiers[req.qos], "--qos"
-    ceiling = tiers.get(wclass.qos) if wclass and wclass.qos else None
+        if accounting.qos or ent.has_tier(req.qos):
+            return tiers[req.qos], "--qos" + (" (enforced by accounting)" if accounting.qos else "")
+        note = f"; --qos={req.qos} ignored (not enforced by Slurm accounting, not granted)"
+    ceiling = tiers.get(pclass.qos) if pclass and pclass.qos else None
     asked = tiers.get(req.comment_tags.get("tier", ""))
-    if asked and (ceiling is None or asked.priority <= ceiling.priority):
-        return asked, "comment"
+    if asked and (ceiling is None or asked.priority <= ceiling.priority) and (
+            ceiling is not None or ent.has_tier(asked.name)):
+        return asked, "comment" + note
     if ceiling:
-        return ceiling, f"class {wclass.name}" if wclass else "class"
-    return _lowest(site.policy.qos_tiers), "lowest tier"
+        return ceiling, f"class {pclass.name}" + note
+    return _lowest(site.policy.qos_tiers), "lowest tier" + note
 
 
 def top_band(site: Site) -> int:
@@ -83,10 +95,11 @@ def top_band(site: Site) -> int:
             + CLASS_STEP * max(len(policy.workload_classes) - 1, 0))
 
 
-def classify(req: JobRequest, site: Site) -> Classification:
-    """Class, tier and band for ``req`` under ``site.policy`` (pure).
+def classify(req: JobRequest, site: Site, accounting: Accounting = Accounting()) -> Classification:
+    """Class, tier and band for ``req`` under ``site.policy``, granted to its ``user_id`` (see the module doc).
 
-    >>> # --comment=class=web on the demo site: class web (position 2 of 4), tier silver (500) -> 510
+    >>> # --comment=class=web on the demo site by root: class web (position 2 of 4), tier silver (500) -> 510;
+    >>> # by a user without a grant: class web for routing, priority of batch/bronze -> 0
     """
     policy = site.policy
     classes = {c.name: c for c in policy.workload_classes}
@@ -94,9 +107,15 @@ def classify(req: JobRequest, site: Site) -> Classification:
     if name is None and policy.default_class in classes:
         name, source = policy.default_class, "default"
     wclass = classes.get(name) if name else None
-    tier, tier_source = _find_tier(req, site, wclass)
-    position = list(classes).index(name) if name else len(classes) - 1
+    ent = entitlement(req.user_id, policy)
+    granted = name is None or source == "default" or ent.has_class(name) or (
+        source == "account" and accounting.associations)
+    pname = name if granted else (policy.default_class if policy.default_class in classes else None)
+    pclass = classes.get(pname) if pname else None
+    tier, tier_source = _find_tier(req, site, pclass, ent, accounting)
+    position = list(classes).index(pname) if pname else len(classes) - 1
     band = (tier.priority if tier else 0) + CLASS_STEP * max(len(classes) - 1 - position, 0)
-    why = (f"class {name or '-'} (from {source or 'nothing'}), tier {tier.name if tier else '-'} "
+    claim = "" if granted else f", priority of class {pname or '-'} ({name} not granted to {ent.why})"
+    why = (f"class {name or '-'} (from {source or 'nothing'}{claim}), tier {tier.name if tier else '-'} "
            f"(from {tier_source}), priority band {band}")
     return Classification(wclass, tier, band, f"{complaint}; {why}" if complaint else why)

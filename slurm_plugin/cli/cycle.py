@@ -36,18 +36,21 @@ _options = stack(
 
 def _runner(site, state_dir, model, no_pack, no_reshape, no_power, dry_run, **knobs) -> CycleRunner:
     ranker = None
+    client = SlurmClient()
     if model:
-        from ..rank.dqn.live import rank_pending, resolve_model
+        from ..admission.trust import Accounting
+        from ..rank.dqn.live import RankOptions, rank_pending, resolve_model
 
         loaded = resolve_model(model)  # once: a bad file is reported here, and the cycle runs without ranking
+        options = RankOptions(accounting=Accounting.of_file(client.conf))  # which --qos/--account to believe
         if loaded is not None:
             def ranker(snapshot, site_model, now):
-                return rank_pending(snapshot, loaded, site_model, now)
+                return rank_pending(snapshot, loaded, site_model, now, options)
 
     config = CycleConfig(pack=not no_pack, reshape=not no_reshape, power=not no_power,
                          scale=scale_config(**knobs))
     state_dir.mkdir(parents=True, exist_ok=True)
-    return CycleRunner(load_site(site), SlurmClient(), config, state_dir, ranker=ranker, dry_run=dry_run)
+    return CycleRunner(load_site(site), client, config, state_dir, ranker=ranker, dry_run=dry_run)
 
 
 @click.group()

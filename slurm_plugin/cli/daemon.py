@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import click
 
+from ..admission.trust import Accounting
 from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
 from ..daemon.peercred import resolve_uid
 from ..scale.rightsize import apply_table
@@ -48,7 +49,10 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     except KeyError as err:
         fail(f"allow_users names an unknown user: {err}", 2)
     site_model = load_site(cfg.site)
-    options = cfg.admission.options()
+    conf = cfg.slurm_conf or os.environ.get("SLURM_CONF")
+    accounting = Accounting.of_file(conf)  # which --qos/--account slurmctld validates (docs/trust.md)
+    log.info("trust: %s; %d site grant(s)", accounting.describe(), len(site_model.policy.grants))
+    options = replace(cfg.admission.options(), accounting=accounting)
     if site_model.policy.rightsize.mode == "apply":
         try:
             table = apply_table(site_model, resolve_site_path(cfg.site).parent)
@@ -58,7 +62,6 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
             log.info("right-sizing class %s: cpus x %.2f, memory x %.2f (%d jobs)", s.wclass, s.factor("cpus"),
                      s.factor("memory"), s.jobs)
         options = replace(options, rightsize=table)
-    conf = cfg.slurm_conf or os.environ.get("SLURM_CONF")
     # Slurm commands run and their JSON is parsed in a worker process: the request path never waits for
     # the GIL while a snapshot is being built (that showed up as millisecond stalls in the p99).
     collector = ProcessCollector(conf)

@@ -281,14 +281,50 @@ class Rightsize(Strict):
         return self
 
 
+# A user or group as the site's passwd/group databases know it: a name or a numeric id.
+Principal = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*[$]?$", max_length=64)] | Annotated[
+    int, Field(ge=0, le=4294967294)]
+
+
+class Grant(Strict):
+    """Who may run work of higher classes and tiers than the default when Slurm's accounting does not decide
+    it (see docs/trust.md): the users and groups named (names or ids, matched against the job's uid as
+    slurmctld passes it and that uid's groups) may use ``classes`` (each with its own ``qos`` tier) and
+    ``tiers``. Nothing here is read from anything a user writes into a job."""
+
+    users: tuple[Principal, ...] = ()
+    groups: tuple[Principal, ...] = ()
+    classes: tuple[SlurmName, ...] = ()
+    tiers: tuple[SlurmName, ...] = ()
+
+    @model_validator(mode="after")
+    def _someone_something(self) -> Grant:
+        if not (self.users or self.groups):
+            raise ValueError("a grant needs 'users' or 'groups'")
+        if not (self.classes or self.tiers):
+            raise ValueError("a grant needs 'classes' or 'tiers'")
+        return self
+
+
 class Policy(Strict):
     workload_classes: tuple[WorkloadClass, ...] = ()
     default_class: SlurmName | None = None
     qos_tiers: tuple[QosTier, ...] = ()
+    grants: tuple[Grant, ...] = ()
     calendars: tuple[Calendar, ...] = ()
     reshapes: tuple[Reshape, ...] = ()
     cost_weights: CostWeights = CostWeights()
     rightsize: Rightsize = Rightsize()
+
+    @model_validator(mode="after")
+    def _grants_name_known(self) -> Policy:
+        classes, tiers = {c.name for c in self.workload_classes}, {t.name for t in self.qos_tiers}
+        for i, g in enumerate(self.grants):
+            for kind, names, known in (("class", g.classes, classes), ("tier", g.tiers, tiers)):
+                bad = [n for n in names if n not in known]
+                if bad:
+                    raise ValueError(f"grants[{i}]: unknown {kind} '{bad[0]}' (known: {', '.join(sorted(known))})")
+        return self
 
 
 class SlurmSettings(Strict):

@@ -11,7 +11,8 @@ time limit). SiteFactor is then composed in this one place from the snapshot's c
 so a new job and a ranked one are on one scale)
 
 where ``policy_band`` is admission's class/tier band of the job (:func:`slurm_plugin.admission.classify`
-on its qos, comment tags, wckey, account; 0 without a site). So the site's tiers and classes dominate (a
+on its owner uid, qos, comment tags, wckey, account: only what the owner is entitled to, docs/trust.md; 0
+without a site). So the site's tiers and classes dominate (a
 gold job stays ahead of every silver job, as admission promised) and the model orders jobs inside one
 class and tier; inside one level Slurm's own factors (age, size, QoS) decide. Jobs pending ``age_floor_s`` or
 more get the age floor instead: ``(top policy band + 1) x LEVELS x level_step + hours waited``, above every
@@ -35,6 +36,7 @@ import numpy as np
 
 from ...admission.classify import LEVEL_STEP, RANK_LEVELS, band_site_factor, classify, top_band
 from ...admission.request import JobRequest
+from ...admission.trust import Accounting
 from ...decision import Decision, SetSiteFactor
 from ...snapshot.constraint import constraint_matches
 from ...snapshot.model import Snapshot
@@ -53,11 +55,13 @@ SOURCE = "rank:dqn"
 
 @dataclass(frozen=True)
 class RankOptions:
-    """How the live ranker maps levels to SiteFactor (``band_step`` per level); ``shadow`` only logs."""
+    """How the live ranker maps levels to SiteFactor (``band_step`` per level); ``shadow`` only logs;
+    ``accounting``: what slurmctld validates (which ``--qos``/``--account`` grant a tier/class)."""
 
     age_floor_s: float = DEFAULT_AGE_FLOOR_S
     band_step: int = DEFAULT_BAND_STEP
     shadow: bool = False
+    accounting: Accounting = Accounting()
 
 
 def resolve_model(model: DqnModel | str | Path | None) -> DqnModel | None:
@@ -74,20 +78,23 @@ def resolve_model(model: DqnModel | str | Path | None) -> DqnModel | None:
         return None
 
 
-def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True) -> dict[str, np.ndarray]:
-    """The pending jobs of ``snapshot`` as arrays: ids, submit, limit (s), procs, qos priority, policy (the
-    admission band of each job's class/tier, 0 without a site), and (when ``with_able``) the cores of nodes
-    able to run each job (each computed once per distinct ask)."""
+def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True,
+                 accounting: Accounting = Accounting()) -> dict[str, np.ndarray]:
+    """The pending jobs of ``snapshot`` as arrays: ids, submit, limit (s), procs, qos (the priority of each
+    job's granted tier, 0 without a site), policy (the admission band of each job's granted class/tier, 0
+    without a site), and (when ``with_able``) the cores of nodes able to run each job (each computed once
+    per distinct ask). Class and tier come from :func:`classify` on the job's owner and the fields Slurm keeps,
+    so a comment a user edits after submission can never raise them (docs/trust.md)."""
     pend = [j for j in snapshot.jobs if j.state == "PENDING"]
-    qos_of = {q.name: float(q.priority) for q in site.policy.qos_tiers} if site is not None else {}
     n = len(pend)
+    policy, qos = _policy_bands(pend, site, accounting)
     out = {
         "ids": np.fromiter((j.job_id for j in pend), np.int64, n),
         "submit": np.fromiter((j.submit_time or snapshot.taken_at for j in pend), float, n),
         "limit": np.fromiter((j.time_limit_min or 0 for j in pend), float, n) * 60.0,
         "procs": np.fromiter((j.cpus or j.node_count or 1 for j in pend), float, n),
-        "qos": np.fromiter((qos_of.get(j.qos, 0.0) for j in pend), float, n) if qos_of else np.zeros(n),
-        "policy": _policy_bands(pend, site),
+        "qos": qos,
+        "policy": policy,
     }
     unset = np.flatnonzero(out["limit"] <= 0)
     out["limit"][unset] = [_limit_s(snapshot, pend[i]) for i in unset]
@@ -100,21 +107,22 @@ def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True) -> dict[
     return out
 
 
-def _policy_bands(pend: list, site) -> np.ndarray:
-    """Admission's class/tier band of each job, from the fields admission read (qos, comment tags it wrote,
-    wckey, account); one :func:`classify` per distinct combination."""
+def _policy_bands(pend: list, site, accounting: Accounting) -> tuple[np.ndarray, np.ndarray]:
+    """(admission band, granted tier priority) of each job: :func:`classify` on its owner, qos, comment,
+    wckey and account (what admission read), one call per distinct combination."""
     if site is None:
-        return np.zeros(len(pend))
-    memo: dict[tuple, int] = {}
-    out = np.empty(len(pend))
+        return np.zeros(len(pend)), np.zeros(len(pend))
+    memo: dict[tuple, tuple[int, int]] = {}
+    band, qos = np.empty(len(pend)), np.empty(len(pend))
     for i, j in enumerate(pend):
-        key = (j.qos, j.comment, j.wckey, j.account)
+        key = (j.qos, j.comment, j.wckey, j.account, j.user_id)
         if key not in memo:
             req = JobRequest(qos=j.qos or None, comment=j.comment or None, wckey=j.wckey or None,
-                             account=j.account or None)
-            memo[key] = classify(req, site).band
-        out[i] = memo[key]
-    return out
+                             account=j.account or None, user_id=j.user_id)
+            c = classify(req, site, accounting)
+            memo[key] = (c.band, c.tier.priority if c.tier else 0)
+        band[i], qos[i] = memo[key]
+    return band, qos
 
 
 def _limit_s(snapshot: Snapshot, job) -> float:
@@ -137,7 +145,7 @@ def rank_pending(snapshot: Snapshot, model: DqnModel | str | Path | None, site=N
         return Decision((), "rank:fallback-multifactor")
     now = snapshot.taken_at if now is None else now
     uses_scarcity = bool(m.meta.get("uses_scarcity"))
-    q = queue_arrays(snapshot, site, with_able=uses_scarcity)
+    q = queue_arrays(snapshot, site, with_able=uses_scarcity, accounting=options.accounting)
     if not len(q["ids"]):
         return Decision((), SOURCE)
     total = float(sum(n.cpus for n in snapshot.nodes)) or float(q["procs"].max())

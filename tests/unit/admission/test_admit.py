@@ -57,17 +57,28 @@ CASES = [
      "reject", {}, "partitions that do: npu"),
     ("busy-gpus-still-accepted", JobRequest(gres="gres:gpu:1"),
      {"a100n1": busy("a100n1", "x86_64", 32, gres="gpu:a100:4")}, "accept", {"partition": "gpu"}, "1 suitable"),
-    # --- class and tier
-    ("class-from-comment", JobRequest(comment="class=ai-training", gres="gres:gpu:1"), {},
+    # --- class and tier (root may claim any; docs/trust.md)
+    ("class-from-comment", JobRequest(comment="class=ai-training", gres="gres:gpu:1", user_id=0), {},
      "accept", {"site_factor": 1030 * BAND_SPAN}, "tier gold"),
-    ("class-from-wckey", JobRequest(wckey="video-render"), {}, "accept", {"site_factor": 520 * BAND_SPAN}, "from wckey"),
-    ("class-from-account", JobRequest(account="web"), {}, "accept", {"site_factor": 510 * BAND_SPAN}, "from account"),
-    ("tier-from-qos", JobRequest(qos="gold"), {}, "accept", {"site_factor": 1000 * BAND_SPAN}, "from --qos"),
-    ("tier-lowered-by-comment", JobRequest(comment="class=web tier=bronze"), {},
+    ("class-from-wckey", JobRequest(wckey="video-render", user_id=0), {}, "accept", {"site_factor": 520 * BAND_SPAN}, "from wckey"),
+    ("class-from-account", JobRequest(account="web", user_id=0), {}, "accept", {"site_factor": 510 * BAND_SPAN}, "from account"),
+    ("tier-from-qos", JobRequest(qos="gold", user_id=0), {}, "accept", {"site_factor": 1000 * BAND_SPAN}, "from --qos"),
+    ("tier-lowered-by-comment", JobRequest(comment="class=web tier=bronze", user_id=0), {},
      "accept", {"site_factor": 10 * BAND_SPAN}, "tier bronze (from comment)"),
     ("tier-not-raised-by-comment", JobRequest(comment="class=batch tier=gold"), {},
      "accept", {}, "tier bronze"),
     ("unknown-class-named", JobRequest(comment="class=nope"), {}, "accept", {}, "unknown class 'nope'"),
+    # --- an ordinary user (uid 65534, no grant, no accounting) claims: routing kept, priority never raised
+    ("user-comment-class-not-granted", JobRequest(comment="class=ai-training", gres="gres:gpu:1", user_id=65534),
+     {}, "accept", {"site_factor": None, "partition": "gpu"}, "not granted"),
+    ("user-qos-not-enforced", JobRequest(qos="gold", user_id=65534), {}, "accept", {"site_factor": None},
+     "--qos=gold ignored"),
+    ("user-wckey-not-granted", JobRequest(wckey="ai-training", user_id=65534), {}, "accept", {"site_factor": None},
+     "not granted"),
+    ("user-account-not-enforced", JobRequest(account="web", user_id=65534), {}, "accept", {"site_factor": None},
+     "not granted"),
+    ("user-portable-class-still-routed", JobRequest(comment="class=web", user_id=65534),
+     {**ALL_ARM_BUSY, **ALL_X86_BUSY}, "accept", {"features": "riscv64", "site_factor": None}, "portable class web"),
     ("default-class-annotated", JobRequest(), {}, "accept", {"comment": "hetsched:class=batch,tier=bronze"},
      "from default"),
 ]
@@ -100,7 +111,7 @@ def test_modify_only_checks():
 
 def test_options_turn_off_band_and_comment_and_set_qos():
     opts = AdmissionOptions(set_qos=True, site_factor=False, annotate_comment=False)
-    d = admit(JobRequest(comment="class=web"), demo(), SITE, opts)
+    d = admit(JobRequest(comment="class=web", user_id=0), demo(), SITE, opts)
     assert "site_factor" not in d.changes and d.changes.get("qos") == "silver"
     assert "comment" not in admit(JobRequest(), demo(), SITE, opts).changes
 
@@ -125,7 +136,7 @@ def test_arch_choice(expr, archs, routable):
 
 
 def test_class_order_is_priority_order():
-    bands = [classify(JobRequest(comment=f"class={c.name}", qos="bronze"), SITE).band
+    bands = [classify(JobRequest(comment=f"class={c.name}", qos="bronze", user_id=0), SITE).band
              for c in SITE.policy.workload_classes]
     assert bands == sorted(bands, reverse=True) and len(set(bands)) == len(bands)
 

@@ -83,13 +83,25 @@ def test_admission_band_and_dqn_compose_in_one_value():
     """Admission set tier/class at submit (qos, comment tags); the cycle's value keeps that order on top and
     the model's order inside it: the short job of the silver tier still ranks below every gold job."""
     site = load_site("demo")
-    gold = job(1, limit=1440, qos="gold")
-    silver_short = job(2, limit=1, comment="hetsched:class=web,tier=silver")
-    silver_long = job(3, limit=1440, comment="hetsched:class=web,tier=silver")
+    gold = job(1, limit=1440, qos="gold", user_id=0)
+    silver_short = job(2, limit=1, comment="hetsched:class=web,tier=silver", user_id=0)
+    silver_long = job(3, limit=1440, comment="hetsched:class=web,tier=silver", user_id=0)
     d = rank_pending(snap(gold, silver_short, silver_long), ConstBands([0, 0, 0]), site)
     got = {j: a.site_factor for a in d.actions for j in a.job_ids}
     assert got[1] > got[2] > got[3]
     assert got[2] // SPAN == got[3] // SPAN == 510 and got[1] // SPAN >= 1000  # classify()'s bands, kept
+
+
+def test_a_user_edited_comment_or_qos_never_raises_the_band():
+    """A user (uid 65534, no grant, no accounting) who writes class=ai-training,tier=gold into the comment (as
+    `scontrol update comment=` allows after submission) or names --qos=gold stays in the default band 0."""
+    site = load_site("demo")
+    forged = job(1, comment="hetsched:class=ai-training,tier=gold", user_id=65534)
+    qos = job(2, qos="gold", wckey="ai-training", account="ai-training", user_id=65534)
+    root = job(3, comment="class=ai-training", user_id=0)
+    d = rank_pending(snap(forged, qos, root), ConstBands([0, 0, 0]), site)
+    got = {j: a.site_factor // SPAN for a in d.actions for j in a.job_ids}
+    assert got == {1: 0, 2: 0, 3: 1030}
 
 
 def test_queue_arrays_limits_qos_and_able_cores():
