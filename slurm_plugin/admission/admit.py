@@ -44,7 +44,8 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     """Decide one request (pure, no I/O): accept with changes, or reject, always with reasons.
 
     Submissions get class/tier (priority band), accelerator mapping and arch routing; modifications are only
-    checked for GRES no node could serve. An empty snapshot (daemon just started) never causes a refusal.
+    checked for GRES no node could serve, and re-classified for the log (nothing is set on a modification:
+    the cycle derives class and tier again from the job's owner, docs/trust.md). An empty snapshot (daemon just started) never causes a refusal.
 
     Example (demo site): ``--gres=gpu:1`` with no partition -> accept, ``partition=gpu``, reason
     "gpu:1 can run on a100, h100: partition gpu (2 suitable nodes free now)".
@@ -54,9 +55,9 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     except ValueError as err:
         return Decision(reasons=(f"GRES request not understood ({err}): unchanged",))
     out = DecisionBuilder()
-    if req.op == "modify":
+    if req.op == "modify":  # checked and re-classified (logged); class and tier are re-derived by the cycle
         refused = map_accelerators(req, snap, None, DecisionBuilder())
-        return refused or Decision(reasons=("modification checked",))
+        return refused or Decision(reasons=("modification checked", classify(req, site, options.accounting).why))
     cls = snap.memo(("class", req.comment, req.wckey, req.account, req.qos, req.user_id, id(site)),
                     lambda: classify(req, site, options.accounting))
     wclass = cls.workload_class

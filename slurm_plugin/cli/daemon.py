@@ -46,8 +46,9 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
                             allow_users=allow_users or None, pid_file=pid_file, refresh_s=refresh_s)
     try:
         uids = {resolve_uid(u) for u in cfg.allow_users}
+        ctld_uid = resolve_uid(cfg.priority_user) if cfg.priority_user is not None else None
     except KeyError as err:
-        fail(f"allow_users names an unknown user: {err}", 2)
+        fail(f"allow_users/slurmctld_user names an unknown user: {err}", 2)
     site_model = load_site(cfg.site)
     conf = cfg.slurm_conf or os.environ.get("SLURM_CONF")
     accounting = Accounting.of_file(conf)  # which --qos/--account slurmctld validates (docs/trust.md)
@@ -70,7 +71,8 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     gc.freeze()  # what is loaded now lives for the whole run: keep it out of every later collection
     server = AdmissionServer(cfg.socket, site_model, refresher, uids, options,
                              socket_mode=cfg.socket_mode, read_timeout_s=cfg.read_timeout_s,
-                             max_connections=cfg.max_connections, idle_timeout_s=cfg.idle_timeout_s)
+                             max_connections=cfg.max_connections, idle_timeout_s=cfg.idle_timeout_s,
+                             max_connections_per_user=cfg.max_connections_per_user, priority_uid=ctld_uid)
     try:
         with PidFile(cfg.pid_file):
             _event_loop_runner()(run_until_signal(server))

@@ -33,8 +33,15 @@ class DaemonConfig(BaseModel):
     refresh_s: Annotated[float, Field(gt=0)] = 5.0
     pid_file: str | None = None
     read_timeout_s: Annotated[float, Field(gt=0)] = 1.0
-    max_connections: Annotated[int, Field(ge=1)] = 64
+    max_connections: Annotated[int, Field(ge=1, le=100000)] = 64
+    max_connections_per_user: Annotated[int, Field(ge=1, le=100000)] = 8
+    slurmctld_user: str | int | None = None
     idle_timeout_s: Annotated[float, Field(gt=0)] = 600.0
+
+    @property
+    def priority_user(self) -> str | int | None:
+        """slurmctld's user: ``slurmctld_user``, else the first of ``allow_users``."""
+        return self.slurmctld_user if self.slurmctld_user is not None else next(iter(self.allow_users), None)
     admission: AdmissionSettings = AdmissionSettings()
 
     @field_validator("socket_mode", mode="before")

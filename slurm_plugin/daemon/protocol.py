@@ -82,6 +82,10 @@ def parse_request(data: bytes) -> JobRequest:
         doc = json.loads(data.decode("utf-8", errors="replace"), parse_constant=_no_constants)
     except (json.JSONDecodeError, RecursionError) as err:
         raise ProtocolError(f"not JSON: {err.__class__.__name__}") from None
+    except ProtocolError:
+        raise
+    except ValueError:  # Python's limit on integer digits (4300): numbers here are at most 10 digits
+        raise ProtocolError(f"a number has too many digits (numbers are whole numbers in 0..{MAX_NUMBER})") from None
     if type(doc) is not dict:
         raise ProtocolError("request must be a JSON object")
     if not doc.keys() <= _TOP:

@@ -3,8 +3,12 @@
 A connection carries request lines and gets one reply line for each, in order. The request path never calls Slurm: decisions
 come from :func:`slurm_plugin.admission.admit` on the snapshot that :class:`SnapshotRefresher` keeps fresh in
 a background thread. Security: the socket file gets ``socket_mode`` (default 0600) inside a directory only
-its owner can write, and every connection's peer uid (SO_PEERCRED) must be in ``allow_users``; a peer that
-is refused, too slow, too large or malformed gets an error line and the server goes on serving others.
+its owner can write (checked at start, :func:`.guard.secure_socket_dir`), and every connection's peer uid
+(SO_PEERCRED) must be in ``allow_users``; a peer that is refused, too slow (``read_timeout_s`` for a whole
+request), too large or malformed gets an error line and the server goes on serving others. Each allowed uid
+may hold ``max_connections_per_user`` connections; slurmctld's uid (``priority_uid``) is never refused for
+being busy: its oldest idle connection is closed instead. Refusals are logged at most once a minute per uid;
+control characters in log lines are escaped.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from pathlib import Path
 from ..admission import AdmissionOptions, admit
 from ..site import Site
 from ..snapshot import SnapshotRefresher
+from .guard import EscapeControl, RateLimited, escape, secure_socket_dir
 from .peercred import peer_ids
 from .protocol import MAX_REQUEST_BYTES, ProtocolError, encode_decision, encode_error, parse_request
 
 log = logging.getLogger(__name__)
+log.addFilter(EscapeControl())  # job names and comments are user-controlled: one record, one line
 
 
 class _Connection(asyncio.Protocol):
@@ -48,26 +54,42 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         srv = self.server
-        srv.open_connections += 1
         self.peer = peer_ids(transport.get_extra_info("socket"))
         pid, uid, _ = self.peer
+        mine = srv.connections.setdefault(uid, {})
+        mine[self] = None  # insertion order = age
+        srv.open_connections += 1
         if uid not in srv.allowed_uids:
             srv.stats["denied"] += 1
-            log.warning("refused a connection from uid %d (pid %d): not in allow_users", uid, pid)
+            srv.log_refusal(uid, pid, "not in allow_users")
             self._finish(encode_error(f"uid {uid} may not use this socket"))
-        elif srv.open_connections > srv.max_connections:
+        elif uid == srv.priority_uid:
+            if len(mine) > srv.max_connections:  # slurmctld always gets through: drop its oldest idle one
+                oldest = next(c for c in mine if c is not self)
+                srv.stats["evicted"] += 1
+                oldest._finish(encode_error("closed: newer connection from the same uid"))
+            self._arm(srv.idle_timeout_s, "idle")
+        elif len(mine) > srv.max_connections_per_user or srv.open_connections - len(
+                srv.connections.get(srv.priority_uid, ())) > srv.max_connections:
             srv.stats["busy"] += 1
+            srv.log_refusal(uid, pid, f"busy ({len(mine) - 1} open from this uid)")
             self._finish(encode_error("busy: too many connections"))
         else:
             self._arm(srv.idle_timeout_s, "idle")
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.server.open_connections -= 1
+        srv = self.server
+        srv.open_connections -= 1
+        mine = srv.connections.get(self.peer[1])
+        if mine is not None:
+            mine.pop(self, None)
+            if not mine:
+                del srv.connections[self.peer[1]]
         if self.timer:
             self.timer.cancel()
 
     def _arm(self, seconds: float, why: str) -> None:
-        """Expire after ``seconds`` more; one timer per connection, moved lazily (cheap per request)."""
+        """Expire ``seconds`` from now; one timer per connection, moved lazily (cheap per request)."""
         loop = asyncio.get_running_loop()
         self.deadline, self.why = loop.time() + seconds, why
         if self.timer is None or self.timer.when() > self.deadline:
@@ -97,6 +119,7 @@ class _Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.transport is None or self.transport.is_closing():
             return
+        continued = bool(self.buffer)  # the rest of a request whose clock already runs
         self.buffer += data
         while True:
             end = self.buffer.find(b"\n")
@@ -104,6 +127,7 @@ class _Connection(asyncio.Protocol):
                 break
             line = bytes(self.buffer[:end])
             del self.buffer[:end + 1]
+            continued = False
             self.transport.write(self.server.answer(line))
         if len(self.buffer) > MAX_REQUEST_BYTES:
             self.server.stats["error"] += 1
@@ -111,7 +135,8 @@ class _Connection(asyncio.Protocol):
             self.buffer.clear()
             self._finish(encode_error(f"request larger than {MAX_REQUEST_BYTES} bytes"))
         elif self.buffer:
-            self._arm(self.server.read_timeout_s, "partial")
+            if not continued:  # read_timeout_s is for the whole request, not per chunk
+                self._arm(self.server.read_timeout_s, "partial")
         else:
             self._arm(self.server.idle_timeout_s, "idle")
 
@@ -127,28 +152,48 @@ class _Connection(asyncio.Protocol):
 class AdmissionServer:
     """Serves admission requests on ``socket_path`` for the uids in ``allowed_uids``.
 
-    ``stats`` counts outcomes (``accept``, ``reject``, ``error``, ``denied``, ``busy``) for logs and tests.
+    ``stats`` counts outcomes (``accept``, ``reject``, ``error``, ``denied``, ``busy``, ``evicted``) for logs
+    and tests. ``priority_uid``: slurmctld's uid, never refused as busy (None: none is special).
     """
 
     def __init__(self, socket_path: str | Path, site: Site, refresher: SnapshotRefresher,
                  allowed_uids: set[int], options: AdmissionOptions = AdmissionOptions(),
                  socket_mode: int = 0o600, read_timeout_s: float = 1.0, max_connections: int = 64,
-                 idle_timeout_s: float = 600.0):
+                 idle_timeout_s: float = 600.0, max_connections_per_user: int = 8,
+                 priority_uid: int | None = None, refusal_log_period_s: float = 60.0):
         self.socket_path = Path(socket_path)
         self.site, self.refresher, self.allowed_uids, self.options = site, refresher, allowed_uids, options
         self.socket_mode, self.read_timeout_s = socket_mode, read_timeout_s
         self.max_connections, self.idle_timeout_s = max_connections, idle_timeout_s
+        self.max_connections_per_user, self.priority_uid = max_connections_per_user, priority_uid
         self.stats: Counter[str] = Counter()
         self.open_connections = 0
+        self.connections: dict[int, dict[_Connection, None]] = {}  # uid -> its open connections, oldest first
+        self._refusals = RateLimited(refusal_log_period_s)
+
+    def log_refusal(self, uid: int, pid: int, why: str) -> None:
+        """One warning per uid per period (a flood of refused connects must not flood the log)."""
+        if self._refusals.allow(uid):
+            more = self._refusals.suppressed(uid)
+            log.warning("refused a connection from uid %d (pid %d): %s%s", uid, pid, why,
+                        f" ({more} more refused since the last line)" if more else "")
 
     def answer(self, line: bytes) -> bytes:
-        """The reply line for one request line (pure apart from the stats and the log)."""
+        """The reply line for one request line (pure apart from the stats and the log); never raises."""
         try:
             req = parse_request(line)
         except ProtocolError as err:
             self.stats["error"] += 1
             log.warning("malformed request: %s", err)
             return encode_error(str(err))
+        try:
+            return self._decide(req)
+        except Exception:  # a bug must cost one error reply (the shim fails open), never the connection
+            self.stats["error"] += 1
+            log.exception("admission failed for %s", escape(repr(req)[:500]))
+            return encode_error("internal error in admission")
+
+    def _decide(self, req) -> bytes:
         decision = admit(req, self.refresher.current, self.site, self.options)
         self.stats[decision.action] += 1
         log.log(logging.INFO if decision.action == "reject" else logging.DEBUG,
@@ -160,7 +205,7 @@ class AdmissionServer:
     def _bind(self) -> socket.socket:
         """A listening socket at ``socket_path``, replacing a stale file but never a live server's socket."""
         path = self.socket_path
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+        secure_socket_dir(path)
         if path.exists() or path.is_symlink():
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             probe.settimeout(0.5)

@@ -24,15 +24,15 @@ from slurm_plugin.daemon.protocol import MAX_REQUEST_BYTES
 from slurm_plugin.site import load_site
 from slurm_plugin.snapshot import Snapshot, SnapshotRefresher
 
-REQ = json.dumps({"v": 1, "op": "submit", "job": {"gres": "gres:gpu:1", "comment": "class=web"}}).encode() + b"\n"
+REQ = json.dumps({"v": 1, "op": "submit", "job": {"gres": "gres:gpu:1", "comment": "class=web", "user_id": 0}}).encode() + b"\n"
 
 
 class Running:
     """An AdmissionServer on its own event loop thread."""
 
-    def __init__(self, path: Path, **kw):
+    def __init__(self, path: Path, allowed: set[int] | None = None, **kw):
         refresher = SnapshotRefresher(Snapshot.empty)
-        self.server = AdmissionServer(path, load_site("demo"), refresher, {os.getuid()}, **kw)
+        self.server = AdmissionServer(path, load_site("demo"), refresher, allowed or {os.getuid()}, **kw)
         self.loop = asyncio.new_event_loop()
         self.stop = asyncio.Event()
         self.thread = threading.Thread(target=self.loop.run_until_complete, args=(self.server.serve(self.stop),))
@@ -189,5 +189,6 @@ def test_cli_ask_prints_the_reply(server):
 
     from slurm_plugin.cli.daemon import daemon
 
-    result = CliRunner().invoke(daemon, ["ask", "--socket", str(server.server.socket_path), '{"comment": "class=web"}'])
+    result = CliRunner().invoke(daemon, ["ask", "--socket", str(server.server.socket_path),
+                                     '{"comment": "class=web", "user_id": 0}'])
     assert result.exit_code == 0 and json.loads(result.output)["set"]["site_factor"] == band_site_factor(510)
