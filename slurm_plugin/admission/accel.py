@@ -51,7 +51,7 @@ def _best_partition(snap: Snapshot, eligible: set[str], req: JobRequest) -> tupl
         nodes = [n for n in snap.nodes_in(p.name) if n.name in eligible]
         too_short = req.time_limit and p.max_time_min and req.time_limit > p.max_time_min
         if p.up and nodes and not too_short:
-            free = sum(_free_now(n, req.gres_items, req.cpus_per_node) for n in nodes)
+            free = sum(_free_now(n, req.routing_gres, req.cpus_per_node) for n in nodes)
             scored.append(((free, len(nodes) / len(snap.nodes_in(p.name)), p.default), p.name, p, free))
     if not scored:
         return None
@@ -69,9 +69,9 @@ def map_accelerators(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | No
     that lists accelerators is narrowed (via features) to those types when the partition offers others.
     The answer depends only on the request fields below, so it is computed once per snapshot and shape.
     """
-    if not req.gres_items or not snap.known:
+    if not req.routing_gres or not snap.known:
         return None
-    key = ("accel", req.gres_items, req.features, wclass.name if wclass else None, req.partition,
+    key = ("accel", req.routing_gres, req.features, wclass.name if wclass else None, req.partition,
            req.time_limit, req.cpus_per_node)
     plan = snap.memo(key, lambda: _plan(req, snap, wclass))
     if isinstance(plan, Decision):
@@ -83,7 +83,7 @@ def map_accelerators(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | No
 
 def _plan(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None):
     """A reject Decision, None (nothing to do), or (reason, changes) for :func:`map_accelerators`."""
-    items = req.gres_items
+    items = req.routing_gres
     archs = arch_choice(req.features).archs
     for g in items:
         why = _impossible(g, snap, archs)

@@ -51,7 +51,7 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     "gpu:1 can run on a100, h100: partition gpu (2 suitable nodes free now)".
     """
     try:
-        _ = req.gres_items
+        _ = req.routing_gres
     except ValueError as err:
         return Decision(reasons=(f"GRES request not understood ({err}): unchanged",))
     out = DecisionBuilder()

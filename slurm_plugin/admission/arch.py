@@ -46,7 +46,7 @@ def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None,
     to Slurm unchanged. Returns the arches the user allowed when the job was routed (so the daemon's cycle
     may route it again later), else None.
     """
-    if not snap.known or req.req_nodes or req.gres_items or (req.partition and "," in req.partition):
+    if not snap.known or req.req_nodes or req.routing_gres or (req.partition and "," in req.partition):
         return None
     choice = arch_choice(req.features)
     if choice.routable:

@@ -67,6 +67,15 @@ class JobRequest:
         return parse_tres_per_node(self.gres)
 
     @cached_property
+    def routing_gres(self) -> tuple[GresCount, ...]:
+        """The GRES that decide where the job can run: ``--gres``/``--gpus-per-node`` per node, else
+        ``--gpus=N`` (``tres_per_job``) as one unit of each per node (a per-job count may span nodes, so only
+        the name and type bind); raises ValueError on an unreadable string."""
+        if self.gres_items or not self.tres_per_job:
+            return self.gres_items
+        return tuple(GresCount(g.name, g.type, 1) for g in parse_tres_per_node(self.tres_per_job))
+
+    @cached_property
     def comment_tags(self) -> dict[str, str]:
         """See :func:`comment_tags`."""
         return comment_tags(self.comment)

@@ -1,0 +1,28 @@
+"""The shim's static routing table for when no trusted daemon answers (``fallback.gres`` in hetsched-shim.json).
+
+Slurm refuses a GPU/NPU job that names no partition when the default partition has no such GRES ("Requested
+node configuration is not available"), so failing open would lose it. The table maps each GRES name, and each
+``name:type``, to the UP partition holding the most node groups' nodes with it (ties: the larger share of
+the partition's nodes, then site order), from the site file alone: no snapshot, so it never goes stale.
+"""
+
+from __future__ import annotations
+
+from ..site import Site
+
+
+def gres_fallback(site: Site) -> dict[str, str]:
+    """``{"gpu": "gpu", "gpu:a100": "gpu", "npu": "npu", ...}`` for ``site`` (sorted by key)."""
+    scores: dict[str, list[tuple[tuple[int, float, int], str]]] = {}
+    for order, part in enumerate(site.partitions):
+        if part.state != "UP":
+            continue
+        groups = [site.group(n) for n in part.node_groups]
+        total = sum(g.count for g in groups) or 1
+        held: dict[str, int] = {}
+        for g in groups:
+            for key in {k for name, gtype, _ in g.gres for k in (name, f"{name}:{gtype}" if gtype else name)}:
+                held[key] = held.get(key, 0) + g.count
+        for key, nodes in held.items():
+            scores.setdefault(key, []).append(((nodes, nodes / total, -order), part.name))
+    return {key: max(options)[1] for key, options in sorted(scores.items())}
