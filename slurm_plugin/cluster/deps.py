@@ -29,6 +29,8 @@ def requirements() -> list[Requirement]:
         Requirement("munge", "authentication between Slurm daemons", bool(shutil.which("munged"))),
         Requirement("lua-socket", "the job_submit shim's Unix socket", _lua_module("socket")),
         Requirement("lua-cjson", "the job_submit shim's JSON", bool(glob.glob("/usr/lib/*/lua/5.*/cjson.so"))),
+        Requirement("lua-posix", "the job_submit shim's check of who serves its socket (stat)",
+                    bool(glob.glob("/usr/lib/*/lua/5.1/posix*"))),
         Requirement("lua5.1", "a stand-alone Lua to test and benchmark the shim", bool(shutil.which("lua5.1")), True),
         Requirement("ipmitool", "the ipmi power backend (and its tests)", bool(shutil.which("ipmitool")), True),
         Requirement("openipmi", "ipmi_sim, the IPMI BMC emulator of the ipmi backend's tests",
