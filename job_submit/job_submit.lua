@@ -167,12 +167,17 @@ local function read_field(job_desc, name)
   return nil
 end
 
-local function job_fields(job_desc)
-  local job = {}
-  for _, name in ipairs(STRING_FIELDS) do
-    local v = read_field(job_desc, name)
-    if type(v) == "string" and #v > 0 and #v <= MAX_SEND_STRING then job[name] = v end
+-- The non-empty strings (at most MAX_SEND_STRING long) of `names` in `src`, copied into `into`.
+local function copy_strings(src, names, into)
+  for _, name in ipairs(names) do
+    local v = read_field(src, name)
+    if type(v) == "string" and #v > 0 and #v <= MAX_SEND_STRING then into[name] = v end
   end
+  return into
+end
+
+local function job_fields(job_desc)
+  local job = copy_strings(job_desc, STRING_FIELDS, {})
   local gres = read_field(job_desc, "tres_per_node")
   if type(gres) == "string" and #gres > 0 and #gres <= MAX_SEND_STRING then job.gres = gres end
   for key, spec in pairs(NUMBER_FIELDS) do
@@ -412,11 +417,7 @@ end
 
 -- What a modification's request starts from: the job record's claims and owner (job_desc holds the changes).
 local function job_rec_fields(job_rec)
-  local base = {}
-  for _, name in ipairs(JOB_REC_FIELDS) do
-    local v = read_field(job_rec, name)
-    if type(v) == "string" and #v > 0 and #v <= MAX_SEND_STRING then base[name] = v end
-  end
+  local base = copy_strings(job_rec, JOB_REC_FIELDS, {})
   local uid = read_field(job_rec, "user_id")
   if type(uid) == "number" and uid >= 0 and uid < NO_VAL and uid == math.floor(uid) then base.user_id = uid end
   return base
