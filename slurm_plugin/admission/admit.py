@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..site import Site
 from ..snapshot import Snapshot
 from .accel import map_accelerators
 from .arch import route_arch
@@ -16,7 +15,8 @@ from .request import TAG_PREFIX, JobRequest
 from .rightsize import rightsize_request
 from .trust import Accounting
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import Site
     from ..scale.rightsize import ClassSuggestion
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from ..site.schema import WorkloadClass
+from typing import TYPE_CHECKING
+
 from ..snapshot import PartitionState, Snapshot
 from .decision import DecisionBuilder
 from .request import JobRequest, arch_choice
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site.schema import WorkloadClass
 
 
 def _home(snap: Snapshot, arch: str, partition: str | None, time_limit: int | None) -> PartitionState | None:

@@ -24,11 +24,14 @@ qos, account, comment), so a comment edited after submission can lower a job's b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..site import Site
-from ..site.schema import QosTier, WorkloadClass
 from .request import JobRequest
 from .trust import Accounting, Entitlement, entitlement
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import Site
+    from ..site.schema import QosTier, WorkloadClass
 
 CLASS_STEP = 10
 RANK_LEVELS = 40  # levels the live ranker orders jobs by inside one band

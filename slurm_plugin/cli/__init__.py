@@ -1,37 +1,51 @@
-"""The ``hetsched`` admin command. Each command group lives in its own module, registered in ``GROUPS``."""
+"""The ``hetsched`` admin command. Each command group lives in its own module, registered in ``GROUPS``.
+
+Groups are imported only when one of their commands runs (:class:`~.lazy.LazyGroup`): ``hetsched --help``
+and ``hetsched power ...`` (which slurmctld runs on every power event) stay cheap to start.
+"""
 
 from __future__ import annotations
 
-import importlib
 import logging
 
 import click
 
 from .. import __version__
+from .lazy import LazyCommand, LazyGroup
 
-# (module under slurm_plugin.cli, attribute): every command group, registered in one place.
-GROUPS: list[tuple[str, str]] = [
-    ("conf", "conf"),
-    ("cluster", "cluster"),
-    ("power", "power"),
-    ("sim", "sim"),
-    ("daemon", "daemon"),
-    ("why", "why"),
-    ("bench", "bench"),
-    ("scale", "scale"),
-    ("cycle", "cycle"),
-    ("rank", "rank"),
-]
+# name -> (module under slurm_plugin.cli:attribute, the group's one-line help): every command group, in one place.
+GROUPS: dict[str, LazyCommand] = {
+    "conf": LazyCommand(".conf:conf", "Validate site files and generate slurm.conf / gres.conf from them."),
+    "cluster": LazyCommand(".cluster:cluster",
+                           "Run a real Slurm cluster (slurmctld + one slurmd per node) on this host."),
+    "power": LazyCommand(".power:power", "Power nodes up/down through a backend (called by Slurm with a hostlist)."),
+    "sim": LazyCommand(".sim:sim", "Discrete-event simulation of a Slurm cluster: baselines, metrics, plots."),
+    "daemon": LazyCommand(".daemon:daemon", "Run or query the admission daemon (see daemon/hetsched.yaml)."),
+    "why": LazyCommand(".why:why",
+                       "Explain where a job or node is and which of the suite's decisions put it there."),
+    "bench": LazyCommand(".bench:bench", "Measure the suite: submit path, packing, simulator, ranking, CLI start-up."),
+    "scale": LazyCommand(".scale:scale", "Follow demand and the calendar: power nodes up/down, reshape partitions."),
+    "cycle": LazyCommand(".cycle:cycle",
+                         "Steer the cluster: priority bands, job moves, partition reshaping, node power."),
+    "rank": LazyCommand(".rank:rank", "Learned job ranking (DQN over 8 priority bands): train, evaluate."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.version_option(__version__, prog_name="hetsched")
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ..data import import_root
+
+    click.echo(f"hetsched, version {__version__}\npackage: {import_root() / 'slurm_plugin'}")
+    ctx.exit()
+
+
+@click.group(cls=LazyGroup, lazy=GROUPS, package=__name__,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and where the package (code and data) is installed, then exit.")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def main(verbose: int) -> None:
     """slurm-hetsched: one elastic Slurm pool out of ARM, x86 and accelerator nodes."""
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-
-for _module, _attr in GROUPS:
-    main.add_command(getattr(importlib.import_module(f"{__name__}.{_module}"), _attr))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..conf import LocalLayout, render_site, write_atomic
 from ..conf.render import device_files
+from ..data import child_pythonpath, data_file
 from ..site import Site, load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import deps
@@ -28,8 +29,7 @@ from .procs import is_running, read_pid, spawn_detached, stop_pid
 
 log = logging.getLogger(__name__)
 DEFAULT_ROOT = Path("/var/lib/hetsched/cluster")
-REPO_ROOT = Path(__file__).resolve().parents[2]
-JOB_SUBMIT_LUA = REPO_ROOT / "job_submit" / "job_submit.lua"
+JOB_SUBMIT_LUA = data_file("job_submit", "job_submit.lua")
 MUNGED = "/usr/sbin/munged"
 # Local clusters on this host share one munged: each running cluster registers here, and the munged the
 # suite started (its pid in munged.pid) is stopped only by the last cluster to go down.
@@ -269,7 +269,7 @@ class LocalCluster:
         if is_running(pid, "slurm_plugin daemon run"):
             return pid
         sock = self.root / "run" / "hetsched.sock"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+        env = {**os.environ, "PYTHONPATH": child_pythonpath()}
         pid = spawn_detached([sys.executable, "-m", "slurm_plugin", "daemon", "run", "--socket", str(sock),
                               "--site", str(site_path), "--slurm-conf", str(self.conf), "--allow-user", "root",
                               "--refresh", "2"], self.root / "log" / "hetsched-daemon.log", env=env)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import hostlist
 
+from ..data import data_file
 from ..fsio import fsync_dir, write_file_atomic
 from ..site import Site
 from .programs import power_programs
@@ -38,7 +39,7 @@ LINK, SETS = "hetsched", "hetsched.d"
 KEEP = 5
 BEGIN = "# BEGIN hetsched: Include lines managed by `hetsched conf render`; the rest of this file is the site's own"
 END = "# END hetsched"
-JOB_SUBMIT_LUA = Path(__file__).resolve().parents[2] / "job_submit" / "job_submit.lua"
+JOB_SUBMIT_LUA = data_file("job_submit", "job_submit.lua")
 # Keys that may appear many times (one line per node or partition): compared by the names they define.
 _NAMED = ("nodename", "partitionname")
 

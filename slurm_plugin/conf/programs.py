@@ -12,6 +12,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from ..data import import_root
+
 ACTIONS = {"resume": "ResumeProgram", "suspend": "SuspendProgram", "resume-fail": "ResumeFailProgram"}
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -29,7 +31,7 @@ def _q(value: str) -> str:
 def package_parent() -> str | None:
     """The directory to put on PYTHONPATH so the programs run this very copy of slurm_plugin; None when it is
     installed where the interpreter finds it anyway (site-packages)."""
-    parent = Path(__file__).resolve().parents[2]
+    parent = import_root()
     installed = {Path(p).resolve() for p in (sysconfig.get_path("purelib"), sysconfig.get_path("platlib"))}
     return None if parent in installed else str(parent)
 

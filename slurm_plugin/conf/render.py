@@ -16,10 +16,11 @@ from pathlib import Path
 import hostlist
 import jinja2
 
+from ..data import data_dir
 from ..fsio import write_atomic  # noqa: F401  (re-exported by slurm_plugin.conf)
 from ..site import NodeGroup, Site
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "gres_templates"
+TEMPLATES = data_dir("gres_templates")
 SHIM_CONFIG = "hetsched-shim.json"
 
 # Default device files per (GRES name, vendor); a site overrides them with ``files:``.

@@ -11,19 +11,22 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..decision import Decision, MoveJob, SetSiteFactor
 from ..pack.plan import plan_moves
 from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
 from ..scale.reshape import plan_reshape
-from ..site import Site
 from ..snapshot import Snapshot
 from .inputs import group_states, packing_jobs
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import Site
 
 log = logging.getLogger(__name__)
 BANDS = 8
 # A ranker: (snapshot, site, now) -> Decision of SetSiteFactor actions (e.g. the DQN's live ranker).
-Ranker = Callable[[Snapshot, Site, float], Decision]
+Ranker = Callable[[Snapshot, "Site", float], Decision]
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,17 @@ and untyped is refused ("Invalid GRES specification (with and without type ident
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..admission.request import comment_tags
 from ..pack import GroupState, PendingJob, Resources
 from ..pack.classes import accel_type
-from ..site import ARCHES, Site
 from ..snapshot import JobState, Snapshot
+from ..snapshot.model import ARCH_FEATURES as ARCHES
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import Site
+
 
 def allowed_archs(job: JobState, site: Site) -> tuple[tuple[str, ...], bool]:
     """(architectures the job may run on, whether its user left the choice open)."""

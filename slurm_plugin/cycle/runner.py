@@ -5,13 +5,16 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..decision import Journal, SlurmApplier
 from ..scale.memory_store import load_memory, save_memory
-from ..site import Site
 from ..slurm import SlurmClient
 from ..snapshot import collect_snapshot
 from .decide import CycleConfig, CycleMemory, Ranker, decide
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import Site
 
 log = logging.getLogger(__name__)
 

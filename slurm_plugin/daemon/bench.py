@@ -23,13 +23,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..data import data_file
 from ..pack.bench import machine as common_machine
 from ..slurm import SlurmClient
 from .process import DaemonProcess
 
-REPO = Path(__file__).resolve().parents[2]
-SHIM = REPO / "job_submit" / "job_submit.lua"
-DRIVER = REPO / "job_submit" / "standin" / "drive.lua"
+SHIM = data_file("job_submit", "job_submit.lua")
+DRIVER = data_file("job_submit", "standin/drive.lua")
 # What a benchmark submission asks: a portable job the daemon routes (a full decision, not a shortcut).
 BENCH_JOB = {"features": "aarch64|x86_64", "comment": "class=web", "min_cpus": 2, "name": "bench", "user_id": 0}
 _SDIAG_LINE = re.compile(r"REQUEST_SUBMIT_BATCH_JOB\s*\(\s*\d+\)\s*count:(\d+)\s+ave_time:(\d+)\s+total_time:(\d+)")

@@ -33,24 +33,44 @@ default) and :class:`PyomoSolver` (the same model in Pyomo via APPSI or pyomo.co
 :class:`PackingResult` with status, objective, bound, gap, build_s, solve_s and a reason per assignment.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 from .aggregate import aggregate, allowed_classes
 from .apply import decide_moves, problem_from_jobs
 from .classes import GroupState, classes_from_site
-from .highs_direct import HighspySolver
 from .model import (
     Assignment, JobShape, Move, NodeClass, PackingParams, PackingProblem, PackingResult, PendingJob, Pool, Resources,
     SolveStatus,
 )
-from .pyomo_model import PyomoSolver
-from .solve import pack
-from .solver import MilpAnswer, MilpSolver
 
-SOLVERS = {"highspy": HighspySolver, "pyomo-appsi": lambda: PyomoSolver("appsi"),
-           "pyomo-contrib": lambda: PyomoSolver("contrib")}
+if TYPE_CHECKING:
+    from .solver import MilpSolver
 
-__all__ = [
-    "SOLVERS", "Assignment", "GroupState", "HighspySolver", "JobShape", "MilpAnswer", "MilpSolver", "Move",
-    "NodeClass", "PackingParams", "PackingProblem", "PackingResult", "PendingJob", "Pool", "PyomoSolver",
-    "Resources", "SolveStatus", "aggregate", "allowed_classes", "classes_from_site", "decide_moves", "pack",
-    "problem_from_jobs",
-]
+
+def _highspy() -> MilpSolver:
+    from .highs_direct import HighspySolver
+
+    return HighspySolver()
+
+
+def _pyomo(interface: str) -> MilpSolver:
+    from .pyomo_model import PyomoSolver  # Pyomo costs ~0.4 s to import: only when this solver is asked for
+
+    return PyomoSolver(interface)
+
+
+SOLVERS = {"highspy": _highspy, "pyomo-appsi": lambda: _pyomo("appsi"), "pyomo-contrib": lambda: _pyomo("contrib")}
+
+# The numerical core (numpy) and the solvers (highspy, Pyomo) load on first use of these names: the data model
+# above is all that `import slurm_plugin.cycle` or the CLI need before a packing runs.
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
+    ".solve": ["pack"], ".solver": ["MilpAnswer", "MilpSolver"],
+    ".highs_direct": ["HighspySolver"], ".pyomo_model": ["PyomoSolver"],
+}, eager=[
+    "SOLVERS", "Assignment", "GroupState", "JobShape", "Move", "NodeClass", "PackingParams", "PackingProblem",
+    "PackingResult", "PendingJob", "Pool", "Resources", "SolveStatus", "aggregate", "allowed_classes",
+    "classes_from_site", "decide_moves", "problem_from_jobs",
+])

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..site import NodeGroup, Site
 from .model import NodeClass, Pool, Resources
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import NodeGroup, Site
 
 
 @dataclass(frozen=True)

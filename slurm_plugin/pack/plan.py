@@ -8,14 +8,15 @@ simulated job's allowed node groups); everything between is this function.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from ..site import Site
 from .apply import decide_moves, problem_from_jobs
 from .classes import GroupState, classes_from_site
-from .highs_direct import HighspySolver
 from .model import Move, PackingParams, PackingResult, PendingJob
-from .solve import pack
-from .solver import MilpSolver
+
+if TYPE_CHECKING:  # annotations only: the site schema (pydantic) and numpy load when used, not with this module
+    from ..site import Site
+    from .solver import MilpSolver
 
 
 def plan_moves(jobs: Sequence[PendingJob], site: Site, states: Mapping[str, GroupState], time_cap_s: float,
@@ -29,5 +30,11 @@ def plan_moves(jobs: Sequence[PendingJob], site: Site, states: Mapping[str, Grou
         return [], None
     pools, classes = classes_from_site(site, states)
     problem = problem_from_jobs(jobs, pools, classes, params)
-    result = pack(problem, solver or HighspySolver(), time_cap_s=time_cap_s)
+    from .solve import pack  # numpy (and highspy below) load when a packing runs, not with the cycle's modules
+
+    if solver is None:
+        from .highs_direct import HighspySolver
+
+        solver = HighspySolver()
+    result = pack(problem, solver, time_cap_s=time_cap_s)
     return decide_moves(jobs, problem, result), result

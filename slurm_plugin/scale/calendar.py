@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from typing import TYPE_CHECKING
 
-from ..site.schema import WEEKDAYS, Calendar
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site.schema import Calendar
 
 
 def _minutes(hhmm: str) -> int:
@@ -20,6 +22,8 @@ def is_active(calendar: Calendar, when: dt.datetime, timezone: str) -> bool:
     A window whose end is not after its start runs past midnight and belongs to the day it starts on:
     ``{days: [fri], start: "19:00", end: "07:00"}`` covers Friday 19:00 to Saturday 07:00.
     """
+    from ..site.schema import WEEKDAYS  # loaded already: ``calendar`` is one of its models
+
     if when.tzinfo is None:
         raise ValueError("is_active needs a timezone-aware datetime")
     local = when.astimezone(zoneinfo.ZoneInfo(calendar.timezone or timezone))

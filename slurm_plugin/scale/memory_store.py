@@ -6,7 +6,7 @@ import json
 import logging
 from pathlib import Path
 
-from ..conf import write_atomic
+from ..fsio import write_atomic
 from .pid import PidState
 from .planner import ScaleMemory
 

@@ -25,14 +25,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..decision import Decision, PowerNodes
-from ..site import NodeGroup, Site
 from ..snapshot import JobState, NodeState, Snapshot
 from ..snapshot.constraint import constraint_matches
 from .arch import DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, ArchGroup, ArchShift, plan_arch, warm_after
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
 from .warm import DEFAULT_MIN_GRACE_S, DEFAULT_WINDOW_S, WarmTarget, group_power, warm_target
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import NodeGroup, Site
 
 
 @dataclass(frozen=True)

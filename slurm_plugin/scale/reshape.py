@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from typing import TYPE_CHECKING
 
 import hostlist
 
 from ..decision import Decision, SetPartitionNodes
-from ..site import Site
 from ..snapshot import Snapshot
 from .calendar import is_active
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import Site
 
 
 def wanted_nodes(site: Site, partition: str, now: dt.datetime) -> tuple[list[str], list[str]]:

@@ -1,10 +1,14 @@
-"""The site resource model: load a site file into typed, frozen objects."""
+"""The site resource model: load a site file into typed, frozen objects.
 
+The loader and schema (pydantic, yaml) are imported on first use: ``from slurm_plugin.site import SiteError``
+stays cheap for commands that only report site errors.
+"""
+
+from .._lazy import lazy_exports
 from .errors import Problem, SiteError
-from .loader import DEFAULT_SITE, SITE_CONFIGS, load_site, parse_site, resolve_site_path
-from .schema import ARCHES, Accelerator, Calendar, Cluster, Cpu, Gpu, NodeGroup, Partition, Policy, Site
 
-__all__ = [
-    "ARCHES", "DEFAULT_SITE", "SITE_CONFIGS", "Accelerator", "Calendar", "Cluster", "Cpu", "Gpu", "NodeGroup",
-    "Partition", "Policy", "Problem", "Site", "SiteError", "load_site", "parse_site", "resolve_site_path",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
+    ".loader": ["DEFAULT_SITE", "SITE_CONFIGS", "load_site", "parse_site", "resolve_site_path"],
+    ".schema": ["ARCHES", "Accelerator", "Calendar", "Cluster", "Cpu", "Gpu", "NodeGroup", "Partition", "Policy",
+                "Site"],
+}, eager=["Problem", "SiteError"])

@@ -7,11 +7,12 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from ..data import data_dir
 from .checks import site_problems
 from .errors import Problem, SiteError
 from .schema import Site
 
-SITE_CONFIGS = Path(__file__).resolve().parents[2] / "site_configs"
+SITE_CONFIGS = data_dir("site_configs")
 DEFAULT_SITE = "demo"
 
 

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ...data import data_file
 from .features import FEATURES, N_FEATURES
 
 FORMAT = "hetsched-dqn/2"  # 2: bands shift log10 time limit by DELTA each (1: bands replaced the order)
 N_BANDS = 8
 CHUNK = 192  # rows per matmul: OpenBLAS runs products under 4 x 65536 multiply-adds on one thread, which
 # keeps a loaded 2-core host from stalling on BLAS thread hand-offs (70 ms -> 16 ms for 10,000 jobs)
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "dqn_default.npz"
+DEFAULT_MODEL = data_file("models", "dqn_default.npz")
 
 
 class ModelError(ValueError):

@@ -1,0 +1,63 @@
+"""Guard of the CLI's start-up: ``hetsched --help`` and the power command import no solver, plotting or
+training library (each costs 50-500 ms; slurmctld runs ``hetsched power`` on every power event).
+
+Each case runs in a fresh interpreter and lists which of the heavy modules ended up in ``sys.modules``.
+The times themselves are measured by ``hetsched bench cli`` (results/cli/), not asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+HEAVY = ("pyomo", "torch", "matplotlib", "scipy", "highspy", "numpy", "pandas", "networkx")
+# The bare CLI needs click and nothing of the suite's own dependencies.
+BARE = (*HEAVY, "pydantic", "jinja2", "yaml", "uvloop", "tqdm")
+
+PROBE = """
+import json, sys
+sys.argv = ["hetsched", *json.loads(sys.argv[1])]
+if sys.argv[1] == "<import>":
+    import importlib
+    importlib.import_module(sys.argv[2])
+else:
+    from slurm_plugin.cli import main
+    try:
+        main()
+    except SystemExit as e:
+        assert e.code in (0, None), e.code
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
+"""
+
+
+def loaded_modules(args: list[str]) -> set[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize(("args", "forbidden"), [
+    (["<import>", "slurm_plugin.cli"], BARE),
+    (["--help"], BARE),
+    (["--version"], BARE),
+    (["power", "--help"], HEAVY),
+    (["power", "resume", "--help"], HEAVY),
+], ids=["import slurm_plugin.cli", "hetsched --help", "hetsched --version", "hetsched power --help",
+        "hetsched power resume --help"])
+def test_no_heavy_imports(args, forbidden):
+    heavy = loaded_modules(args) & set(forbidden)
+    assert not heavy, (f"`hetsched {' '.join(args)}` imports {sorted(heavy)}: import them inside the function "
+                       "that needs them (python3 -X importtime shows who pulls them in)")
+
+
+def test_probe_sees_what_a_command_imports():
+    """The probe itself works: a module that needs numpy is seen importing it."""
+    assert "numpy" in loaded_modules(["<import>", "slurm_plugin.pack.solve"])
