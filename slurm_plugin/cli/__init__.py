@@ -14,11 +14,15 @@ from .. import __version__
 from .lazy import LazyCommand, LazyGroup
 
 # name -> (module under slurm_plugin.cli:attribute, the group's one-line help): every command group, in one place.
+# The help is what `hetsched --help` lists without importing the group; tests/unit/cli/test_lazy.py says when a
+# group's docstring changed and this copy must follow.
 GROUPS: dict[str, LazyCommand] = {
-    "conf": LazyCommand(".conf:conf", "Validate site files and generate slurm.conf / gres.conf from them."),
+    "conf": LazyCommand(".conf:conf",
+                        "Validate site files and merge the suite's slurm.conf / gres.conf parts into a site's config."),
     "cluster": LazyCommand(".cluster:cluster",
                            "Run a real Slurm cluster (slurmctld + one slurmd per node) on this host."),
-    "power": LazyCommand(".power:power", "Power nodes up/down through a backend (called by Slurm with a hostlist)."),
+    "power": LazyCommand(".power:power", "Power nodes up/down through their BMCs (what Slurm's power-save programs "
+                                         "run, with a hostlist)."),
     "sim": LazyCommand(".sim:sim", "Discrete-event simulation of a Slurm cluster: baselines, metrics, plots."),
     "daemon": LazyCommand(".daemon:daemon", "Run or query the admission daemon (see daemon/hetsched.yaml)."),
     "why": LazyCommand(".why:why",

@@ -106,8 +106,10 @@ def test_installed_wheel_runs_from_anywhere(installed, tmp_path):
     out = tmp_path / "etc"
     render = run(installed, cwd, "conf", "render", "demo", "-o", str(out))
     assert render.returncode == 0, render.stderr
-    rendered = "".join(p.read_text() for p in out.iterdir())
-    assert "NodeName=" in rendered and "Name=gpu" in rendered  # slurm.conf and gres.conf (vendor templates)
+    rendered = "".join(p.read_text() for p in out.rglob("*") if p.is_file())  # slurm.conf, gres.conf and parts
+    assert "NodeName=" in rendered and "Name=gpu" in rendered, sorted(out.rglob("*"))  # from the templates
+    resume = next(p for p in out.rglob("resume") if p.is_file()).read_text()
+    assert f"PYTHONPATH={installed.resolve()} " in resume  # the power programs run the installed copy
 
     result = tmp_path / "sim.json"
     sim = run(installed, cwd, "sim", "run", "--site", "demo", "-w", "synthetic:jobs=200,seed=1", "--policy", "dqn",
