@@ -8,6 +8,7 @@ SRV records and fail). JSON output is used where both supported versions have it
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -17,6 +18,10 @@ from functools import cached_property
 
 FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
             "PREEMPTED")
+log = logging.getLogger(__name__)
+# scontrol's EAGAIN: on 24.11 `scontrol update jobid=N partition=P features=F` sometimes answers this (2 of 6 runs)
+TRANSIENT = "Resource temporarily unavailable"
+RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0)  # seconds before each retry of a transient scontrol failure (3.7 s at most)
 # Slurm's keys are CamelCase; a lowercase word with "=" (a comment such as "hetsched:class=web x=1") is a value
 _KEY = re.compile(r"(?:^|\s)([A-Z][\w:/.]*)=")
 
@@ -77,17 +82,28 @@ class SlurmClient:
 
     def run(self, *argv: str, input: str | None = None, timeout: float | None = None, check: bool = True,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        """Run one Slurm command; raises :class:`SlurmError` if it fails and ``check``. An ``scontrol`` answering
+        "Resource temporarily unavailable" (it changed nothing) is retried after each of ``RETRY_DELAYS``."""
         cmd = list(argv)
+        for delay in (*RETRY_DELAYS, None) if cmd[0] == "scontrol" else (None,):
+            proc = self._run_once(cmd, input, timeout, env)
+            if delay is None or proc.returncode == 0 or TRANSIENT not in proc.stderr:
+                break
+            log.info("`%s` answered %r; retrying in %.1f s", " ".join(cmd), TRANSIENT, delay)
+            time.sleep(delay)
+        if check and proc.returncode != 0:
+            raise SlurmError(cmd, proc.returncode, proc.stderr or proc.stdout)
+        return proc
+
+    def _run_once(self, cmd: list[str], input: str | None, timeout: float | None,
+                  env: dict[str, str] | None) -> subprocess.CompletedProcess:
         try:
-            proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=env or self.env,
+            return subprocess.run(cmd, input=input, capture_output=True, text=True, env=env or self.env,
                                   timeout=timeout or self.timeout)
         except FileNotFoundError as err:
             raise SlurmError(cmd, 127, f"{cmd[0]}: not installed ({err.strerror})") from None
         except subprocess.TimeoutExpired:
             raise SlurmError(cmd, 124, f"timed out after {timeout or self.timeout:.0f} s") from None
-        if check and proc.returncode != 0:
-            raise SlurmError(cmd, proc.returncode, proc.stderr or proc.stdout)
-        return proc
 
     @cached_property
     def version(self) -> SlurmVersion:
@@ -122,6 +138,15 @@ class SlurmClient:
     def squeue(self) -> dict:
         """``squeue --json`` as parsed JSON (all jobs the controller still remembers)."""
         return json.loads(self.run("squeue", "--all", "--json").stdout)
+
+    def site_factors(self, *job_ids: int) -> dict[int, int]:
+        """The SITE column of ``sprio`` (the weighted SiteFactor) of each given pending job that sprio lists.
+
+        One ``sprio`` of every pending job, filtered here: 24.11 refuses a list (``sprio -j 2,3``: "Invalid job
+        id: 2"), 22.05 accepts it."""
+        out = self.run("sprio", "-h", "-o", "%i %S").stdout.split()
+        rows = {int(out[i]): int(out[i + 1]) for i in range(0, len(out) - 1, 2)}
+        return {j: rows[j] for j in job_ids if j in rows}
 
     def cancel(self, *job_ids: int) -> None:
         if job_ids:

@@ -1,7 +1,8 @@
 """GRES strings as Slurm prints them, in both supported versions.
 
 Node GRES (``gpu:a100:4(S:0-1)``, ``gpu:a100:0(IDX:N/A),npu:0``) and job requests (22.05
-``gres:gpu:a100:1``, 23.02+ ``gres/gpu:a100=1``, or the plain ``--gres`` form ``gpu:1``).
+``gres:gpu:a100:1``, 24.11's scontrol ``gres/gpu:a100:1``, 23.02+ ``gres/gpu:a100=1``, or the plain ``--gres`` form
+``gpu:1``).
 """
 
 from __future__ import annotations

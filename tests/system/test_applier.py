@@ -39,8 +39,7 @@ def test_site_factor_raises_priority_of_the_listed_jobs_in_one_call(slurm, appli
     assert res.ok, res.error
     assert int(slurm.show_job(high)["Priority"]) >= base[high] + 5000
     assert int(slurm.show_job(low)["Priority"]) < base[high] + 5000
-    sprio = slurm.run("sprio", "-h", "-o", "%i %S", "-j", str(high)).stdout.split()
-    assert sprio and int(sprio[1]) == 5000  # %S: the SITE column (weighted admin priority)
+    assert slurm.site_factors(high, low) == {high: 5000, low: 0}  # sprio's SITE column (weighted admin priority)
 
 
 def test_move_pending_job_to_free_architecture(slurm, applier, busy_riscv, tmp_path):

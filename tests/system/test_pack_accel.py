@@ -9,6 +9,7 @@ import time
 import pytest
 
 from slurm_plugin.site import load_site
+from slurm_plugin.snapshot import GresCount, parse_tres_per_node
 from slurm_plugin.slurm import SlurmError
 
 from .test_cycle import pack_cycle
@@ -43,7 +44,8 @@ def test_untyped_gpu_job_moves_to_the_free_gpu_type_and_typed_one_stays(cluster,
         done = slurm.wait_job(flexible, timeout=60)
         assert done["JobState"] == "COMPLETED" and done["NodeList"] == "gh200n1"
         left = slurm.show_job(typed)
-        assert left["JobState"] == "PENDING" and left["TresPerNode"] == "gres:gpu:a100:1"
+        assert left["JobState"] == "PENDING"  # TresPerNode: gres:gpu:a100:1 on 22.05, gres/gpu:a100:1 on 24.11
+        assert parse_tres_per_node(left["TresPerNode"]) == (GresCount("gpu", "a100", 1),)
     finally:
         slurm.cancel(fill, flexible, typed)
 

@@ -50,8 +50,7 @@ def limit_model() -> DqnModel:
 
 
 def site_column(c, jobs) -> dict[int, int]:
-    out = c.client().run("sprio", "-h", "-o", "%i %S", "-j", ",".join(map(str, jobs))).stdout.split()
-    return {int(out[i]): int(out[i + 1]) for i in range(0, len(out), 2)}
+    return c.client().site_factors(*jobs)
 
 
 def priorities(c, jobs) -> dict[int, int]:

@@ -78,6 +78,7 @@ def test_empty_snapshot_is_unknown():
                                                      GresCount("npu", "ascend910b", 1))),
     ("gres:gpu:1", (GresCount("gpu", None, 1),)),
     ("gres/gpu:h100=2", (GresCount("gpu", "h100", 2),)),
+    ("gres/gpu:a100:1", (GresCount("gpu", "a100", 1),)),  # 24.11's scontrol TresPerNode
     ("gres/gpu=3", (GresCount("gpu", None, 3),)),
     ("gpu", (GresCount("gpu", None, 1),)),
     ("", ()), (None, ()), ("(null)", ()), ("N/A", ()),
