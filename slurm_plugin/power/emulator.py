@@ -7,8 +7,10 @@ the node) and applies a power change 1-11 s after the request, as a slow BMC wou
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
+import sysconfig
 import time
 import urllib.request
 from pathlib import Path
@@ -27,7 +29,9 @@ def start_sushy(work: Path, nodes: list[str], power_state: str = "Off", wait: fl
     """
     from ..cluster.procs import is_running, spawn_detached, stop_pid
 
-    exe = shutil.which("sushy-emulator")
+    # beside this interpreter first: a venv's scripts are not on PATH when it runs as .venv/bin/python
+    scripts = sysconfig.get_path("scripts")
+    exe = shutil.which("sushy-emulator", path=os.pathsep.join([scripts, os.environ.get("PATH", os.defpath)]))
     if exe is None:
         raise RuntimeError("sushy-emulator missing: pip install '.[test]' (sushy-tools)")
     work.mkdir(parents=True, exist_ok=True)
