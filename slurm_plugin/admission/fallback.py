@@ -8,7 +8,10 @@ the partition's nodes, then site order), from the site file alone: no snapshot, 
 
 from __future__ import annotations
 
-from ..site import Site
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import Site
 
 
 def gres_fallback(site: Site) -> dict[str, str]:

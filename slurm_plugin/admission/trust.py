@@ -23,8 +23,10 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..site.schema import Policy
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site.schema import Policy
 
 DEFAULT_SLURM_CONF = "/etc/slurm/slurm.conf"
 _ASSOC_WORDS = {"associations", "limits", "qos", "safe", "all"}
