@@ -63,6 +63,12 @@ def _policy_problems(site: Site) -> Iterator[Problem]:
         if wc.qos and wc.qos not in tiers:
             yield Problem(("policy", "workload_classes", i, "qos"), f"unknown QoS tier '{wc.qos}'"
                           + _did_you_mean(wc.qos, tiers))
+    for i, grant in enumerate(policy.grants):
+        for kind, names, known in (("classes", grant.classes, classes), ("tiers", grant.tiers, tiers)):
+            for j, name in enumerate(names):
+                if name not in known:
+                    yield Problem(("policy", "grants", i, kind, j), f"unknown {kind[:-2] if kind == 'classes' else 'tier'}"
+                                  f" '{name}'" + _did_you_mean(name, known))
     if policy.rightsize.mode == "apply":
         for i, name in enumerate(policy.rightsize.classes):
             if name not in classes:

@@ -316,16 +316,6 @@ class Policy(Strict):
     cost_weights: CostWeights = CostWeights()
     rightsize: Rightsize = Rightsize()
 
-    @model_validator(mode="after")
-    def _grants_name_known(self) -> Policy:
-        classes, tiers = {c.name for c in self.workload_classes}, {t.name for t in self.qos_tiers}
-        for i, g in enumerate(self.grants):
-            for kind, names, known in (("class", g.classes, classes), ("tier", g.tiers, tiers)):
-                bad = [n for n in names if n not in known]
-                if bad:
-                    raise ValueError(f"grants[{i}]: unknown {kind} '{bad[0]}' (known: {', '.join(sorted(known))})")
-        return self
-
 
 class SlurmSettings(Strict):
     """Cluster-wide slurm.conf settings the suite sets on purpose; everything else keeps Slurm's default."""
