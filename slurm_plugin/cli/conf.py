@@ -38,9 +38,11 @@ def check(site: str | None, as_json: bool) -> None:
               help="The site's Slurm config directory (e.g. /etc/slurm).")
 @click.option("--socket", default=DeployPaths.daemon_socket, show_default=True, help="The daemon's socket.")
 @click.option("--no-job-submit", is_flag=True, help="Leave JobSubmitPlugins=lua and the shim out.")
+@click.option("--power-log", default="/var/log/hetsched/power.log", show_default=True,
+              help="Log file of the power programs (one line per call; its directory must be writable by SlurmUser).")
 @click.option("--diff", "show_diff", is_flag=True, help="Show a unified diff of what would change; write nothing.")
 @handle_errors(OSError, ValueError)
-def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, show_diff: bool) -> None:
+def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, power_log: str, show_diff: bool) -> None:
     """Merge SITE's parts into the Slurm config in OUTPUT, leaving the site's own settings alone.
 
     The parts (nodes, partitions, power saving, job_submit, gres.conf lines, the power programs) are written
@@ -53,7 +55,7 @@ def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, sh
 
     path = resolve_site_path(site)
     try:
-        plan = plan_merge(load_site(path), path, out_dir, socket, job_submit=not no_job_submit)
+        plan = plan_merge(load_site(path), path, out_dir, socket, job_submit=not no_job_submit, power_log=power_log)
     except MergeError as err:
         fail(str(err), EXIT_USAGE)
     if show_diff:

@@ -51,8 +51,7 @@ def _run(action: str, hosts: tuple[str, ...], backend: str | None, cluster: str 
 
     def run_backend(name: str) -> str:
         if action == "resume-fail":  # Slurm already gave up on these nodes: record it, nothing to call
-            failed.update({h: f"ResumeTimeout reached: the node did not register (backend {name})"
-                           for h in plan[name]})
+            failed.update({h: "ResumeTimeout reached: the node did not register" for h in plan[name]})
             return "recorded"
         try:
             be = make_backend(name, site=site, cluster=cluster, hosts=plan[name])
@@ -76,9 +75,10 @@ def _run(action: str, hosts: tuple[str, ...], backend: str | None, cluster: str 
             calls.record(action, host, name, seconds.get(host, 0.0), False, failed[host])
             click.echo(f"{action} {host}: FAILED ({name}): {failed[host]}", err=True)
     if mark and action in ("resume", "resume-fail") and failed:
-        for host, why in mark_down(failed, slurm_conf).items():
+        for host, why in mark_down(failed, backend_of, slurm_conf).items():
             if why is None:
-                click.echo(f"{action} {host}: set DOWN (reason '{PREFIX}...')", err=True)
+                click.echo(f"{action} {host}: set DOWN (reason '{PREFIX} ({backend_of.get(host, 'none')}): ...')",
+                           err=True)
             else:
                 calls.record("mark-down", host, backend_of.get(host, "none"), 0.0, False, why)
                 click.echo(f"{action} {host}: could not set DOWN: {why}", err=True)

@@ -139,7 +139,7 @@ def _read(path: Path) -> str | None:
 
 
 def plan_merge(site: Site, site_path: str | Path, out_dir: str | Path, socket: str, job_submit: bool = True,
-               python: str | None = None) -> MergePlan:
+               python: str | None = None, power_log: str | None = None) -> MergePlan:
     """Render the suite's set for ``out_dir`` and work out every change; writes nothing.
 
     Raises :class:`MergeError` naming each conflict with the site's own slurm.conf/gres.conf, or a path the
@@ -151,8 +151,8 @@ def plan_merge(site: Site, site_path: str | Path, out_dir: str | Path, socket: s
     layout = DeployPaths(etc=str(out), resume_program=f"{link}/resume", suspend_program=f"{link}/suspend",
                          resume_fail_program=f"{link}/resume-fail", daemon_socket=socket, job_submit=job_submit)
     files = render_fragments(site, layout, sets_dir=f"{out}/{SETS}")
-    programs = power_programs(["--site", str(Path(site_path).resolve()), "--slurm-conf", str(out / "slurm.conf")],
-                              python=python)
+    args = ["--site", str(Path(site_path).resolve()), "--slurm-conf", str(out / "slurm.conf")]
+    programs = power_programs([*args, "--log-file", power_log] if power_log else args, python=python)
     files.update(programs)
     links = {SHIM_CONFIG: f"{LINK}/{SHIM_CONFIG}"}
     if job_submit:

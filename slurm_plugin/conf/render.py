@@ -149,6 +149,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["hostlist"] = lambda names: hostlist.collect_hostlist(list(names))
     env.filters["conf_value"] = conf_value
+    env.filters["node_addr"] = lambda node, pattern: pattern.format(node=node)
     return env
 
 

@@ -2,7 +2,10 @@
 
 A failed ResumeProgram call changes nothing in slurmctld by itself (the node would sit POWERING_UP until
 ResumeTimeout), so ``hetsched power resume`` marks each node it could not power up DOWN with a reason naming the
-backend error, which ``sinfo -R`` and ``scontrol show node`` show. The reason starts with :data:`PREFIX`.
+backend and its error, which ``sinfo -R`` and ``scontrol show node`` show: ``resume failed (redfish): ...``.
+The reason deliberately does not start with the suite's ``hetsched:`` tag: the power state machine
+(scale/power_state.py) reads a DOWN node with a reason not its own, after a power-up, as a failed power-up to
+retry with backoff; ``hetsched: resume failed N times`` is its own give-up text.
 """
 
 from __future__ import annotations
@@ -10,20 +13,21 @@ from __future__ import annotations
 import os
 import subprocess
 
-PREFIX = "hetsched: resume failed: "
+PREFIX = "resume failed"
 MAX_REASON = 240
 
 
-def reason_for(error: str) -> str:
-    """One printable line of at most :data:`MAX_REASON` characters, starting with :data:`PREFIX`."""
+def reason_for(error: str, backend: str) -> str:
+    """``resume failed (<backend>): <error>`` as one printable line of at most :data:`MAX_REASON` characters."""
     text = " ".join("".join(c if c.isprintable() else " " for c in error).split()).replace('"', "'")
-    reason = PREFIX + text
+    reason = f"{PREFIX} ({backend}): {text}"
     return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 3] + "..."
 
 
-def mark_down(errors: dict[str, str], slurm_conf: str | None = None, timeout: float = 20.0) -> dict[str, str | None]:
-    """``{host: None if marked, else why not}`` after setting each host of ``errors`` (host -> backend error)
-    DOWN with :func:`reason_for` its error."""
+def mark_down(errors: dict[str, str], backends: dict[str, str], slurm_conf: str | None = None,
+              timeout: float = 20.0) -> dict[str, str | None]:
+    """``{host: None if marked, else why not}`` after setting each host of ``errors`` (host -> error) DOWN with
+    :func:`reason_for` its error and backend (``backends``: host -> name)."""
     from .pool import run_bounded
 
     env = {**os.environ, **({"SLURM_CONF": slurm_conf} if slurm_conf else {})}
@@ -33,9 +37,9 @@ def mark_down(errors: dict[str, str], slurm_conf: str | None = None, timeout: fl
         return {host: f"cannot set DOWN: {why}" for host in errors}
 
     def one(host: str) -> str:
-        proc = subprocess.run(["scontrol", "update", f"nodename={host}", "state=DOWN",
-                               f"reason={reason_for(errors[host])}"], env=env, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        reason = reason_for(errors[host], backends.get(host, "none"))
+        proc = subprocess.run(["scontrol", "update", f"nodename={host}", "state=DOWN", f"reason={reason}"], env=env,
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         if proc.returncode:
             raise RuntimeError((proc.stderr or proc.stdout).strip() or f"scontrol exit {proc.returncode}")
         return "down"

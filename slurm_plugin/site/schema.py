@@ -140,6 +140,9 @@ class NodeGroup(Strict):
     region: SlurmName | None = None
     timezone: str | None = None
     bmc: Bmc | None = None
+    node_addr: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:{}-]+$", max_length=255)] | None = Field(
+        None, description="slurm.conf NodeAddr of each node, '{node}' is its name (e.g. '{node}-ib', '127.0.0.1'); "
+                          "default: the node name")
 
     _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
 

@@ -86,7 +86,7 @@ def test_item8_a_cluster_root_with_shell_in_its_name_is_only_a_path(tmp_path):
     assert f'detail="armn1 is not a node of the cluster at {root}"' in log, log  # the path arrived whole
 
 
-def test_item8_rendered_programs_in_a_directory_with_shell_quotes_and_spaces(tmp_path, monkeypatch):
+def test_item8_rendered_programs_in_a_directory_with_shell_quotes_and_spaces(tmp_path):
     """`conf render` into such a directory: slurm.conf names the programs (quoted), and they run hetsched with
     the paths intact and nothing else."""
     from click.testing import CliRunner
@@ -97,18 +97,18 @@ def test_item8_rendered_programs_in_a_directory_with_shell_quotes_and_spaces(tmp
     etc.mkdir()
     site = etc / "site $(touch pwned2).yaml"
     site.write_text((SITE_CONFIGS / "demo.yaml").read_text())
-    result = CliRunner().invoke(main, ["conf", "render", str(site), "-o", str(etc)])
+    log = tmp_path / "power $(touch pwned3).log"
+    result = CliRunner().invoke(main, ["conf", "render", str(site), "-o", str(etc), "--power-log", str(log)])
     assert result.exit_code == 0, result.output
     power = (etc / "hetsched" / "power.conf").read_text()
     assert f'ResumeProgram="{etc}/hetsched/resume"' in power
     assert f'Include "{etc}/hetsched/nodes.conf"' in (etc / "slurm.conf").read_text()
-    monkeypatch.setenv("HETSCHED_POWER_LOG", str(tmp_path / "power.log"))
     proc = subprocess.run([str(etc / "hetsched" / "suspend"), "x86n[1-2]"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 1, proc
     assert "node group cpu-x86 has no bmc" in proc.stderr, proc.stderr  # it read the site at that path
     assert not any(p.name.startswith("pwned") for p in tmp_path.rglob("*")), "a command in a path ran"
-    assert (tmp_path / "power.log").read_text().count("suspend node=x86n") == 2
+    assert log.read_text().count("suspend node=x86n") == 2
     bad = tmp_path / 'etc"q'
     bad.mkdir()
     refused = CliRunner().invoke(main, ["conf", "render", str(site), "-o", str(bad)])

@@ -156,3 +156,21 @@ def test_credentials_file_mode(site_file, tmp_path, mode, ok):
     else:
         assert result.exit_code == 1 and f"BMC credentials file {cred} is" in result.output, result.output
         assert "chown root:slurm" in result.output and "chmod 0640" in result.output
+
+
+def test_one_broken_bmc_among_good_ones(site_file, bmcs, tmp_path):
+    """A BMC refusing the password and one that never answers, beside the good ones: each fails alone."""
+    data = yaml.safe_load(site_file.read_text())
+    groups = data["clusters"][0]["node_groups"]
+    creds = Path(groups[-1]["bmc"]["credentials_file"])
+    wrong = write_creds(tmp_path / "wrong.cred")
+    wrong.write_text(f"{USER}:not-the-password\n")
+    groups.append(bmc_group("ipmi-3", "ipmin", 3, bmcs["ipmin1"], wrong))
+    groups.append(bmc_group("ipmi-4", "ipmin", 4, free_udp_port(), creds))
+    path = tmp_path / "site.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = _cli("resume", "--no-mark-down", "--site", str(path), "ipmin[1-4]")
+    assert result.exit_code == 1, result.output
+    assert "resume ipmin1: ok (ipmi" in result.output and "resume ipmin2: ok (ipmi" in result.output
+    assert "resume ipmin3: FAILED (ipmi): ipmin3: BMC 127.0.0.1:" in result.output
+    assert "resume ipmin4: FAILED (ipmi): ipmin4: BMC 127.0.0.1:" in result.output

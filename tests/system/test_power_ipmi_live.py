@@ -1,5 +1,6 @@
 """Slurm's own power saving through the IPMI backend, end to end on a real local cluster:
-slurmctld -> SuspendProgram/ResumeProgram -> ``hetsched power suspend|resume --backend ipmi`` -> ipmitool
+slurmctld -> SuspendProgram/ResumeProgram (the production programs: backend from the site file) ->
+``hetsched power suspend|resume --site SITE`` -> ipmitool
 (lanplus) -> one ipmi_sim BMC per node -> its chassis control -> the node's slurmd stops/starts (the local
 backend plays the node's hardware). Two ARM nodes get BMCs; the rest of the cluster is left alone."""
 
@@ -7,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,12 +19,12 @@ from tests.system.test_scale import powered_down, wait_states
 
 from slurm_plugin.cluster.local import LocalCluster
 from slurm_plugin.cluster.procs import stop_pid
+from slurm_plugin.conf.programs import power_programs
 from slurm_plugin.power.ipmi import IpmiPower, targets_from_site
 from slurm_plugin.site import load_site
 
 pytestmark = [pytest.mark.system, pytest.mark.skipif(not HAVE_IPMI, reason=SKIP_REASON)]
 NODES = ("armn1", "armn2")
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _script(path: Path, body: str) -> None:
@@ -52,10 +52,11 @@ def ipmi_cluster() -> Iterator[tuple[LocalCluster, Path]]:
         site = bmc / "bmc-site.yaml"
         site.write_text(yaml.safe_dump({"name": "bmcs", "clusters": [{"name": "c", "node_groups": groups}],
                                         "partitions": [{"name": "all", "node_groups": [g["name"] for g in groups]}]}))
-        for action in ("resume", "suspend"):  # what slurm.conf's ResumeProgram/SuspendProgram now run
-            _script(bin_dir / action, f"PATH=/usr/sbin:/usr/bin:/sbin:/bin PYTHONPATH={REPO} exec {sys.executable} "
-                                      f"-m slurm_plugin power {action} --backend ipmi --site {site} \"$@\" "
-                                      f">> {root}/log/power.log 2>&1\n")
+        # What slurm.conf's power programs now run: the production programs, backend from the site file.
+        programs = power_programs(["--site", str(site), "--slurm-conf", str(cluster.conf), "--log-file",
+                                   str(root / "log" / "power-calls.log")], output=str(root / "log" / "power.log"))
+        for action, text in programs.items():
+            _script(bin_dir / action, text.removeprefix("#!/bin/sh\n"))
         yield cluster, site
     finally:
         for pid, _ in started.values():
@@ -77,4 +78,6 @@ def test_slurm_powers_nodes_down_and_up_through_their_bmcs(ipmi_cluster):
     assert bmcs.power_state("armn1") == "on" and cluster.slurmd_running("armn1")
     assert bmcs.power_state("armn2") == "off" and not cluster.slurmd_running("armn2")
     log = (Path(cluster.root) / "log" / "power.log").read_text()
-    assert "suspend armn1: ok" in log and "suspend armn2: ok" in log and "resume armn1: ok" in log, log
+    assert "suspend armn1: ok (ipmi" in log and "suspend armn2: ok (ipmi" in log and "resume armn1: ok (ipmi" in log, log
+    calls = (Path(cluster.root) / "log" / "power-calls.log").read_text()
+    assert "resume node=armn1 backend=ipmi duration=" in calls and "result=ok" in calls, calls

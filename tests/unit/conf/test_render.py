@@ -90,3 +90,18 @@ def test_cli_render_into_an_empty_directory_creates_a_slurm_conf_that_includes_t
     conf = (tmp_path / "slurm.conf").read_text()
     assert "ClusterName=hetsched-demo" in conf and f"Include {tmp_path}/hetsched/nodes.conf" in conf
     assert "NodeName=" not in conf and "GresTypes" not in conf and "ResumeProgram" not in conf
+
+
+def test_node_addr_and_values_slurm_conf_cannot_hold():
+    from slurm_plugin.conf.render import ConfValueError, conf_value
+    from slurm_plugin.site import parse_site
+    import yaml
+
+    data = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
+    data["clusters"][0]["node_groups"][1]["node_addr"] = "{node}-ib"
+    conf = render_site(parse_site(data))["slurm.conf"]
+    assert "NodeName=armn[1-3] NodeAddr=armn1-ib,armn2-ib,armn3-ib CPUs=64 " in conf
+    assert conf_value("/etc/slurm/x") == "/etc/slurm/x" and conf_value("/a b/x") == '"/a b/x"'
+    for bad in ("/a\nPrologSlurmctld=/tmp/evil", "/a#b", '/a"b'):
+        with pytest.raises(ConfValueError, match="cannot be written into slurm.conf"):
+            conf_value(bad)
