@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from ..snapshot import GresCount, parse_tres_per_node
+from ..snapshot.constraint import try_parse
 from ..snapshot.model import ARCH_FEATURES
 
 _TOKEN = re.compile(r"[\s,;]+")
@@ -115,11 +116,10 @@ def arch_choice(features: str | None) -> ArchChoice:
     >>> arch_choice("aarch64&bigmem").routable
     False
     """
-    expr = (features or "").strip()
-    if not expr:
-        return ArchChoice(frozenset(), False)
-    words = set(re.findall(r"[A-Za-z_][\w.-]*", expr))
-    archs = frozenset(w for w in words if w in ARCH_FEATURES)
-    alternatives = [a.strip() for a in expr.split("|")]
-    routable = len(alternatives) > 1 and all(a in ARCH_FEATURES for a in alternatives)
+    parsed = try_parse(features)
+    if parsed is None or not parsed.names & set(ARCH_FEATURES):
+        return ArchChoice(frozenset(), False)  # says nothing about arch, or Slurm refuses it anyway
+    archs = parsed.allowed(ARCH_FEATURES)
+    alternatives = parsed.alternatives() or ()
+    routable = not parsed.bracketed and len(alternatives) > 1 and all(a in ARCH_FEATURES for a in alternatives)
     return ArchChoice(archs, routable)

@@ -16,13 +16,13 @@ and untyped is refused ("Invalid GRES specification (with and without type ident
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from ..admission.request import comment_tags
 from ..pack import GroupState, PendingJob, Resources
 from ..pack.classes import accel_type
 from ..snapshot import JobState, Snapshot
+from ..snapshot.constraint import try_parse
 from ..snapshot.model import ARCH_FEATURES as ARCHES
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
@@ -31,20 +31,26 @@ if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not w
 
 def allowed_archs(job: JobState, site: Site) -> tuple[tuple[str, ...], bool]:
     """(architectures the job may run on, whether its user left the choice open)."""
-    feats = job.features.replace("[", "").replace("]", "")
-    alts = [a for a in feats.split("|") if a]
+    parsed = try_parse(job.features)
+    alts = (parsed.alternatives() if parsed else None) or ()
     if len(alts) > 1 and all(a in ARCHES for a in alts):
-        return tuple(alts), True
+        return alts, True
     tags = comment_tags(job.comment)
     if "flex" in tags:
         archs = tuple(a for a in tags["flex"].split("|") if a in ARCHES)
         if len(archs) > 1:
             return archs, True
-    if not feats and "class" in tags:
+    if not job.features and "class" in tags:
         wclass = next((c for c in site.policy.workload_classes if c.name == tags["class"]), None)
         if wclass and wclass.portable:
             return tuple(a for a in wclass.archs if wclass.speed.get(a, 1.0) > 0), True
-    return ((feats,) if feats in ARCHES else ()), False
+    return (alts if len(alts) == 1 and alts[0] in ARCHES else ()), False
+
+
+def _named_features(features: str) -> tuple[str, ...]:
+    """Every feature name a job's constraint mentions (none when Slurm would refuse it)."""
+    parsed = try_parse(features)
+    return tuple(sorted(parsed.names)) if parsed else ()
 
 
 def accel_choice(job: JobState, site: Site) -> tuple[str, ...]:
@@ -52,9 +58,9 @@ def accel_choice(job: JobState, site: Site) -> tuple[str, ...]:
     if not job.gres or any(g.type for g in job.gres):
         return ()
     known = {t for t in map(accel_type, site.node_groups) if t}
-    feats = job.features.replace("[", "").replace("]", "")
-    for text in (feats, comment_tags(job.comment).get("flex", "")):
-        alts = tuple(a for a in text.split("|") if a)
+    for text in (job.features, comment_tags(job.comment).get("flex", "")):
+        parsed = try_parse(text)
+        alts = (parsed.alternatives() if parsed else None) or ()
         if len(alts) > 1 and all(a in known for a in alts):
             return alts
     return ()
@@ -96,6 +102,6 @@ def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int]) -> list[
             hours=(j.time_limit_min or 60) / 60.0, workload=comment_tags(j.comment).get("class", default_class),
             band=bands.get(j.job_id, 0), partitions=(j.partition,) if j.partition else (), archs=archs,
             accel_types=types, nodes=nodes, pinned=not flexible, current_partition=j.partition or None,
-            current_features=tuple(f for f in re.split(r"[&|]", j.features) if f)))
+            current_features=_named_features(j.features)))
     jobs.sort(key=lambda p: (-p.band, int(p.job_id)))
     return jobs

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..site import ARCHES
+from ..snapshot.constraint import parse_constraint
 from .errors import WorkloadError
 from .jobs import JobTable, Workload, arch_mask
 
@@ -49,9 +50,13 @@ def parse_mem_gb(text: str, ncpus: int, nnodes: int) -> float:
     return gb * ncpus / max(nnodes, 1) if m[3] == "c" else gb
 
 
-def parse_constraint(text: str) -> int:
-    """Arch bitmask of a ``--constraint`` expression (``aarch64|x86_64``); other features are ignored."""
-    return arch_mask([a for a in ARCHES if a in re.split(r"[|&,\[\]()*\s]+", text or "")])
+def constraint_arch_mask(text: str) -> int:
+    """Arch bitmask of a ``--constraint`` expression (``(aarch64|x86_64)&bigmem`` -> both arches; 0 = any):
+    the arches a node may have and still match. Raises ValueError for a constraint no arch satisfies."""
+    allowed = parse_constraint(text).allowed(ARCHES)
+    if not allowed:
+        raise ValueError(f"constraint {text!r} excludes every CPU arch")
+    return 0 if allowed == set(ARCHES) else arch_mask(sorted(allowed))
 
 
 def _ts(text: str) -> float | None:
@@ -99,7 +104,7 @@ class _Rows:
         c["gres_name"].append(gname)
         c["gres_type"].append(gtype)
         c["gres_count"].append(gcount)
-        c["arch_mask"].append(parse_constraint(constraint))
+        c["arch_mask"].append(constraint_arch_mask(constraint))
         c["user"].append(self.users.setdefault(user, len(self.users)))
         c["qos_priority"].append(0.0)
 
