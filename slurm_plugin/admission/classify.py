@@ -26,22 +26,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..site.priority import (  # noqa: F401  (the scale is the site's; re-exported here)
+    BAND_SPAN, CLASS_STEP, LEVEL_STEP, RANK_LEVELS, SITE_FACTOR_MAX, band_site_factor, top_band)
 from .request import JobRequest
 from .trust import Accounting, Entitlement, entitlement
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site import Site
     from ..site.schema import QosTier, WorkloadClass
-
-CLASS_STEP = 10
-RANK_LEVELS = 40  # levels the live ranker orders jobs by inside one band
-LEVEL_STEP = 100  # SiteFactor per level
-BAND_SPAN = RANK_LEVELS * LEVEL_STEP  # SiteFactor per band unit
-
-
-def band_site_factor(band: int, level: int = 0, level_step: int = LEVEL_STEP) -> int:
-    """The SiteFactor of a job in ``band`` at ``level`` (0 = admission's value before any ranking)."""
-    return int(band) * RANK_LEVELS * level_step + int(level) * level_step
 
 
 @dataclass(frozen=True)
@@ -89,13 +81,6 @@ def _find_tier(req: JobRequest, site: Site, pclass: WorkloadClass | None, ent: E
     if ceiling:
         return ceiling, f"class {pclass.name}" + note
     return _lowest(site.policy.qos_tiers), "lowest tier" + note
-
-
-def top_band(site: Site) -> int:
-    """The highest band :func:`classify` can give on ``site`` (top tier, first class)."""
-    policy = site.policy
-    return (max([t.priority for t in policy.qos_tiers] or [0])
-            + CLASS_STEP * max(len(policy.workload_classes) - 1, 0))
 
 
 def classify(req: JobRequest, site: Site, accounting: Accounting = Accounting()) -> Classification:

@@ -6,7 +6,10 @@ import difflib
 from collections.abc import Iterator
 
 from .errors import Problem, format_loc
-from .schema import Site
+from .priority import BAND_SPAN, CLASS_STEP, SITE_FACTOR_MAX, highest_site_factor, top_band
+from .schema import MAX_NODES, Site
+
+HOSTNAME_MAX = 64  # Slurm's node names are host names
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
@@ -16,6 +19,10 @@ def _did_you_mean(name: str, choices: list[str]) -> str:
 
 def site_problems(site: Site) -> Iterator[Problem]:
     """Yield every cross-field problem of ``site``; an empty iterator means the site is consistent."""
+    total = site.node_count()
+    if total > MAX_NODES:  # checked before any hostname is expanded
+        yield Problem(("clusters",), f"{total} nodes in all; at most {MAX_NODES} per site")
+        return
     group_names: dict[str, tuple] = {}
     hosts: dict[str, tuple] = {}
     for ci, cluster in enumerate(site.clusters):
@@ -25,6 +32,10 @@ def site_problems(site: Site) -> Iterator[Problem]:
                 yield Problem(loc + ("name",), f"duplicate node group name '{group.name}' "
                               f"(first at {format_loc(group_names[group.name])})")
             group_names.setdefault(group.name, loc)
+            longest = max(group.hostnames[0], group.hostnames[-1], key=len)
+            if len(longest) > HOSTNAME_MAX:
+                yield Problem(loc + ("prefix",), f"node name '{longest[:20]}...' is {len(longest)} characters; "
+                              f"at most {HOSTNAME_MAX}")
             for host in group.hostnames:
                 if host in hosts:
                     yield Problem(loc + ("prefix",), f"duplicate node name '{host}' "
@@ -51,6 +62,14 @@ def site_problems(site: Site) -> Iterator[Problem]:
 
 def _policy_problems(site: Site) -> Iterator[Problem]:
     policy = site.policy
+    if highest_site_factor(site) > SITE_FACTOR_MAX:
+        tiers = policy.qos_tiers
+        loc = (("policy", "qos_tiers", max(range(len(tiers)), key=lambda k: tiers[k].priority), "priority")
+               if tiers else ("policy", "workload_classes"))
+        yield Problem(loc, f"top band {top_band(site):,} (top tier priority + {CLASS_STEP} per class after the "
+                      f"first) gives SiteFactor {highest_site_factor(site):,} to jobs past the age floor; the shim "
+                      f"accepts at most {SITE_FACTOR_MAX:,}, so keep the top band at most "
+                      f"{SITE_FACTOR_MAX // BAND_SPAN - 2:,}")
     classes = [c.name for c in policy.workload_classes]
     for i, name in enumerate(classes):
         if name in classes[:i]:

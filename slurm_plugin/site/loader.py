@@ -14,6 +14,8 @@ from .schema import Site
 
 SITE_CONFIGS = data_dir("site_configs")
 DEFAULT_SITE = "demo"
+MAX_SITE_BYTES = 1 << 20  # the largest bundled site is 7 KB
+MAX_YAML_NODES = 200_000  # values after YAML aliases are expanded (a few aliases can stand for billions)
 
 
 def resolve_site_path(name_or_path: str | Path | None) -> Path:
@@ -47,6 +49,9 @@ def parse_site(data: object, source: str = "<site>") -> Site:
     """Validate already-parsed YAML/JSON data into a Site."""
     if not isinstance(data, dict):
         raise SiteError(source, [Problem((), f"expected a mapping at the top level, got {type(data).__name__}")])
+    if _too_many_nodes(data):
+        raise SiteError(source, [Problem((), f"more than {MAX_YAML_NODES:,} values once YAML aliases are "
+                                             "expanded: not a site description")])
     try:
         site = Site.model_validate(data)
     except ValidationError as err:
@@ -57,14 +62,49 @@ def parse_site(data: object, source: str = "<site>") -> Site:
     return site
 
 
+def _read_text(path: Path) -> str:
+    """The file as UTF-8 text, at most :data:`MAX_SITE_BYTES`; a :class:`SiteError` for anything else."""
+    source = str(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_SITE_BYTES + 1)
+    except OSError as err:
+        raise SiteError(source, [Problem((), f"cannot read site file: {err.strerror}")]) from None
+    if len(raw) > MAX_SITE_BYTES:
+        raise SiteError(source, [Problem((), f"larger than {MAX_SITE_BYTES:,} bytes: not a site file")])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        raise SiteError(source, [Problem((), f"not UTF-8 text (byte {err.start} on line {line}): a binary "
+                                             "file? expected a YAML site description")]) from None
+    if "\x00" in text:
+        line = text[:text.index("\x00")].count("\n") + 1
+        raise SiteError(source, [Problem((), f"NUL byte on line {line}: a binary file? expected YAML text")])
+    return text
+
+
+def _too_many_nodes(data: object, budget: int = MAX_YAML_NODES) -> bool:
+    """Whether ``data`` has more than ``budget`` values counting every alias use (stops at the budget)."""
+    stack, seen = [data], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > budget:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def load_site(name_or_path: str | Path | None = None) -> Site:
     """Load and validate a site file (see :func:`resolve_site_path` for what may be named)."""
     path = resolve_site_path(name_or_path)
     source = str(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise SiteError(source, [Problem((), f"cannot read site file: {err.strerror}")]) from None
+    text = _read_text(path)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:

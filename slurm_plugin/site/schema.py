@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .priority import BAND_SPAN, SITE_FACTOR_MAX
+
 Arch = Literal["aarch64", "x86_64", "riscv64"]
 ARCHES: tuple[str, ...] = ("aarch64", "x86_64", "riscv64")
 GpuVendor = Literal["nvidia", "amd", "intel"]
@@ -24,11 +26,34 @@ AccelVendor = Literal["huawei", "nvidia", "intel", "amd", "xilinx"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
+# Grammar of every value rendered into slurm.conf / gres.conf (``key=value`` words, ``#`` comments, one
+# line each): no whitespace where a word is expected, never a newline, ``#`` or ``=``; each kind its charset.
 # Slurm names: node names, partitions, GRES types, features.
 SlurmName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$", max_length=64)]
+# SlurmctldHost: a hostname, optionally with its address in parentheses (``ctl1(10.0.0.1)``).
+HostName = Annotated[str, Field(pattern=r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(\([A-Za-z0-9.:-]+\))?$",
+                                max_length=255)]
+# gres.conf File=: absolute device paths with Slurm ranges, e.g. /dev/nvidia[0-3] or /dev/a0,/dev/a1.
+DevicePaths = Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./\[\],-]*$", max_length=1024)]
+# Text shown in a generated comment line (a CPU model name): letters, digits, space and ``_.,:+()/@-``.
+CommentText = Annotated[str, Field(pattern=r"^[A-Za-z0-9 _.,:+()/@-]*$", max_length=128)]
+# Slurm time: [days-]hours[:minutes[:seconds]] or minutes (PriorityMaxAge, MaxTime).
+SlurmTime = Annotated[str, Field(pattern=r"^\d{1,6}(-\d{1,2})?(:\d{1,2}){0,2}$")]
 PosInt = Annotated[int, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
+NonNegFloat = Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)]
+
+# Upper bounds, within what Slurm stores (uint16 CPUs and timeouts, NO_VAL16 = 0xfffe) and what one site
+# file may describe; a larger value is refused before anything is expanded (hostnames, devices).
+MAX_NODES_PER_GROUP = 65_536
+MAX_NODES = 100_000  # per site
+MAX_CPUS_PER_NODE = 0xFFFD  # Slurm's CPUs= is a uint16
+MAX_MEMORY_GB = 1_048_576  # 1 PiB per node
+MAX_DEVICES_PER_NODE = 64  # GPUs, or accelerators of one kind
+UINT16_MAX = 0xFFFD
+SECONDS_MAX = 86_400 * 365
+Count = Annotated[int, Field(gt=0, le=MAX_DEVICES_PER_NODE)]
+Seconds = Annotated[int, Field(ge=0, le=SECONDS_MAX)]
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 
@@ -64,35 +89,39 @@ def _check_tz(value: str | None) -> str | None:
 
 class Cpu(Strict):
     arch: Arch
-    cores: PosInt = Field(description="CPU cores per node (Slurm CPUs when threads_per_core is 1)")
-    sockets: PosInt = 1
-    threads_per_core: PosInt = 1
-    ghz: Annotated[float, Field(gt=0)] = 2.0
-    model: str = ""
+    cores: Annotated[int, Field(gt=0, le=MAX_CPUS_PER_NODE)] = Field(
+        description="CPU cores per node (Slurm CPUs when threads_per_core is 1)")
+    sockets: Annotated[int, Field(gt=0, le=256)] = 1
+    threads_per_core: Annotated[int, Field(gt=0, le=8)] = 1
+    ghz: Annotated[float, Field(gt=0, le=20, allow_inf_nan=False)] = 2.0
+    model: CommentText = ""
 
     @model_validator(mode="after")
     def _sockets_divide_cores(self) -> Cpu:
         if self.cores % self.sockets:
             raise ValueError(f"cores ({self.cores}) must be a multiple of sockets ({self.sockets})")
+        if self.cores * self.threads_per_core > MAX_CPUS_PER_NODE:
+            raise ValueError(f"cores x threads_per_core ({self.cores * self.threads_per_core}) exceeds Slurm's "
+                             f"{MAX_CPUS_PER_NODE} CPUs per node")
         return self
 
 
 class Gpu(Strict):
     vendor: GpuVendor
     type: SlurmName
-    count: PosInt
-    memory_gb: PosInt = 16
+    count: Count
+    memory_gb: Annotated[int, Field(gt=0, le=4096)] = 16
     autodetect: bool = Field(False, description="let slurmd detect the devices (nvml, rsmi, oneapi)")
-    files: str | None = Field(None, description="device files as a Slurm range, e.g. /dev/nvidia[0-3]")
+    files: DevicePaths | None = Field(None, description="device files as a Slurm range, e.g. /dev/nvidia[0-3]")
 
 
 class Accelerator(Strict):
     kind: AccelKind
     vendor: AccelVendor
     type: SlurmName
-    count: PosInt
-    memory_gb: NonNegInt = 0
-    files: str | None = None
+    count: Count
+    memory_gb: Annotated[int, Field(ge=0, le=4096)] = 0
+    files: DevicePaths | None = None
 
 
 class Power(Strict):
@@ -124,19 +153,19 @@ class NodeGroup(Strict):
     ``digits`` (default: the width of the last index), e.g. prefix ``arm``, count 3 -> ``arm[1-3]``."""
 
     name: SlurmName
-    count: PosInt
+    count: Annotated[int, Field(gt=0, le=MAX_NODES_PER_GROUP)]
     prefix: SlurmName | None = None
-    start: NonNegInt = 1
+    start: Annotated[int, Field(ge=0, le=99_999_999)] = 1
     digits: Annotated[int, Field(ge=1, le=8)] | None = None
     cpu: Cpu
-    memory_gb: PosInt
+    memory_gb: Annotated[int, Field(gt=0, le=MAX_MEMORY_GB)]
     gpu: Gpu | None = None
-    accelerators: tuple[Accelerator, ...] = ()
-    features: tuple[SlurmName, ...] = ()
+    accelerators: tuple[Accelerator, ...] = Field((), max_length=16)
+    features: tuple[SlurmName, ...] = Field((), max_length=64)
     cost_per_hour: NonNegFloat = 0.0
     power: Power = Power(idle_w=100.0, busy_w=300.0)
-    boot_time_s: NonNegInt = 120
-    shutdown_time_s: NonNegInt = 30
+    boot_time_s: Seconds = 120
+    shutdown_time_s: Seconds = 30
     region: SlurmName | None = None
     timezone: str | None = None
     bmc: Bmc | None = None
@@ -178,7 +207,7 @@ class Cluster(Strict):
     name: SlurmName
     region: SlurmName | None = None
     timezone: str = "UTC"
-    node_groups: tuple[NodeGroup, ...] = Field(min_length=1)
+    node_groups: tuple[NodeGroup, ...] = Field(min_length=1, max_length=1024)
 
     _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
 
@@ -195,10 +224,10 @@ class Cluster(Strict):
 
 class Partition(Strict):
     name: SlurmName
-    node_groups: tuple[SlurmName, ...] = Field(min_length=1)
+    node_groups: tuple[SlurmName, ...] = Field(min_length=1, max_length=1024)
     default: bool = False
-    max_time: str = Field("INFINITE", pattern=r"^(INFINITE|UNLIMITED|\d+(-\d{1,2})?(:\d{1,2}){0,2})$")
-    priority_tier: NonNegInt = 1
+    max_time: str = Field("INFINITE", pattern=r"^(INFINITE|UNLIMITED|\d{1,6}(-\d{1,2})?(:\d{1,2}){0,2})$")
+    priority_tier: Annotated[int, Field(ge=0, le=UINT16_MAX)] = 1
     state: Literal["UP", "DOWN", "DRAIN", "INACTIVE"] = "UP"
 
 
@@ -217,7 +246,8 @@ class WorkloadClass(Strict):
 class QosTier(Strict):
     name: SlurmName
     target_pct: Annotated[float, Field(gt=0, le=100)]
-    priority: NonNegInt = 0
+    priority: Annotated[int, Field(ge=0, le=SITE_FACTOR_MAX // BAND_SPAN)] = Field(
+        0, description="band of the tier; band x 4000 is the SiteFactor (see slurm_plugin.site.priority)")
 
 
 class Window(Strict):
@@ -238,7 +268,7 @@ class Calendar(Strict):
     A window whose end is before its start runs past midnight (e.g. 19:00-07:00)."""
 
     name: SlurmName
-    windows: tuple[Window, ...] = Field(min_length=1)
+    windows: tuple[Window, ...] = Field(min_length=1, max_length=256)
     timezone: str | None = None
 
     _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
@@ -310,12 +340,12 @@ class Grant(Strict):
 
 
 class Policy(Strict):
-    workload_classes: tuple[WorkloadClass, ...] = ()
+    workload_classes: tuple[WorkloadClass, ...] = Field((), max_length=256)
     default_class: SlurmName | None = None
-    qos_tiers: tuple[QosTier, ...] = ()
-    grants: tuple[Grant, ...] = ()
-    calendars: tuple[Calendar, ...] = ()
-    reshapes: tuple[Reshape, ...] = ()
+    qos_tiers: tuple[QosTier, ...] = Field((), max_length=256)
+    grants: tuple[Grant, ...] = Field((), max_length=1024)
+    calendars: tuple[Calendar, ...] = Field((), max_length=256)
+    reshapes: tuple[Reshape, ...] = Field((), max_length=256)
     cost_weights: CostWeights = CostWeights()
     rightsize: Rightsize = Rightsize()
 
@@ -324,27 +354,28 @@ class SlurmSettings(Strict):
     """Cluster-wide slurm.conf settings the suite sets on purpose; everything else keeps Slurm's default."""
 
     cluster_name: SlurmName = "hetsched"
-    controller: str = "localhost"
+    controller: HostName = "localhost"
     slurmctld_port: Annotated[int, Field(ge=1024, le=65535)] = 6817
     slurmd_port: Annotated[int, Field(ge=1024, le=65535)] = 6818
-    suspend_time: int = Field(-1, ge=-1, description="idle seconds before Slurm powers a node down; -1 = never")
-    resume_timeout: PosInt = 300
-    suspend_timeout: PosInt = 60
-    resume_rate: NonNegInt = 0
-    suspend_rate: NonNegInt = 0
-    priority_weight_age: NonNegInt = 1000
-    priority_weight_job_size: NonNegInt = 100
-    priority_max_age: str = "7-0"
+    suspend_time: int = Field(-1, ge=-1, le=SECONDS_MAX,
+                              description="idle seconds before Slurm powers a node down; -1 = never")
+    resume_timeout: Annotated[int, Field(gt=0, le=UINT16_MAX)] = 300
+    suspend_timeout: Annotated[int, Field(gt=0, le=UINT16_MAX)] = 60
+    resume_rate: Annotated[int, Field(ge=0, le=UINT16_MAX)] = 0
+    suspend_rate: Annotated[int, Field(ge=0, le=UINT16_MAX)] = 0
+    priority_weight_age: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 1000
+    priority_weight_job_size: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 100
+    priority_max_age: SlurmTime = "7-0"
 
 
 class Site(Strict):
     """The whole site: Slurm settings, a resource pool of clusters, partitions and policy."""
 
     name: SlurmName
-    description: str = ""
+    description: str = Field("", max_length=4096)
     slurm: SlurmSettings = SlurmSettings()
-    clusters: tuple[Cluster, ...] = Field(min_length=1)
-    partitions: tuple[Partition, ...] = Field(min_length=1)
+    clusters: tuple[Cluster, ...] = Field(min_length=1, max_length=256)
+    partitions: tuple[Partition, ...] = Field(min_length=1, max_length=1024)
     policy: Policy = Policy()
 
     @property
