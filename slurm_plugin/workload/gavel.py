@@ -10,10 +10,12 @@ without estimates). Jobs with no throughput entry (more than 8 GPUs) are skipped
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from .errors import WorkloadError
 from .jobs import JobTable, Workload
+from .limits import MAX_DEVICES_PER_NODE, MAX_DURATION_S, MAX_TIME_S, check, number, read_text, text_lines
 
 FIELDS = 7
 
@@ -22,29 +24,35 @@ def read_philly(path: str | Path, throughputs: str | Path | None = None, gpu_typ
     path = Path(path)
     if not path.is_file():
         raise WorkloadError(str(path), "no such file")
+    source = str(path)
     tput_path = Path(throughputs) if throughputs else path.parent.parent / "gavel_simulation_throughputs.json"
     try:
-        table = json.loads(tput_path.read_text())[gpu_type]
-    except (OSError, json.JSONDecodeError, KeyError) as err:
+        table = dict(json.loads(read_text(tput_path))[gpu_type])
+    except (KeyError, TypeError, ValueError) as err:
         raise WorkloadError(str(tput_path), f"cannot read {gpu_type} throughputs: {err}") from None
     cols: dict[str, list] = {k: [] for k in ("submit", "run", "limit", "gres_count")}
     skipped: dict[str, int] = {}
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    for lineno, line in text_lines(path):
         if not line.strip():
             continue
         parts = line.split("\t")
         if len(parts) != FIELDS:
             raise WorkloadError(str(path), f"{len(parts)} tab-separated fields, want {FIELDS}", lineno)
-        try:
-            job_type, steps, arrival, gpus = parts[0], float(parts[4]), float(parts[5]), int(parts[6])
-        except ValueError as err:
-            raise WorkloadError(str(path), f"not a number: {err}", lineno) from None
+        job_type = parts[0]
+        steps = number(parts[4], "total_steps", source, lineno, 0, 1e15)
+        arrival = number(parts[5], "arrival time", source, lineno, 0, MAX_TIME_S)
+        gpus = int(number(parts[6], "num_gpus", source, lineno, 1, MAX_DEVICES_PER_NODE, integer=True))
         entry = table.get(f"('{job_type}', {gpus})")
         if entry is None:
             reason = f"no {gpu_type} throughput entry for {gpus} GPUs"
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
-        run = round(steps / entry["null"])
+        try:
+            tput = float(entry["null"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise WorkloadError(str(tput_path), f"bad {gpu_type} throughput for {job_type!r}: {err!r}") from None
+        run = round(check(steps / tput if tput > 0 else math.inf, "run time (total_steps / throughput)", source,
+                          lineno, 0, MAX_DURATION_S))
         cols["submit"].append(arrival)
         cols["run"].append(run)
         cols["limit"].append(max(run, 1))

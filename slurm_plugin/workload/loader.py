@@ -26,6 +26,8 @@ def load_workload(spec: str, site: Site | None = None) -> Workload:
             raise WorkloadError(spec, "a synthetic workload needs a site (--site)")
         try:
             return generate(site, SyntheticSpec.parse(spec))
+        except WorkloadError:
+            raise
         except ValueError as err:
             raise WorkloadError(spec, str(err)) from None
     path = Path(spec)

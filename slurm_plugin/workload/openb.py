@@ -35,6 +35,8 @@ from pathlib import Path
 from ..site import Site, SiteError, parse_site
 from .errors import WorkloadError
 from .jobs import JobTable, Workload
+from .limits import (MAX_CPUS_PER_NODE, MAX_DEVICES_PER_NODE, MAX_DURATION_S, MAX_MEMORY_GB, MAX_TIME_S, check,
+                     number, text_lines)
 
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
                "creation_time", "deletion_time", "scheduled_time")
@@ -56,29 +58,26 @@ def is_openb_pod_list(path: str | Path) -> bool:
 
 def _rows(path: Path, columns: tuple[str, ...]):
     """(line number, row dict) of a CSV file whose header must be exactly ``columns``."""
-    if not path.is_file():
-        raise WorkloadError(str(path), "no such file")
-    with open(path, newline="") as fh:
-        reader = csv.reader(fh)
-        header = tuple(c.strip() for c in next(reader, ()))
-        if header != columns:
-            raise WorkloadError(str(path), f"header {','.join(header) or '(empty)'} is not {','.join(columns)}", 1)
-        for row in reader:
-            if not row or not any(c.strip() for c in row):
-                continue
-            if len(row) != len(columns):
-                raise WorkloadError(str(path), f"{len(row)} fields, want {len(columns)}", reader.line_num)
-            yield reader.line_num, dict(zip(columns, (c.strip() for c in row)))
+    reader = csv.reader(line for _, line in text_lines(path))
+    header = tuple(c.strip() for c in next(reader, ()))
+    if header != columns:
+        raise WorkloadError(str(path), f"header {','.join(header) or '(empty)'} is not {','.join(columns)}", 1)
+    for row in reader:
+        if not row or not any(c.strip() for c in row):
+            continue
+        if len(row) != len(columns):
+            raise WorkloadError(str(path), f"{len(row)} fields, want {len(columns)}", reader.line_num)
+        yield reader.line_num, dict(zip(columns, (c.strip() for c in row)))
+
+
+# The largest value of each integer column (a site's bounds; times as in every trace).
+MAXIMUM = {"cpu_milli": MAX_CPUS_PER_NODE * 1000, "memory_mib": MAX_MEMORY_GB * 1024, "gpu": MAX_DEVICES_PER_NODE,
+           "num_gpu": MAX_DEVICES_PER_NODE, "gpu_milli": 1000, "creation_time": MAX_TIME_S,
+           "scheduled_time": MAX_TIME_S, "deletion_time": MAX_TIME_S}
 
 
 def _int(row: dict, key: str, path: Path, line: int, minimum: int = 0) -> int:
-    try:
-        value = int(row[key])
-    except ValueError:
-        raise WorkloadError(str(path), f"{key} is not an integer: {row[key]!r}", line) from None
-    if value < minimum:
-        raise WorkloadError(str(path), f"{key} is {value}, must be >= {minimum}", line)
-    return value
+    return int(number(row[key], key, str(path), line, minimum, MAXIMUM[key], integer=True))
 
 
 def _pod_number(name: str, line: int) -> int:
@@ -142,6 +141,7 @@ def read_openb(path: str | Path, nodes: str | Path | None = None) -> Workload:
         if started < created or ended < started:
             raise WorkloadError(str(path), f"times out of order: creation {created}, scheduled {started}, "
                                            f"deletion {ended}", line)
+        check(ended - started, "run time (deletion_time - scheduled_time)", str(path), line, 0, MAX_DURATION_S)
         gpus = _int(row, "num_gpu", path, line)
         milli = _int(row, "gpu_milli", path, line)
         if gpus and not 0 < milli <= 1000:

@@ -16,6 +16,8 @@ from ..site import ARCHES
 from ..snapshot.constraint import parse_constraint
 from .errors import WorkloadError
 from .jobs import JobTable, Workload, arch_mask
+from .limits import (MAX_DEVICES_PER_NODE, MAX_DURATION_S, MAX_JOBS, MAX_MEMORY_GB, MAX_NODES, MAX_PROCS,
+                     MAX_TIME_S, check, read_text, text_lines)
 
 REQUIRED = ("JobID", "Submit", "Start", "End", "Timelimit", "NNodes", "NCPUS")
 _GRES = re.compile(r"gres/(\w+)(?::([\w.-]+))?=(\d+)")
@@ -26,6 +28,8 @@ def parse_timelimit(text: str) -> float | None:
     text = text.strip()
     if text.upper() in ("UNLIMITED", "INFINITE", "PARTITION_LIMIT", ""):
         return None
+    if len(text) > 32 or not re.fullmatch(r"(\d+-)?\d+(:\d+){0,2}", text):
+        raise ValueError(f"time limit {text[:40]!r} is not [D-]HH:MM:SS, MM:SS, minutes or UNLIMITED")
     days = 0
     if "-" in text:
         d, text = text.split("-", 1)
@@ -62,6 +66,8 @@ def constraint_arch_mask(text: str) -> int:
 def _ts(text: str) -> float | None:
     if not text or text in ("Unknown", "None", "N/A"):
         return None
+    if len(text) > 40:
+        raise ValueError(f"time {text[:40]!r}... is not an ISO date")
     return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
 
 
@@ -81,17 +87,30 @@ class _Rows:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def add(self, *, job_id: int, user: str, submit: float, start: float | None, end: float | None,
-            limit: float | None, nodes: int, cpus: int, mem_gb: float, tres: str, constraint: str) -> None:
+            limit: float | None, nodes: int, cpus: int, mem_gb: float, tres: str, constraint: str,
+            where: tuple[str, int | None]) -> None:
+        """One job; ``where`` is (file, line) for a bound's error (a line of -P output, or None for JSON)."""
         if start is None or end is None:
             self.skip("never started or still running")
             return
+        for what, value, lo, hi in (("Submit", submit, 0, MAX_TIME_S), ("Start", start, 0, MAX_TIME_S),
+                                    ("End", end, 0, MAX_TIME_S), ("NNodes", nodes, 0, MAX_NODES),
+                                    ("NCPUS", cpus, 0, MAX_PROCS), ("memory (GB)", mem_gb, 0, MAX_MEMORY_GB),
+                                    ("Timelimit", limit if limit is not None else 0, 0, MAX_DURATION_S)):
+            check(value, f"{what} of job {job_id}", *where, lo, hi)
+        if end - start > MAX_DURATION_S:
+            raise WorkloadError(where[0], f"job {job_id} ran {end - start:g} s (End - Start), more than "
+                                          f"{MAX_DURATION_S:g}", where[1])
+        if len(self.cols["id"]) >= MAX_JOBS:
+            raise WorkloadError(where[0], f"more than {MAX_JOBS:,} jobs: split the export", where[1])
         gname = gtype = -1
         gcount = 0
         m = _GRES.search(tres or "")
         if m:
             gname = self._index(self.gres_names, m[1])
             gtype = self._index(self.gres_types, m[2]) if m[2] else -1
-            gcount = -(-int(m[3]) // max(nodes, 1))
+            gcount = -(-int(m[3][:20]) // max(nodes, 1))
+            check(gcount, f"{m[1]} per node of job {job_id}", *where, 0, MAX_DEVICES_PER_NODE)
         run = max(0.0, end - start)
         c = self.cols
         c["id"].append(job_id)
@@ -126,15 +145,16 @@ class _Rows:
 def read_sacct_parsable(path: str | Path) -> Workload:
     """Read ``sacct -P`` output (``|``-separated, header line first)."""
     path = Path(path)
-    lines = path.read_text().splitlines()
-    if not lines:
+    lines = text_lines(path)
+    first = next(lines, None)
+    if first is None:
         raise WorkloadError(str(path), "empty file")
-    header = lines[0].split("|")
+    header = first[1].split("|")
     missing = [k for k in REQUIRED if k not in header]
     if missing:
         raise WorkloadError(str(path), f"sacct -P header lacks {', '.join(missing)} (has: {', '.join(header)})", 1)
     rows = _Rows()
-    for lineno, line in enumerate(lines[1:], 2):
+    for lineno, line in lines:
         if not line.strip():
             continue
         rec = dict(zip(header, line.split("|")))
@@ -148,10 +168,16 @@ def read_sacct_parsable(path: str | Path) -> Workload:
                      submit=_ts(rec["Submit"]), start=_ts(rec["Start"]), end=_ts(rec["End"]),
                      limit=parse_timelimit(rec["Timelimit"]), nodes=nodes, cpus=cpus,
                      mem_gb=parse_mem_gb(rec.get("ReqMem", ""), cpus, nodes), tres=rec.get("ReqTRES", ""),
-                     constraint=rec.get("Constraints", ""))
-        except (ValueError, TypeError) as err:
+                     constraint=rec.get("Constraints", ""), where=(str(path), lineno))
+        except WorkloadError:
+            raise
+        except (ValueError, TypeError, OverflowError) as err:
             raise WorkloadError(str(path), f"bad record: {err}", lineno) from None
     return rows.workload(path)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number a job can have")
 
 
 def _number(v) -> float | None:
@@ -170,9 +196,11 @@ def read_sacct_json(path: str | Path) -> Workload:
     """Read ``sacct --json`` output (Slurm 21.08 .. 24.x field layouts)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path), parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise WorkloadError(str(path), f"not JSON: {err.msg}", err.lineno) from None
+    except ValueError as err:  # NaN/Infinity, or an integer of thousands of digits
+        raise WorkloadError(str(path), f"not a usable JSON number: {err}") from None
     if not isinstance(data, dict) or "jobs" not in data:
         raise WorkloadError(str(path), "no 'jobs' list: is this `sacct --json` output?")
     rows = _Rows()
@@ -188,8 +216,10 @@ def read_sacct_json(path: str | Path) -> Workload:
                      start=start or None, end=end or None, limit=limit * 60 if limit is not None else None,
                      nodes=nodes, cpus=cpus, mem_gb=0.0,
                      tres=_tres_text(job.get("tres", {}).get("requested", [])),
-                     constraint=str(job.get("constraints", "")))
-        except (KeyError, ValueError, TypeError) as err:
-            raise WorkloadError(str(path), f"job #{i} ({job.get('job_id', '?')}): bad or missing field {err}") \
+                     constraint=str(job.get("constraints", "")), where=(f"{path} (job #{i})", None))
+        except WorkloadError:
+            raise
+        except (KeyError, ValueError, TypeError, OverflowError) as err:
+            raise WorkloadError(str(path), f"job #{i} ({job.get('job_id', '?') if isinstance(job, dict) else '?'}): bad or missing field {err}") \
                 from None
     return rows.workload(path)

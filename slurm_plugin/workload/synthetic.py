@@ -23,6 +23,12 @@ import numpy as np
 
 from ..site import ARCHES, Site
 from .jobs import JobTable, Workload, arch_mask
+from .limits import MAX_DURATION_S, MAX_JOBS, number
+
+
+# Bounds of each spec key: ``jobs`` within what a workload may hold, a positive finite load and run time.
+SPEC_BOUNDS = {"jobs": (1, MAX_JOBS), "seed": (0, 2**32 - 1), "load": (1e-6, 100.0),
+               "median_run_s": (1.0, MAX_DURATION_S), "gpu_any": (0.0, 1.0)}
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,9 @@ class SyntheticSpec:
             key, sep, value = item.partition("=")
             if key not in cls.__dataclass_fields__ or not sep:
                 raise ValueError(f"bad synthetic spec item {item!r} (keys: {', '.join(cls.__dataclass_fields__)})")
-            kw[key] = type(getattr(cls(), key))(value)
+            kind = type(getattr(cls(), key))
+            lo, hi = SPEC_BOUNDS[key]
+            kw[key] = kind(number(value, f"synthetic {key}", text, None, lo, hi, integer=kind is int))
         return cls(**kw)
 
 

@@ -29,8 +29,9 @@ import numpy as np
 
 from ..admission.request import comment_tags
 from .errors import WorkloadError
-from .sacct import _number, parse_mem_gb, parse_timelimit
-from .swf import _open, _parse
+from .limits import MAX_DURATION_S, MAX_MEMORY_GB, MAX_NODES, MAX_PROCS, check, read_text, text_lines
+from .sacct import _no_constant, _number, parse_mem_gb, parse_timelimit
+from .swf import _parse
 
 
 @dataclass
@@ -68,7 +69,15 @@ class _Builder:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def add(self, job_id: int, wclass: str, req_cpus: float, elapsed_s: float, cpu_time_s: float,
-            req_mem_mb: float = np.nan, used_mem_mb: float = np.nan, cpus_per_task: int = 0) -> None:
+            req_mem_mb: float = np.nan, used_mem_mb: float = np.nan, cpus_per_task: int = 0,
+            line: int | None = None) -> None:
+        """One finished job (``line``: where it is in the file, for a bound's error)."""
+        for what, value, hi in (("NCPUS", req_cpus, MAX_PROCS), ("elapsed time", elapsed_s, MAX_DURATION_S),
+                                ("TotalCPU", cpu_time_s, MAX_DURATION_S * MAX_PROCS),
+                                ("requested memory (MB)", req_mem_mb, MAX_MEMORY_GB * 1024 * MAX_NODES),
+                                ("MaxRSS (MB)", used_mem_mb, MAX_MEMORY_GB * 1024 * MAX_NODES)):
+            if not (what.endswith("(MB)") and np.isnan(value)):
+                check(float(value), f"{what} of job {job_id}", self.source, line, 0, hi)
         if elapsed_s < self.min_elapsed_s:
             self.skip(f"ran under {self.min_elapsed_s:g} s")
             return
@@ -111,10 +120,11 @@ def _rss_mb(text: str) -> float:
 def read_usage_sacct_parsable(path: str | Path, min_elapsed_s: float = 60.0) -> UsageHistory:
     """Read ``sacct -P`` output with usage columns (see the module docstring)."""
     path = Path(path)
-    lines = path.read_text().splitlines()
-    if not lines:
+    lines = text_lines(path)
+    first = next(lines, None)
+    if first is None:
         raise WorkloadError(str(path), "empty file")
-    header = lines[0].split("|")
+    header = first[1].split("|")
     need = ["JobID", "TotalCPU", "NCPUS"]
     missing = [k for k in need if k not in header] + ([] if {"Elapsed", "ElapsedRaw"} & set(header) else ["Elapsed"])
     if missing:
@@ -122,7 +132,7 @@ def read_usage_sacct_parsable(path: str | Path, min_elapsed_s: float = 60.0) -> 
                                        f"(has: {', '.join(header)})", 1)
     jobs: dict[str, dict] = {}
     order: list[str] = []
-    for lineno, line in enumerate(lines[1:], 2):
+    for lineno, line in lines:
         if not line.strip():
             continue
         parts = line.split("|")
@@ -152,8 +162,11 @@ def read_usage_sacct_parsable(path: str | Path, min_elapsed_s: float = 60.0) -> 
             req_mem = parse_mem_gb(rec["ReqMem"], cpus, nodes) * 1024 * nodes if rec.get("ReqMem") else np.nan
             out.add(int(main.split("_")[0].split("+")[0]), job_class(rec.get("Comment"), rec.get("WCKey"),
                                                                       rec.get("Account")),
-                    cpus, elapsed, parse_cpu_time(rec["TotalCPU"]), req_mem or np.nan, jobs[main]["used"])
-        except (ValueError, TypeError) as err:
+                    cpus, elapsed, parse_cpu_time(rec["TotalCPU"]), req_mem or np.nan, jobs[main]["used"],
+                    line=lineno)
+        except WorkloadError:
+            raise
+        except (ValueError, TypeError, OverflowError) as err:
             raise WorkloadError(str(path), f"bad record: {err}", lineno) from None
     return out.build()
 
@@ -175,9 +188,11 @@ def read_usage_sacct_json(path: str | Path, min_elapsed_s: float = 60.0) -> Usag
     """Read ``sacct --json`` output (see the module docstring)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path), parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise WorkloadError(str(path), f"not JSON: {err.msg}", err.lineno) from None
+    except ValueError as err:  # NaN/Infinity, or an integer of thousands of digits
+        raise WorkloadError(str(path), f"not a usable JSON number: {err}") from None
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
         raise WorkloadError(str(path), "no 'jobs' list: is this `sacct --json` output?")
     out = _Builder(str(path), min_elapsed_s)
@@ -203,7 +218,9 @@ def read_usage_sacct_json(path: str | Path, min_elapsed_s: float = 60.0) -> Usag
             out.add(int(job["job_id"]), job_class(_text(job.get("comment")), _text(job.get("wckey")),
                                                   _text(job.get("account"))),
                     cpus, _seconds(t.get("elapsed")), _seconds(t.get("total")), req_mem, used)
-        except (KeyError, ValueError, TypeError, IndexError) as err:
+        except WorkloadError:
+            raise
+        except (KeyError, ValueError, TypeError, IndexError, OverflowError) as err:
             raise WorkloadError(str(path), f"job #{i} ({job.get('job_id', '?')}): bad or missing field {err}") \
                 from None
     return out.build()
@@ -215,13 +232,12 @@ def read_usage_swf(path: str | Path, min_elapsed_s: float = 60.0) -> UsageHistor
     if not path.is_file():
         raise WorkloadError(str(path), "no such file")
     queues = {}
-    with _open(path) as fh:
-        for line in fh:
-            if not line.startswith(";"):
-                break
-            m = re.match(r";\s*Queue:\s*(-?\d+)\s+(\S+)", line)
-            if m:
-                queues[int(m[1])] = m[2]
+    for _, line in text_lines(path):
+        if not line.startswith(";"):
+            break
+        m = re.match(r";\s*Queue:\s*(-?\d+)\s+(\S+)", line)
+        if m:
+            queues[int(m[1])] = m[2]
     out = _Builder(str(path), min_elapsed_s)
     for row in _parse(path):
         job, run, alloc, avg_cpu, used_kb, req_procs, req_kb, status, queue = row[[0, 3, 4, 5, 6, 7, 9, 10, 14]]

@@ -26,7 +26,7 @@ def test_read(trace):
 
 def test_bad_line(trace):
     trace.write_text("A3C\tcmd\t-n\t1\tx\t0\t1\n")
-    with pytest.raises(WorkloadError, match=r"x.trace:1: not a number"):
+    with pytest.raises(WorkloadError, match=r"x.trace:1: total_steps is not a number"):
         read_philly(trace)
 
 
