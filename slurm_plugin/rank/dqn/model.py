@@ -8,13 +8,17 @@ outputs, ReLU between layers, none after the last) and ``meta``: a JSON string w
 
 from __future__ import annotations
 
+import io
 import json
+import math
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ...data import data_file
+from ...fsio import write_file_atomic
 from .features import FEATURES, N_FEATURES
 
 FORMAT = "hetsched-dqn/2"  # 2: bands shift log10 time limit by DELTA each (1: bands replaced the order)
@@ -22,6 +26,11 @@ N_BANDS = 8
 CHUNK = 192  # rows per matmul: OpenBLAS runs products under 4 x 65536 multiply-adds on one thread, which
 # keeps a loaded 2-core host from stalling on BLAS thread hand-offs (70 ms -> 16 ms for 10,000 jobs)
 DEFAULT_MODEL = data_file("models", "dqn_default.npz")
+# Bounds checked before anything is decompressed (the default model: 13 KB on disk, 76 KB unpacked).
+MAX_MODEL_BYTES = 16 << 20  # the .npz file
+MAX_ARRAY_BYTES = 64 << 20  # one array unpacked (a 4096 x 4096 float32 layer)
+MAX_UNPACKED_BYTES = 128 << 20  # every array unpacked
+MAX_LAYERS = 16
 
 
 class ModelError(ValueError):
@@ -88,21 +97,55 @@ class DqnModel:
 
 
 def save_model(model: DqnModel, path: str | Path) -> Path:
-    """Write ``model`` (float32 weights + JSON metadata) to ``path`` (.npz)."""
+    """Write ``model`` (float32 weights + JSON metadata) to ``path`` (.npz), atomically: a crash leaves the
+    old file or the new one, never a partial one. Raises :class:`ModelError` for a model :func:`load_model`
+    would refuse (non-finite weights, wrong shapes), so a diverged training run never replaces a good model."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"format": FORMAT, "features": list(FEATURES), "bands": N_BANDS, **model.meta}
-    arrays = {f"w{i}": w.astype(np.float32) for i, w in enumerate(model.weights)}
-    arrays.update({f"b{i}": b.astype(np.float32) for i, b in enumerate(model.biases)})
-    with open(path, "wb") as fh:
-        np.savez_compressed(fh, meta=np.array(json.dumps(meta, sort_keys=True, default=float)), **arrays)
-    return path
+    ws = [np.asarray(w, dtype=np.float32) for w in model.weights]
+    bs = [np.asarray(b, dtype=np.float32) for b in model.biases]
+    _check_layers(path, ws, bs)
+    _check_meta(path, meta)
+    arrays = {f"w{i}": w for i, w in enumerate(ws)}
+    arrays.update({f"b{i}": b for i, b in enumerate(bs)})
+    buf = io.BytesIO()
+    np.savez_compressed(buf, meta=np.array(json.dumps(meta, sort_keys=True, default=float)), **arrays)
+    return write_file_atomic(path, buf.getvalue())
+
+
+def _check_archive(path: Path) -> None:
+    """Refuse a file whose size, members or unpacked arrays (from the zip directory and each ``.npy`` header,
+    read before any data) exceed the bounds above, or whose arrays are not float/text."""
+    size = path.stat().st_size
+    if size > MAX_MODEL_BYTES:
+        raise ModelError(f"{path}: {size:,} bytes, a model is at most {MAX_MODEL_BYTES:,}")
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+        if len(infos) > 2 * MAX_LAYERS + 1:
+            raise ModelError(f"{path}: {len(infos)} arrays, a model has at most {2 * MAX_LAYERS + 1}")
+        total = 0
+        for info in infos:
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version not in ((1, 0), (2, 0)):
+                    raise ModelError(f"{path}: {info.filename}: .npy format {version} is not supported")
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) \
+                    else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(fh)
+            nbytes = math.prod(shape) * dtype.itemsize
+            if dtype.kind not in "fU" or max(nbytes, info.file_size) > MAX_ARRAY_BYTES:
+                raise ModelError(f"{path}: {info.filename}: {dtype} array of shape {shape} ({nbytes:,} bytes "
+                                 f"unpacked); want float or text arrays of at most {MAX_ARRAY_BYTES:,} bytes")
+            total += nbytes
+        if total > MAX_UNPACKED_BYTES:
+            raise ModelError(f"{path}: {total:,} bytes unpacked, a model is at most {MAX_UNPACKED_BYTES:,}")
 
 
 def load_model(path: str | Path) -> DqnModel:
     """Read a model; raise :class:`ModelError` (never anything else) if it is missing, corrupt or foreign."""
     path = Path(path)
     try:
+        _check_archive(path)
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             n = sum(1 for k in z.files if k.startswith("w"))
@@ -110,23 +153,41 @@ def load_model(path: str | Path) -> DqnModel:
             bs = [np.asarray(z[f"b{i}"], dtype=np.float32) for i in range(n)]
     except FileNotFoundError:
         raise ModelError(f"{path}: no such model file") from None
+    except ModelError:
+        raise
     except Exception as err:  # zip/npz/json errors of a corrupt file all mean the same thing here
         raise ModelError(f"{path}: not a readable model ({type(err).__name__}: {err})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelError(f"{path}: format {meta.get('format') if isinstance(meta, dict) else None!r}, want {FORMAT}")
     if meta.get("features") != list(FEATURES):
         raise ModelError(f"{path}: trained on features {meta.get('features')}, this code computes {list(FEATURES)}")
-    _check_shapes(path, ws, bs)
+    _check_layers(path, ws, bs)
+    _check_meta(path, meta)
     return DqnModel(ws, bs, meta)
 
 
-def _check_shapes(path: Path, ws: list[np.ndarray], bs: list[np.ndarray]) -> None:
-    if not ws:
-        raise ModelError(f"{path}: no layers")
+def _check_layers(path: Path, ws: list[np.ndarray], bs: list[np.ndarray]) -> None:
+    """Layer i maps the previous width to k outputs (``(width, k)`` weights, ``(k,)`` biases), all finite,
+    from the features to the bands."""
+    if not ws or len(ws) != len(bs) or len(ws) > MAX_LAYERS:
+        raise ModelError(f"{path}: {len(ws)} weight and {len(bs)} bias arrays, want 1..{MAX_LAYERS} of each")
     width = N_FEATURES
     for i, (w, b) in enumerate(zip(ws, bs)):
-        if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],) or not np.isfinite(w).all():
-            raise ModelError(f"{path}: layer {i} has shape {w.shape}/{b.shape}, want ({width}, k)/(k,), finite")
+        if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],):
+            raise ModelError(f"{path}: layer {i} has shape {w.shape}/{b.shape}, want ({width}, k)/(k,)")
+        for name, a in (("weights", w), ("biases", b)):
+            bad = int(a.size - np.isfinite(a).sum())
+            if bad:
+                raise ModelError(f"{path}: layer {i} has {bad} non-finite {name} (NaN or Inf)")
         width = w.shape[1]
     if width != N_BANDS:
         raise ModelError(f"{path}: {width} outputs, want {N_BANDS} bands")
+
+
+def _check_meta(path: Path, meta: dict) -> None:
+    """The metadata the model's behaviour reads (``margin``, ``backlog_gate``) are finite numbers."""
+    for key in ("margin", "backlog_gate"):
+        value = meta.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            raise ModelError(f"{path}: meta {key} is {value!r}, want a finite number")
