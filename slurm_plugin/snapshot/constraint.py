@@ -15,8 +15,9 @@ never nested or followed by a count. Quoted names are read without their quotes 
 later versions accept them). Nested parentheses are accepted (22.05 refuses them).
 
 What a node's features satisfy (:meth:`Constraint.matches`, the question every caller asks: may this node
-run the job, or part of it): counts say how many of the job's nodes need a term, so one node needs the term
-itself (``aarch64*2`` matches an aarch64 node); a matching OR ``[a|b]`` is an OR for one node (all of a job's
+run the job, or part of it): counts say how many of the job's nodes need a term, and a node that serves that
+term needs the term itself (``aarch64*2`` matches an aarch64 node; slurmctld may add other nodes to reach the
+job's node count: ``-w x86n1 -C aarch64*2`` ran on armn[1-2],x86n1, but the nodes the job *needs* are aarch64); a matching OR ``[a|b]`` is an OR for one node (all of a job's
 nodes then share one option, which a homogeneous node group always does); in a multiple-counts bracket
 ``[a*2&b*4]`` each node serves one of the terms, so a node matching any term matches.
 """

@@ -3,7 +3,6 @@ ranges, and files that are not site descriptions at all (issue 11, items 8 and 1
 
 from __future__ import annotations
 
-import copy
 import re
 import time
 from pathlib import Path
@@ -12,22 +11,12 @@ import pytest
 import yaml
 
 from slurm_plugin.conf import render_site
-from slurm_plugin.site import SITE_CONFIGS, SiteError, load_site, parse_site
+from slurm_plugin.site import SiteError, load_site, parse_site
 from slurm_plugin.site.priority import BAND_SPAN, SITE_FACTOR_MAX, band_site_factor
 
-DEMO = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
+from .builders import group, mutate
+
 INJECT = "x\nPrologSlurmctld=/tmp/evil.sh"
-
-
-def mutate(fn) -> dict:
-    data = copy.deepcopy(DEMO)
-    fn(data)
-    return data
-
-
-def group(data, i=0):
-    return data["clusters"][0]["node_groups"][i]
-
 
 # (what is wrong, mutation, expected path, expected words)
 CASES = [

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest
 import yaml
 
-from slurm_plugin.site import SITE_CONFIGS, SiteError, load_site, parse_site
+from slurm_plugin.site import SiteError, load_site, parse_site
 
-DEMO = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
-
-
-def mutate(fn) -> dict:
-    data = copy.deepcopy(DEMO)
-    fn(data)
-    return data
-
-
-def group(data, i=0):
-    return data["clusters"][0]["node_groups"][i]
-
+from .builders import group, mutate
 
 # (what is wrong, mutation, expected path, expected words in the message)
 CASES = [
