@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from .errors import Problem, format_loc
 from .priority import BAND_SPAN, CLASS_STEP, SITE_FACTOR_MAX, highest_site_factor, top_band
-from .schema import MAX_NODES, Site
+from .bounds import MAX_NODES
+from .schema import Site
 
 HOSTNAME_MAX = 64  # Slurm's node names are host names
 

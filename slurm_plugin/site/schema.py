@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .bounds import (MAX_CPUS_PER_NODE, MAX_DEVICES_PER_NODE, MAX_MEMORY_GB, MAX_NODES_PER_GROUP, SECONDS_MAX,
+                     UINT16_MAX)
 from .priority import BAND_SPAN, SITE_FACTOR_MAX
 
 Arch = Literal["aarch64", "x86_64", "riscv64"]
@@ -43,15 +45,6 @@ PosInt = Annotated[int, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
 NonNegFloat = Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)]
 
-# Upper bounds, within what Slurm stores (uint16 CPUs and timeouts, NO_VAL16 = 0xfffe) and what one site
-# file may describe; a larger value is refused before anything is expanded (hostnames, devices).
-MAX_NODES_PER_GROUP = 65_536
-MAX_NODES = 100_000  # per site
-MAX_CPUS_PER_NODE = 0xFFFD  # Slurm's CPUs= is a uint16
-MAX_MEMORY_GB = 1_048_576  # 1 PiB per node
-MAX_DEVICES_PER_NODE = 64  # GPUs, or accelerators of one kind
-UINT16_MAX = 0xFFFD
-SECONDS_MAX = 86_400 * 365
 Count = Annotated[int, Field(gt=0, le=MAX_DEVICES_PER_NODE)]
 Seconds = Annotated[int, Field(ge=0, le=SECONDS_MAX)]
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")

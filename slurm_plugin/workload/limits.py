@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..site.schema import MAX_CPUS_PER_NODE, MAX_DEVICES_PER_NODE, MAX_MEMORY_GB, MAX_NODES
+from ..site.bounds import MAX_CPUS_PER_NODE, MAX_DEVICES_PER_NODE, MAX_MEMORY_GB, MAX_NODES
 from .errors import WorkloadError
 
 MAX_TIME_S = 1e10  # a submit/start/end time (epoch seconds reach it in the year 2286)

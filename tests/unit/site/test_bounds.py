@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 
 from slurm_plugin.conf import render_site
+from slurm_plugin.data import data_file
 from slurm_plugin.site import SiteError, load_site, parse_site
 from slurm_plugin.site.priority import BAND_SPAN, SITE_FACTOR_MAX, band_site_factor
 
@@ -109,7 +109,7 @@ def test_largest_top_band_the_shim_accepts_passes():
 
 
 def test_site_factor_limit_is_the_shims():
-    lua = (Path(__file__).resolve().parents[3] / "job_submit" / "job_submit.lua").read_text()
+    lua = data_file("job_submit", "job_submit.lua").read_text()
     low, high = re.search(r"site_factor = \{\s*(-?\d+),\s*(-?\d+)\s*\}", lua).groups()
     assert int(high) == SITE_FACTOR_MAX and int(low) == -SITE_FACTOR_MAX
 
