@@ -68,6 +68,8 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
         changes["qos"] = cls.tier.name
     if options.annotate_comment and not req.comment and (wclass or cls.tier):
         changes["comment"] = f"{TAG_PREFIX}class={wclass.name if wclass else '-'},tier={cls.tier.name if cls.tier else '-'}"
+        if wclass and cls.priority_class != wclass.name:  # a claim not granted: say whose band it has
+            changes["comment"] += f",band-of={cls.priority_class or '-'}"
     out.add("class", cls.why, **changes)
     sized = rightsize_request(req, wclass.name if wclass else None, options.rightsize)
     if sized:

@@ -38,12 +38,15 @@ if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not w
 
 @dataclass(frozen=True)
 class Classification:
-    """The job's class (None if the site has none), tier (None if the site has none), band, and why."""
+    """The job's class (None if the site has none), tier (None if the site has none), band, and why;
+    ``priority_class``: the class the band was computed for (the workload class, or the default class when
+    the owner is not entitled to it)."""
 
     workload_class: WorkloadClass | None
     tier: QosTier | None
     band: int
     why: str
+    priority_class: str | None = None
 
 
 def _find_class(req: JobRequest, classes: dict[str, WorkloadClass]) -> tuple[str | None, str, str]:
@@ -106,4 +109,4 @@ def classify(req: JobRequest, site: Site, accounting: Accounting = Accounting())
     claim = "" if granted else f", priority of class {pname or '-'} ({name} not granted to {ent.why})"
     why = (f"class {name or '-'} (from {source or 'nothing'}{claim}), tier {tier.name if tier else '-'} "
            f"(from {tier_source}), priority band {band}")
-    return Classification(wclass, tier, band, f"{complaint}; {why}" if complaint else why)
+    return Classification(wclass, tier, band, f"{complaint}; {why}" if complaint else why, pname)

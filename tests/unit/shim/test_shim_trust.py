@@ -73,7 +73,8 @@ def test_directory_others_can_write_is_not_believed(tmp_path, rundir, mode, trus
 
 @pytest.mark.parametrize("job, partition", [
     ({"tres_per_node": "gres:gpu:1"}, "gpu"),                    # --gres=gpu:1 (22.05)
-    ({"tres_per_node": "gres/gpu=1"}, "gpu"),                    # 24.11 form
+    ({"tres_per_node": "gres/gpu=1"}, "gpu"),                    # 23.02+ forms
+    ({"tres_per_node": "gres/gpu:a100:1"}, "gpu"),
     ({"tres_per_job": "gres:gpu:2"}, "gpu"),                     # --gpus=2
     ({"tres_per_node": "gres:npu:2"}, "npu"),
     ({"tres_per_node": "gres:gpu:a100:1"}, "gpu"),               # typed
