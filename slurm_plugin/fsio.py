@@ -6,6 +6,9 @@ is fsynced so the rename itself survives a crash. A reader sees the old file or 
 
 :func:`exclusive_lock` makes a process the only writer of some state (``hetsched cycle``, ``scale apply``):
 a second one fails at once with :class:`LockHeld`, naming the pid that holds the lock.
+
+:func:`load_state` reads a JSON state file through a validating parser; a bad file is moved aside (kept, with a
+timestamp suffix) and the caller starts from fresh state instead of failing every time it starts.
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ import errno
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class LockHeld(RuntimeError):
@@ -99,3 +105,40 @@ def exclusive_lock(path: str | Path) -> Iterator[Path]:
         yield path
     finally:
         os.close(fd)
+
+
+def move_aside(path: str | Path, now: float | None = None) -> Path:
+    """Rename a bad state file to ``<name>.bad-<UTC time>`` beside it (kept for a post-mortem); returns the
+    new path."""
+    import time
+
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now if now is not None else time.time()))
+    target = path.with_name(f"{path.name}.bad-{stamp}")
+    n = 1
+    while target.exists():
+        target, n = path.with_name(f"{path.name}.bad-{stamp}-{n}"), n + 1
+    os.replace(path, target)
+    fsync_dir(path.parent)
+    return target
+
+
+def load_state(path: str | Path, parse: Callable[[object], T], fresh: Callable[[], T], what: str) -> T:
+    """``parse(json)`` of the state file at ``path``, or ``fresh()`` if it is missing; a file that is not
+    JSON or that ``parse`` rejects (any ValueError, TypeError or KeyError) is moved aside with
+    :func:`move_aside` and a warning naming both paths, and ``fresh()`` is returned."""
+    import json
+    import logging
+
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return fresh()
+    try:
+        return parse(json.loads(raw))
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as err:
+        moved = move_aside(path)
+        logging.getLogger(__name__).warning("%s %s is unusable (%s: %s): moved aside to %s, starting fresh",
+                                            what, path, type(err).__name__, err, moved)
+        return fresh()

@@ -32,6 +32,8 @@ GROUPS: dict[str, LazyCommand] = {
     "cycle": LazyCommand(".cycle:cycle",
                          "Steer the cluster: priority bands, job moves, partition reshaping, node power."),
     "rank": LazyCommand(".rank:rank", "Learned job ranking (DQN over 8 priority bands): train, evaluate."),
+    "completion": LazyCommand(".docs:completion", "Print the shell completion script for SHELL."),
+    "man": LazyCommand(".docs:man", "Write the man pages (troff) into DIRECTORY."),
 }
 
 

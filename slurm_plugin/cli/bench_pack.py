@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import shlex
 import sys
@@ -13,6 +12,8 @@ from tqdm import tqdm
 
 from ..pack import SOLVERS
 from ..pack.bench import FULL_SIZES, QUICK_SIZES, Case, machine, run_case
+from .common import emit_json
+from .output import json_output_options, text_out, write_json
 
 log = logging.getLogger(__name__)
 _HEADER = (f"{'jobs':>6} {'cls':>4} {'shapes':>6} {'solver':<14} {'build_s':>8} {'model_s':>8} {'solve_s':>8} "
@@ -39,7 +40,7 @@ def _command() -> str:
 
 @click.command("pack")
 @click.option("--quick", is_flag=True, help=f"Only {', '.join(f'{j}x{c}' for j, c in QUICK_SIZES)} (jobs x classes).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write results here.")
+@json_output_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated instances.")
 @click.option("--seeds", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Instances per size, seeds SEED .. SEED+SEEDS-1.")
@@ -48,28 +49,28 @@ def _command() -> str:
 @click.option("--compare/--no-compare", default=True, show_default=True,
               help="Also run the other solvers on every instance (side by side, under 'solver_comparison').")
 @click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True, help="Runs per timing (median).")
-def pack_cmd(quick: bool, json_path: Path | None, seed: int, seeds: int, solver: str, compare: bool,
+def pack_cmd(quick: bool, as_json: bool, output: Path | None, seed: int, seeds: int, solver: str, compare: bool,
              repeat: int) -> None:
     """Build + solve time, objective vs greedy and gap of the packing MILP on 100 .. 10,000 jobs."""
+    say = text_out(as_json)
     sizes = QUICK_SIZES if quick else FULL_SIZES
     others = [name for name in sorted(SOLVERS) if name != solver] if compare else []
     instances, comparison = [], []
-    click.echo(_HEADER)
+    say(_HEADER)
     cases = [Case(jobs, classes, s) for jobs, classes in sizes for s in range(seed, seed + seeds)]
     for case in tqdm(cases, desc="pack bench", unit="instance", file=sys.stderr):
         row = run_case(case, SOLVERS[solver], repeat)
         instances.append(row)
-        click.echo(_line(row))
+        say(_line(row))
         for name in others:
             other = run_case(case, SOLVERS[name], repeat)
             comparison.append(other)
-            click.echo(_line(other))
+            say(_line(other))
     doc = {"instances": instances, "solver_comparison": comparison, "machine": machine(), "command": _command()}
-    if json_path:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(doc, indent=2) + "\n")
-        log.info("wrote %s", json_path)
+    write_json(output, doc)
+    if as_json:
+        emit_json(doc)
     missed = [r for r in instances if r.get("target") and not r["target"]["met"]]
     below = [r for r in instances + comparison if r["objective"] < r["greedy_objective"]]
-    click.echo(f"targets missed: {len(missed)}; instances below greedy: {len(below)}")
+    say(f"targets missed: {len(missed)}; instances below greedy: {len(below)}")
 

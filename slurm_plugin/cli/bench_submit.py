@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import shlex
 import sys
@@ -17,6 +16,8 @@ from ..daemon.bench import (chaos_submissions, machine, median_submit_ms, roundt
                             shim_roundtrip)
 from ..daemon.process import DaemonProcess
 from ..site import SITE_CONFIGS
+from .common import emit_json
+from .output import json_output_options, text_out, write_json
 
 log = logging.getLogger(__name__)
 TIMEOUT_MS = 50  # the shim's default, as rendered into hetsched-shim.json
@@ -59,7 +60,7 @@ def _command() -> str:
 
 @click.command("submit")
 @click.option("--quick", is_flag=True, help="Short smoke run (3 s round trip, fewer jobs); not for the README.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write results here.")
+@json_output_options
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), show_default=True,
               default=Path("/var/lib/hetsched/test/submit-bench"), help="The benchmark's own local cluster.")
 @click.option("--port", type=int, default=17977, show_default=True, help="slurmctld port (slurmd ports follow).")
@@ -69,7 +70,7 @@ def _command() -> str:
 @click.option("--rounds", type=int, default=2, show_default=True, help="Alternating rounds of both modes.")
 @click.option("--threads", type=int, default=2, show_default=True, help="Parallel sbatch submitters.")
 @click.option("--keep", is_flag=True, help="Leave the cluster and daemon running afterwards.")
-def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, threads, keep) -> None:
+def submit_cmd(quick, as_json, output, root, port, rate, seconds, jobs, rounds, threads, keep) -> None:
     """Measure the job_submit shim + daemon on a real local cluster and write one JSON result.
 
     Round trip through the real job_submit.lua (lua5.1, stand-in slurm table) at a steady RATE; sbatch
@@ -77,6 +78,7 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
     isolates Slurm's own Lua plugin cost), alternating rounds in the same run, with slurmctld's sdiag figures; submission time with the daemon healthy, absent and hung (SIGSTOP); and a
     chaos run counting submissions the shim made fail.
     """
+    say = text_out(as_json)
     if quick:
         seconds, jobs, rounds = min(seconds, 3.0), min(jobs, 60), 1
     root.mkdir(parents=True, exist_ok=True)
@@ -91,9 +93,9 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
                  "command": _command(), "quick": quick}
     try:
         daemon.start()
-        click.echo(f"round trip: {rate:.0f}/s for {seconds:.0f} s through {daemon.socket} ...")
+        say(f"round trip: {rate:.0f}/s for {seconds:.0f} s through {daemon.socket} ...")
         doc.update(shim_roundtrip(daemon.socket, rate, seconds, TIMEOUT_MS))
-        click.echo("round trip floor: the same driver against a fixed-reply server ...")
+        say("round trip floor: the same driver against a fixed-reply server ...")
         doc["roundtrip_floor_us"] = roundtrip_floor(rate, seconds)
 
         bursts: dict[str, list] = {mode: [] for mode in MODES}
@@ -102,7 +104,7 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
                 _use_job_submit(cluster, site, mode != "without_job_submit")
                 if mode == "lua_noop":
                     (root / "etc" / "job_submit.lua").write_text(NOOP_LUA)  # slurmctld reloads it by mtime
-                click.echo(f"sbatch round {r + 1}/{rounds} {mode}: {jobs} jobs, {threads} submitters ...")
+                say(f"sbatch round {r + 1}/{rounds} {mode}: {jobs} jobs, {threads} submitters ...")
                 bursts[mode].append(sbatch_burst(client, jobs, threads))
                 client.run("scancel", "--user", "root", check=False)
         per_s = {m: round(sum(len(b.ids) for b in runs) / sum(b.seconds for b in runs), 1)
@@ -129,7 +131,7 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
         doc.update(fail_open_healthy_ms=healthy, fail_open_absent_ms=absent, fail_open_hung_ms=hung,
                    fail_open_hung_delay_ms=round(hung - absent, 2), shim_timeout_ms=TIMEOUT_MS,
                    fail_open_samples=n)
-        click.echo("chaos: kill/hang/resume/restart while submitting ...")
+        say("chaos: kill/hang/resume/restart while submitting ...")
         chaos = chaos_submissions(client, daemon, 5.0 if quick else 15.0)
         doc["chaos"] = chaos
         rejected += f1 + f2 + f3
@@ -150,13 +152,12 @@ def submit_cmd(quick, json_path, root, port, rate, seconds, jobs, rounds, thread
         "zero_shim_rejections": doc["shim_rejections"] == 0,
     }
     for key, value in doc["targets"].items():
-        click.echo(f"{'met   ' if value else 'MISSED'} {key}")
+        say(f"{'met   ' if value else 'MISSED'} {key}")
     floor = doc["roundtrip_floor_us"]
-    click.echo(f"round trip p50 {rt['p50']} us, p99 {rt['p99']} us, max {rt['max']} us at {doc['rate_per_s']}/s "
+    say(f"round trip p50 {rt['p50']} us, p99 {rt['p99']} us, max {rt['max']} us at {doc['rate_per_s']}/s "
                f"(floor without a daemon: p50 {floor['p50']} us, p99 {floor['p99']} us); "
                f"sbatch ratio {doc['sbatch_throughput_ratio']}; absent {doc['fail_open_absent_ms']} ms, "
                f"hung {doc['fail_open_hung_ms']} ms; shim rejections {doc['shim_rejections']}")
-    if json_path:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-        click.echo(f"wrote {json_path}")
+    write_json(output, doc)
+    if as_json:
+        emit_json(doc)

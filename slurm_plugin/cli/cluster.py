@@ -9,10 +9,15 @@ import click
 from ..cluster import deps
 from ..cluster.local import DEFAULT_ROOT, ClusterError, LocalCluster
 from ..slurm import SlurmError
-from .common import emit_json, fail, handle_errors
+from .common import fail, handle_errors
+from .output import TABLE_CONTEXT, emit_table, table_options
 
 root_option = click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_ROOT,
                            show_default=True, envvar="HETSCHED_CLUSTER", help="The cluster's state directory.")
+
+
+STATUS_FIELDS = ("name", "type", "pid", "state", "features")
+DEMO_FIELDS = ("job_id", "what", "args", "state", "partition", "nodes", "features")
 
 
 @click.group()
@@ -49,25 +54,24 @@ def up(site: str | None, root: Path, job_submit: bool, wait: float) -> None:
                f"export SLURM_CONF={root}/etc/slurm.conf")
 
 
-@cluster.command()
+@cluster.command(context_settings=TABLE_CONTEXT)
 @root_option
-@click.option("--json", "as_json", is_flag=True)
+@table_options(STATUS_FIELDS)
 @handle_errors(ClusterError, SlurmError)
-def status(root: Path, as_json: bool) -> None:
-    """Show the cluster's processes and nodes; exit 1 if anything recorded is not running."""
+def status(root: Path, fields, noheader, parsable, as_json) -> None:
+    """Show the cluster's processes and nodes, one row each; exit 1 if slurmctld is not running.
+
+    Fields (-o): name, type (process or node), pid, state (running/stopped, or Slurm's node state), features."""
     c = LocalCluster(root)
     procs = c.status()
     if not procs or not c.state():
         fail(f"no cluster at {root}")
     nodes = c.client().show_nodes() if procs[0].running else []
-    if as_json:
-        emit_json({"root": str(root), "processes": [p.__dict__ for p in procs],
-                   "nodes": {n["NodeName"]: n.get("State") for n in nodes}})
-    else:
-        for p in procs:
-            click.echo(f"{p.name:22} pid {p.pid or '-':>8}  {'running' if p.running else 'stopped'}")
-        for n in nodes:
-            click.echo(f"{n['NodeName']:12} {n.get('State', ''):24} {n.get('AvailableFeatures', '')}")
+    rows = [{"name": p.name, "type": "process", "pid": p.pid, "state": "running" if p.running else "stopped"}
+            for p in procs]
+    rows += [{"name": n["NodeName"], "type": "node", "state": n.get("State", ""),
+              "features": n.get("AvailableFeatures", "")} for n in nodes]
+    emit_table(rows, fields, noheader, parsable, as_json)
     if not procs[0].running:
         raise SystemExit(1)
 
@@ -81,24 +85,22 @@ def down(root: Path) -> None:
     click.echo("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
 
-@cluster.command()
+@cluster.command(context_settings=TABLE_CONTEXT)
 @root_option
 @click.option("--seconds", default=3, show_default=True, help="How long each demo job runs.")
-@click.option("--json", "as_json", is_flag=True)
+@table_options(DEMO_FIELDS)
 @handle_errors(ClusterError, SlurmError)
-def demo(root: Path, seconds: int, as_json: bool) -> None:
-    """Submit a mix of plain sbatch jobs to the running cluster and show where each one ran."""
+def demo(root: Path, seconds: int, fields, noheader, parsable, as_json) -> None:
+    """Submit a mix of plain sbatch jobs to the running cluster and show where each one ran.
+
+    Fields (-o): job_id, what (asked for), args (sbatch directives), state, partition, nodes (ran on), features
+    (of those nodes). Exit 1 unless every job completed."""
+    from dataclasses import asdict
+
     from ..cluster.demo import run_demo
 
     c = LocalCluster(root)
-    rows = run_demo(c.client(), seconds=seconds, admission=bool(c.state().get("job_submit")))
-    if as_json:
-        emit_json([r.__dict__ for r in rows])
-    else:
-        click.echo(f"{'job':>5}  {'asked for':40} {'sbatch directives':42} {'state':10} {'partition':9} "
-                   f"{'ran on':10} node features")
-        for r in rows:
-            click.echo(f"{r.job_id or '-':>5}  {r.what:40} {r.args:42} {r.state:10} {r.partition:9} {r.nodes:10} "
-                       f"{r.features}")
-    if any(r.state != "COMPLETED" for r in rows):
+    rows = [asdict(r) for r in run_demo(c.client(), seconds=seconds, admission=bool(c.state().get("job_submit")))]
+    emit_table(rows, fields, noheader, parsable, as_json)
+    if any(r["state"] != "COMPLETED" for r in rows):
         raise SystemExit(1)

@@ -1,11 +1,15 @@
-"""Helpers shared by the CLI modules: error exits, JSON output, hostlists."""
+"""Helpers shared by the CLI modules: exit codes, error exits, the site to run, JSON output, hostlists."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import NoReturn
 from functools import wraps
+from pathlib import Path
 
 import click
 import hostlist
@@ -13,11 +17,15 @@ import hostlist
 from ..scale.warm import DEFAULT_WAIT_PRICE_W
 from ..site import SiteError
 
-# Exit codes, as Slurm's own commands use them: 0 ok, 1 failure, 2 bad usage/input.
-EXIT_FAIL, EXIT_USAGE = 1, 2
+# Exit codes (README "CLI conventions"): 0 ok, 1 failure (e.g. an action failed), 2 bad usage or input (as
+# click and Slurm's own commands use it), 3 another writer holds the state lock, 4 slurmctld unreachable.
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_LOCKED, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
+
+SITE_ENV = "HETSCHED_SITE"
+SYSTEM_SITE = Path("/etc/hetsched/site.yaml")
 
 
-def fail(message: str, code: int = EXIT_FAIL) -> None:
+def fail(message: str, code: int = EXIT_FAIL) -> NoReturn:
     click.echo(f"hetsched: {message}", err=True)
     sys.exit(code)
 
@@ -38,6 +46,34 @@ def handle_errors(*expected: type[Exception]) -> Callable:
         return wrapper
 
     return deco
+
+
+def resolve_site(site: str | None) -> str:
+    """The site a production command runs: SITE as given (a path or a bundled name such as ``demo``), else
+    ``$HETSCHED_SITE``, else ``/etc/hetsched/site.yaml``; exits 2 naming all three when none is there.
+
+    The bundled demo is never a silent default: it runs only when named."""
+    if site:
+        return site
+    if os.environ.get(SITE_ENV):
+        return os.environ[SITE_ENV]
+    if SYSTEM_SITE.is_file():
+        return str(SYSTEM_SITE)
+    fail(f"no site given: name one as SITE or --site (a site file, or 'demo' for the bundled example), "
+         f"set ${SITE_ENV}, or create {SYSTEM_SITE}", EXIT_USAGE)
+
+
+@contextlib.contextmanager
+def one_writer(state_dir: Path) -> Iterator[None]:
+    """Hold ``<state_dir>/hetsched.lock`` for the block (``hetsched cycle`` and ``scale apply`` share it); exit 3
+    with the holder's pid if another process has it."""
+    from ..fsio import LockHeld, exclusive_lock
+
+    try:
+        with exclusive_lock(Path(state_dir) / "hetsched.lock"):
+            yield
+    except LockHeld as err:
+        fail(f"{err}; exiting without changing anything", EXIT_LOCKED)
 
 
 def emit_json(obj: object) -> None:
@@ -65,6 +101,20 @@ def stack(*decorators: Callable) -> Callable:
         return fn
 
     return apply
+
+
+site_arguments = stack(
+    click.argument("site", required=False),
+    click.option("--site", "site_option", metavar="SITE", expose_value=True,
+                 help=f"Site file or bundled name ('demo' only when named); default ${SITE_ENV}, then {SYSTEM_SITE}."),
+)
+
+
+def site_from(site: str | None, site_option: str | None) -> str:
+    """The site of a command taking :data:`site_arguments`: SITE or --site (not two different ones), resolved."""
+    if site and site_option and site != site_option:
+        fail(f"SITE {site!r} and --site {site_option!r} disagree; give one", EXIT_USAGE)
+    return resolve_site(site or site_option)
 
 
 # The power planner's knobs, the same for `hetsched scale` and `hetsched cycle`; see scale_config().

@@ -18,7 +18,7 @@ from ..daemon.peercred import resolve_uid
 from ..scale.rightsize import apply_table
 from ..site import load_site, resolve_site_path
 from ..snapshot import ProcessCollector, SnapshotRefresher
-from .common import fail
+from .common import fail, handle_errors, resolve_site
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +32,21 @@ def daemon() -> None:
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="YAML settings (e.g. /etc/hetsched/hetsched.yaml); options below override it.")
 @click.option("--socket", "socket_path", help="Unix socket to serve (the shim's hetsched-shim.json 'socket').")
-@click.option("--site", help="Site name or file the cluster runs.")
+@click.option("--site", help="Site file the cluster runs ('demo' for the bundled example); default: the config's "
+                               "site, $HETSCHED_SITE, then /etc/hetsched/site.yaml.")
 @click.option("--slurm-conf", help="slurm.conf of the cluster to snapshot (default: $SLURM_CONF).")
 @click.option("--allow-user", "allow_users", multiple=True, help="User (name or uid) allowed to ask; repeatable.")
 @click.option("--pid-file", help="Write the daemon's pid here while it runs.")
 @click.option("--refresh", "refresh_s", type=float, help="Seconds between snapshot refreshes.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
+@handle_errors()
 def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, refresh_s, log_level) -> None:
     """Serve admission requests until SIGTERM/SIGINT (foreground; systemd runs it as hetsched.service)."""
     logging.getLogger().setLevel(log_level.upper())
     cfg = DaemonConfig.load(config_path, socket=socket_path, site=site, slurm_conf=slurm_conf,
                             allow_users=allow_users or None, pid_file=pid_file, refresh_s=refresh_s)
+    cfg = cfg.model_copy(update={"site": resolve_site(cfg.site)})
     try:
         uids = {resolve_uid(u) for u in cfg.allow_users}
         ctld_uid = resolve_uid(cfg.priority_user) if cfg.priority_user is not None else None

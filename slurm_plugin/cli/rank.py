@@ -12,6 +12,7 @@ import click
 
 from ..workload import WorkloadError
 from .common import handle_errors
+from .output import deliver, json_output_options
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +97,10 @@ def train_cmd(site, workloads, val_workloads, episodes, seq_len, price, lr, seed
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--age-floor", "floor_h", type=float, default=None,
               help="Also run every policy under this age floor (hours): 'floor_rows'.")
-@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False))
+@json_output_options
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False), help="PNG: bsld and max wait.")
 @handle_errors(WorkloadError, ValueError, OSError)
-def eval_cmd(workload, site, model_path, semantics, count, length, part, windows, seed, floor_h, json_out,
+def eval_cmd(workload, site, model_path, semantics, count, length, part, windows, seed, floor_h, as_json, output,
              plot_out) -> None:
     """DQN vs FCFS, SJF, WFP3, UNICEP, F1, multifactor, with and without backfill, on held-out sequences."""
     from ..rank.dqn.evaluate import BASELINES, compare_rows, protocol_sequences
@@ -123,11 +124,9 @@ def eval_cmd(workload, site, model_path, semantics, count, length, part, windows
         floored = {k: AgeFloor(v, floor_h * 3600.0) for k, v in pols.items()}
         out["floor_rows"] = [{**r, "age_floor_h": floor_h}
                              for r in compare_rows(p.workload.name, p.machine, seqs, floored, semantics, (True,), say)]
-    Path(json_out).parent.mkdir(parents=True, exist_ok=True)
-    Path(json_out).write_text(json.dumps(out, indent=2, default=float) + "\n")
     if plot_out:
         plot_rows(rows + out.get("floor_rows", []), plot_out, f"{p.workload.name} ({semantics}, {len(seqs)} seq)")
-    click.echo(table(rows + out.get("floor_rows", [])))
+    deliver(out, as_json, output, lambda: click.echo(table(rows + out.get("floor_rows", []))))
 
 
 @rank.command("record")

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 import click
-import hostlist
 
 from ..cycle import CycleConfig, CycleMemory, decide
-from ..decision import Journal, SetPartitionNodes, SlurmApplier
-from ..decision.applier import commands_for
+from ..decision import Journal, SlurmApplier
 from ..scale.memory_store import load_memory, save_memory
 from ..scale.warm import DEFAULT_WAIT_PRICE_W
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from ..snapshot import collect_snapshot
-from .common import emit_json, handle_errors, scale_config, scale_options, stack
+from . import actions
+from .common import handle_errors, one_writer, scale_config, scale_options, site_arguments, site_from, stack
+from .output import TABLE_CONTEXT, deliver, json_output_options
 from .why import journal_option
 
 state_option = click.option("--state", type=click.Path(dir_okay=False, path_type=Path),
@@ -29,7 +30,7 @@ def scale() -> None:
     """Follow demand and the calendar: power nodes up/down, reshape partitions."""
 
 
-def _plan(site: str | None, state: Path, **knobs):
+def _plan(site: str, state: Path, **knobs):
     """This cycle's reshape + power decision through the cycle's own decide() (no ranking, no packing)."""
     config = CycleConfig(pack=False, scale=scale_config(**knobs))
     decision, memory = decide(collect_snapshot(SlurmClient()), load_site(site), config,
@@ -37,46 +38,47 @@ def _plan(site: str | None, state: Path, **knobs):
     return decision, memory.scale
 
 
-def _what(action) -> str:
-    if isinstance(action, SetPartitionNodes):
-        return f"partition {action.partition} = {hostlist.collect_hostlist(list(action.nodes))}"
-    return f"{action.action} {hostlist.collect_hostlist(list(action.nodes))}"
+_with_common = stack(site_arguments, state_option, scale_options)
 
 
-_with_common = stack(
-    click.argument("site", required=False), state_option, scale_options)
-
-
-@scale.command()
+@scale.command(context_settings=TABLE_CONTEXT)
 @_with_common
-@click.option("--json", "as_json", is_flag=True)
+@actions.action_table_options
 @handle_errors(SlurmError)
-def plan(site: str | None, state: Path, as_json: bool, **knobs) -> None:
-    """Show what would be powered up/down and why (dry run: changes nothing, remembers nothing)."""
-    decision, _ = _plan(site, state, **knobs)
-    if as_json:
-        emit_json([{"kind": a.kind, "reason": a.reason, "commands": commands_for(a)} for a in decision.actions])
-        return
-    if not decision.actions:
-        click.echo("nothing to change")
-    for a in decision.actions:
-        click.echo(f"{_what(a):40} {a.reason}")
+def plan(site: str | None, site_option: str | None, state: Path, fields, noheader, parsable, as_json,
+         **knobs) -> None:
+    """Show what would be powered up/down and why (dry run: changes nothing, remembers nothing).
+
+    Fields (-o): status, kind, target, reason, error, failed_ids, commands."""
+    decision, _ = _plan(site_from(site, site_option), state, **knobs)
+    actions.show(decision, None, fields, noheader, parsable, as_json)
 
 
-@scale.command()
+@scale.command(context_settings=TABLE_CONTEXT)
 @_with_common
 @journal_option
-@handle_errors(SlurmError)
-def apply(site: str | None, state: Path, journal: Path, **knobs) -> None:
-    """Plan and apply one cycle; exit 1 if any action failed."""
-    decision, memory = _plan(site, state, **knobs)
-    results = SlurmApplier(SlurmClient(), Journal(journal)).apply(decision)
-    save_memory(state, memory)
-    for r in results:
-        click.echo(f"{'ok    ' if r.ok else 'FAILED'} {_what(r.action):40} {r.action.reason}"
-                   f"{'' if r.ok else ' - ' + r.error}")
-    if not all(r.ok for r in results):
-        raise SystemExit(1)
+@actions.action_table_options
+@handle_errors(SlurmError, OSError)
+def apply(site: str | None, site_option: str | None, state: Path, journal: Path, fields, noheader, parsable,
+          as_json, **knobs) -> None:
+    """Plan and apply one cycle (holding the state directory's lock, like ``hetsched cycle``).
+
+    Fields (-o) as in ``scale plan``. Exit 0 if every action was applied, 1 if one failed, 3 if another writer
+    holds the lock, 4 if slurmctld stopped answering (the remaining actions are reported as not-attempted)."""
+    from .cycle import slurm_failure
+
+    site = site_from(site, site_option)
+    with one_writer(state.parent):
+        client = SlurmClient()
+        try:
+            decision, memory = _plan(site, state, **knobs)
+        except SlurmError as err:
+            slurm_failure(err, client)
+        results = SlurmApplier(client, Journal(journal)).apply(decision)
+        if all(r.attempted for r in results):
+            save_memory(state, memory)
+    actions.show(decision, results, fields, noheader, parsable, as_json)
+    sys.exit(actions.exit_code(results))
 
 
 @scale.command("eval")
@@ -88,19 +90,16 @@ def apply(site: str | None, state: Path, journal: Path, **knobs) -> None:
               help="hetsched's idle grace (s) when no --wait-price is used.")
 @click.option("--wait-price", type=float, default=DEFAULT_WAIT_PRICE_W, show_default=True,
               help="Watts one second of job wait is worth (the break-even rule of scale/warm.py).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@json_output_options
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG of power and queue length over time per policy.")
 @click.option("--pid-plot", "pid_plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG of the PID controller's step response and its diurnal run.")
 @handle_errors(ValueError, OSError)
 def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float, wait_price: float,
-             json_path: Path, plot_path: Path | None, pid_plot_path: Path | None) -> None:
+             as_json: bool, output: Path | None, plot_path: Path | None, pid_plot_path: Path | None) -> None:
     """Energy and wait of always-on, Slurm's idle timer and hetsched in the simulator (same workload), and the
     PID controller's step response and stability measured in the simulator."""
-    import json
-
-    from ..conf import write_atomic
     from ..scale.evaluate import evaluate, pid_sim_step
     from ..sim.run import prepare, provenance
 
@@ -110,9 +109,6 @@ def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float,
     for r in rows:
         r["energy_vs_always_on"] = r["energy_kwh"] / base["energy_kwh"] - 1 if base["energy_kwh"] else None
         r["wait_vs_always_on"] = r["avg_wait_s"] / base["avg_wait_s"] - 1 if base["avg_wait_s"] else None
-        click.echo(f"{r['policy']:14} {r['energy_kwh']:10.1f} kWh ({100 * (r['energy_vs_always_on'] or 0):+6.1f} %)  "
-                   f"avg wait {r['avg_wait_s']:8.1f} s ({100 * (r['wait_vs_always_on'] or 0):+6.1f} %)  "
-                   f"utilization {r['utilization']:.3f}")
     step = pid_sim_step()
     if plot_path:
         _plot(rows, plot_path)
@@ -123,7 +119,14 @@ def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float,
            "rows": [{k: v for k, v in r.items() if k != "timeline"} for r in rows],
            "pid_step": {k: v for k, v in step.items() if k != "trajectory"},
            "pid_stability": {k: v for k, v in stability.items() if k != "trajectory"}, **provenance()}
-    write_atomic(json_path.parent, {json_path.name: json.dumps(doc, indent=1, default=float) + "\n"})
+    deliver(doc, as_json, output, lambda: _eval_text(rows, step, stability))
+
+
+def _eval_text(rows: list[dict], step: dict, stability: dict) -> None:
+    for r in rows:
+        click.echo(f"{r['policy']:14} {r['energy_kwh']:10.1f} kWh ({100 * (r['energy_vs_always_on'] or 0):+6.1f} %)  "
+                   f"avg wait {r['avg_wait_s']:8.1f} s ({100 * (r['wait_vs_always_on'] or 0):+6.1f} %)  "
+                   f"utilization {r['utilization']:.3f}")
     click.echo(f"PID step (simulator): settles in {step['settle_periods']} periods, overshoot "
                f"{100 * step['overshoot']:.1f} % (down: {step['down_step']['settle_periods']} periods, "
                f"{100 * step['down_step']['overshoot']:.1f} %); diurnal: {stability['reversals_per_day']:.1f} "

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from ..workload import WorkloadError
-from .common import emit_json, handle_errors, stack
+from .common import handle_errors, stack
+from .output import deliver, json_output_options
 
 log = logging.getLogger(__name__)
 POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
@@ -20,13 +21,6 @@ PACKINGS = {None: (None,), "off": ("off",), "on": ("milp",), "both": ("off", "mi
 @click.group("sim")
 def sim() -> None:
     """Discrete-event simulation of a Slurm cluster: baselines, metrics, plots."""
-
-
-def _write(path: str | None, obj: dict) -> None:
-    if path:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(obj, indent=2, sort_keys=True, default=float) + "\n")
-        log.info("wrote %s", path)
 
 
 @contextmanager
@@ -77,18 +71,24 @@ _sim_options = stack(_semantics, _power, _suspend, _drop, _compress, _model)
 @click.option("--policy", "-p", type=click.Choice(POLICIES), default="fcfs", show_default=True)
 @click.option("--backfill/--no-backfill", default=True, show_default=True, help="EASY backfill.")
 @_sim_options
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the result row here.")
+@json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
 def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, compress,
-            json_out) -> None:
+            as_json, output) -> None:
     """Simulate one policy; print (and optionally write) the result row."""
     from ..sim.run import prepare, provenance, simulate
     p = prepare(workload, site, drop_unfit, compress)
     with _progress(len(p.workload.jobs), policy) as bar:
         row, _ = simulate(p, policy, backfill, semantics, power, suspend_time, progress=bar)
     row["provenance"] = provenance()
-    _write(json_out, row)
-    emit_json(row)
+    deliver(row, as_json, output, lambda: _key_values(row))
+
+
+def _key_values(row: dict) -> None:
+    """The result row as ``key: value`` lines (nested values as JSON)."""
+    for key, value in row.items():
+        text = json.dumps(value, sort_keys=True, default=float) if isinstance(value, (dict, list)) else value
+        click.echo(f"{key:>24}: {text}")
 
 
 @sim.command("compare")
@@ -98,7 +98,7 @@ def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, dr
               help="Comma-separated rankings.")
 @click.option("--backfill", "bf", type=click.Choice(["both", "on", "off"]), default="both", show_default=True)
 @_sim_options
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write {rows: [...]} here.")
+@json_output_options
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="PNG of queue/utilization/power.")
 @click.option("--table", "table_out", type=click.Path(dir_okay=False), help="Markdown table here.")
 @click.option("--packing", type=click.Choice(["off", "on", "both"]), default=None,
@@ -106,8 +106,8 @@ def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, dr
                    "'off', or both (the table then ends with on/off ratios); either turns on the site's speed "
                    "factors. Needs --site. Default: neither (no speed factors).")
 @handle_errors(WorkloadError, ValueError, OSError)
-def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, compress, json_out,
-                plot_out, table_out, packing) -> None:
+def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, compress, as_json,
+                output, plot_out, table_out, packing) -> None:
     """Every policy with and/or without backfill (and packing): a table of policies x metrics, JSON rows, plots."""
     from ..sim.compare import compare, table
     from ..sim.plots import plot_timelines
@@ -126,19 +126,18 @@ def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, dr
     if packing == "both":
         from ..sim.compare import packing_ratios
         text += "\n\n" + packing_ratios(rows)
-    _write(json_out, {"rows": rows, "provenance": provenance()})
     if table_out:
         Path(table_out).write_text(text + "\n")
     if plot_out and semantics == "slurm":
         plot_timelines(timelines, p.machine.cores, plot_out, f"{p.workload.name} on {p.machine.name}")
-    click.echo(text)
+    deliver({"rows": rows, "provenance": provenance()}, as_json, output, lambda: click.echo(text))
 
 
 @sim.command("rlrepro")
 @click.option("--workload", "-w", required=True, help="lublin_256.swf (RLScheduler's Lublin-1).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False))
+@json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
-def rlrepro_cmd(workload, json_out) -> None:
+def rlrepro_cmd(workload, as_json, output) -> None:
     """RLScheduler's Lublin-1 table under both semantics, next to the published figures."""
     import numpy as np
 
@@ -153,7 +152,10 @@ def rlrepro_cmd(workload, json_out) -> None:
                 pub = PUBLISHED[bf][pol]
                 rows.append({"semantics": semantics, "backfill": bf, "policy": pol, "avg_bsld": float(np.mean(vals)),
                              "published": pub, "rel_diff": float(np.mean(vals) / pub - 1), "windows": vals})
-    _write(json_out, {"rows": rows, "provenance": provenance()})
+    deliver({"rows": rows, "provenance": provenance()}, as_json, output, lambda: _rlrepro_table(rows))
+
+
+def _rlrepro_table(rows: list[dict]) -> None:
     click.echo("| semantics | backfill | policy | avg bsld | published | diff |\n|---|---|---|---|---|---|")
     for r in rows:
         click.echo(f"| {r['semantics']} | {'yes' if r['backfill'] else 'no'} | {r['policy']} | {r['avg_bsld']:.2f} "
@@ -161,15 +163,18 @@ def rlrepro_cmd(workload, json_out) -> None:
 
 
 @sim.command("bench")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False))
+@json_output_options
 @click.option("--quick", is_flag=True, help="Smaller sizes (for a smoke test).")
 @handle_errors(WorkloadError, ValueError, OSError)
-def bench_cmd(json_out, quick) -> None:
+def bench_cmd(as_json, output, quick) -> None:
     """Speed: jobs/s of FCFS+EASY as the queue length and the node count grow."""
     from ..sim.bench import speed_scaling
     from ..sim.run import provenance
     rows = speed_scaling(quick=quick)
-    _write(json_out, {"rows": rows, "provenance": provenance()})
+    deliver({"rows": rows, "provenance": provenance()}, as_json, output, lambda: _bench_table(rows))
+
+
+def _bench_table(rows: list[dict]) -> None:
     click.echo("| scenario | nodes | jobs | mean queue | wall s | jobs/s |\n|---|---|---|---|---|---|")
     for r in rows:
         click.echo(f"| {r['scenario']} | {r['nodes']} | {r['jobs']} | {r['mean_queue']:.0f} | {r['wall_s']:.2f} "

@@ -1,8 +1,13 @@
-"""Runs cycles against a live cluster: collect a snapshot, decide, apply, remember."""
+"""Runs cycles against a live cluster: collect a snapshot, decide, apply, remember.
+
+The caller holds the state directory's lock (``hetsched cycle`` does, see ``cli/common.one_writer``): one
+writer of the scale memory, the cycle state and the journal.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,11 +17,13 @@ from ..scale.memory_store import load_memory, save_memory
 from ..slurm import SlurmClient
 from ..snapshot import collect_snapshot
 from .decide import CycleConfig, CycleMemory, Ranker, decide
+from .state import CycleState, backoff_s, load_cycle_state, save_cycle_state
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site import Site
 
 log = logging.getLogger(__name__)
+MAX_BACKOFF_S = 600.0
 
 
 class CycleRunner:
@@ -24,19 +31,52 @@ class CycleRunner:
 
     def __init__(self, site: Site, client: SlurmClient, config: CycleConfig, state_dir: Path,
                  ranker: Ranker | None = None, dry_run: bool = False):
-        self.site, self.client, self.config, self.ranker = site, client, config, ranker
+        self.site, self.client, self.config, self.ranker, self.dry_run = site, client, config, ranker, dry_run
         self.state_dir = Path(state_dir)
         self.memory_file = self.state_dir / "scale-memory.json"
+        self.state_file = self.state_dir / "cycle-state.json"
         self.applier = SlurmApplier(client, Journal(self.state_dir / "journal.jsonl"), dry_run=dry_run)
+        self.state = load_cycle_state(self.state_file)
 
     def run_once(self, now: float | None = None):
-        """One cycle; returns the applied results (empty in dry-run). Slurm errors propagate to the caller."""
+        """One cycle; returns the decision and one result per action. Any error propagates to the caller after
+        it is counted in the cycle state (a dry run leaves every state file alone)."""
         t0 = time.perf_counter()
-        snapshot = collect_snapshot(self.client)
-        memory = CycleMemory(load_memory(self.memory_file))
-        decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
-        results = self.applier.apply(decision)
-        save_memory(self.memory_file, memory.scale)
+        try:
+            snapshot = collect_snapshot(self.client)
+            memory = CycleMemory(load_memory(self.memory_file))
+            decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
+            results = self.applier.apply(decision)
+            skipped = sum(not r.attempted for r in results)
+            if not self.dry_run and not skipped:  # an aborted apply: the next cycle decides again from Slurm
+                save_memory(self.memory_file, memory.scale)
+        except Exception as err:
+            self._remember(lambda s: s.failed(f"{type(err).__name__}: {err}"))
+            raise
+        if skipped:
+            self._remember(lambda s: s.failed(f"slurmctld unreachable: {skipped} action(s) not attempted"))
+        else:
+            self._remember(lambda s: s.succeeded(time.time()))
         log.info("cycle: %d action(s) (%s) in %.3f s", len(decision.actions), decision.source,
                  time.perf_counter() - t0)
         return decision, results
+
+    def _remember(self, update) -> None:
+        self.state = update(self.state)
+        if not self.dry_run:
+            try:
+                save_cycle_state(self.state_file, self.state)
+            except OSError as err:  # a full disk must not turn a good cycle into a failed one
+                log.error("cannot save %s: %s", self.state_file, err)
+
+    def run_forever(self, stop: threading.Event, interval: float, max_backoff: float = MAX_BACKOFF_S) -> CycleState:
+        """Cycles until ``stop`` is set. A cycle that raises anything is logged with its traceback and counted,
+        and the next one waits twice as long as the last (at most ``max_backoff`` s); a success resets it."""
+        while not stop.is_set():
+            try:
+                self.run_once()
+            except Exception:
+                log.exception("cycle failed (%d in a row, %d in all)", self.state.consecutive_failures,
+                              self.state.failures)
+            stop.wait(backoff_s(interval, self.state.consecutive_failures, max_backoff))
+        return self.state

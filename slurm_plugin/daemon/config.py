@@ -28,7 +28,7 @@ class DaemonConfig(BaseModel):
     socket: str = "/run/hetsched/hetsched.sock"
     socket_mode: Annotated[int, Field(ge=0, le=0o777)] = 0o600
     allow_users: tuple[str | int, ...] = ("slurm",)
-    site: str = "demo"
+    site: str | None = None  # None: the CLI resolves it ($HETSCHED_SITE, /etc/hetsched/site.yaml); never the demo
     slurm_conf: str | None = None
     refresh_s: Annotated[float, Field(gt=0)] = 5.0
     pid_file: str | None = None

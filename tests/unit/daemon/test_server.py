@@ -129,7 +129,7 @@ def test_live_socket_not_stolen(server, tmp_path):
 
 def test_cli_daemon_pidfile_and_clean_sigterm(tmp_path):
     sock, pid_file = tmp_path / "d.sock", tmp_path / "d.pid"
-    proc = subprocess.Popen([sys.executable, "-m", "slurm_plugin", "daemon", "run", "--socket", str(sock),
+    proc = subprocess.Popen([sys.executable, "-m", "slurm_plugin", "daemon", "run", "--site", "demo", "--socket", str(sock),
                              "--allow-user", str(os.getuid()), "--pid-file", str(pid_file),
                              "--slurm-conf", str(tmp_path / "missing.conf"), "--refresh", "60"],
                             stderr=subprocess.PIPE, text=True)
@@ -159,7 +159,7 @@ def test_shipped_config_loads_with_safe_defaults():
 def test_snapshot_worker_dies_with_a_killed_daemon(tmp_path):
     """SIGKILL leaves no cleanup to the daemon: its snapshot worker must still go (PR_SET_PDEATHSIG)."""
     sock = tmp_path / "d.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "slurm_plugin", "daemon", "run", "--socket", str(sock),
+    proc = subprocess.Popen([sys.executable, "-m", "slurm_plugin", "daemon", "run", "--site", "demo", "--socket", str(sock),
                              "--allow-user", str(os.getuid()), "--slurm-conf", str(tmp_path / "missing.conf"),
                              "--refresh", "60"], stderr=subprocess.DEVNULL)
     try:

@@ -16,7 +16,7 @@ POLICIES = {"dqn", "fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"}
 def test_rank_eval_json_has_the_issue_keys(workloads, tmp_path):
     out = tmp_path / "ev.json"
     res = CliRunner().invoke(main, ["rank", "eval", "-w", str(workloads / "swf" / "lublin_256.swf"), "--sequences",
-                                    "2", "--length", "32", "--age-floor", "24", "--json", str(out)])
+                                    "2", "--length", "32", "--age-floor", "24", "--output", str(out)])
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["protocol"]["semantics"] == "slurm" and doc["protocol"]["sequences"] == 2
@@ -28,13 +28,13 @@ def test_rank_eval_json_has_the_issue_keys(workloads, tmp_path):
 
 def test_rank_eval_rejects_a_missing_model(workloads, tmp_path):
     res = CliRunner().invoke(main, ["rank", "eval", "-w", str(workloads / "swf" / "lublin_256.swf"), "--model",
-                                    str(tmp_path / "none.npz"), "--json", str(tmp_path / "x.json")])
+                                    str(tmp_path / "none.npz"), "--output", str(tmp_path / "x.json")])
     assert res.exit_code == 1 and "no such model file" in res.output
 
 
 def test_bench_rank_json(tmp_path):
     out = tmp_path / "b.json"
-    res = CliRunner().invoke(main, ["bench", "rank", "--jobs", "1000", "--repeat", "2", "--json", str(out)])
+    res = CliRunner().invoke(main, ["bench", "rank", "--jobs", "1000", "--repeat", "2", "--output", str(out)])
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["jobs"] == 1000 and doc["rank_ms"] > 0
@@ -50,7 +50,7 @@ def test_rank_record_stores_eval_figures_in_the_model(workloads, tmp_path):
     model = save_model(DqnModel.init(seed=4), tmp_path / "m.npz")
     out = tmp_path / "ev.json"
     args = ["rank", "eval", "-w", str(workloads / "swf" / "lublin_256.swf"), "--model", str(model), "--sequences", "1",
-            "--length", "16", "--json", str(out)]
+            "--length", "16", "--output", str(out)]
     assert CliRunner().invoke(main, args).exit_code == 0
     res = CliRunner().invoke(main, ["rank", "record", "--model", str(model), str(out)])
     assert res.exit_code == 0, res.output
@@ -68,11 +68,11 @@ def test_sim_run_and_compare_take_the_dqn_and_its_model(tmp_path, monkeypatch):
     model = save_model(DqnModel.init(seed=4), tmp_path / "m.npz")
     w = ["-w", "synthetic:jobs=150,seed=1,load=0.9", "--site", "demo"]
     res = CliRunner().invoke(main, ["sim", "run", *w, "--policy", "dqn", "--model", str(model),
-                                    "--json", str(tmp_path / "r.json")])
+                                    "--output", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "r.json").read_text())["policy"] == "dqn"
     res = CliRunner().invoke(main, ["sim", "compare", *w, "--policies", "sjf,dqn", "--backfill", "on", "--model",
-                                    str(model), "--json", str(tmp_path / "c.json")])
+                                    str(model), "--output", str(tmp_path / "c.json")])
     assert res.exit_code == 0, res.output
     assert [r["policy"] for r in json.loads((tmp_path / "c.json").read_text())["rows"]] == ["sjf", "dqn"]
     bad = tmp_path / "bad.npz"

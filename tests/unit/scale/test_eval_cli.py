@@ -20,7 +20,7 @@ def test_swf_without_site_runs_on_the_headers_machine(tmp_path):
     swf = tmp_path / "tiny.swf"
     swf.write_text("\n".join(lines) + "\n")
     out = tmp_path / "eval.json"
-    result = CliRunner().invoke(main, ["scale", "eval", "-w", str(swf), "--json", str(out)])
+    result = CliRunner().invoke(main, ["scale", "eval", "-w", str(swf), "--output", str(out)])
     assert result.exit_code == 0, result.output
     doc = json.loads(out.read_text())
     rows = {r["policy"]: r for r in doc["rows"]}

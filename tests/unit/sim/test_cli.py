@@ -24,7 +24,7 @@ def trace(tmp_path):
                                   ["--policy", "multifactor"]])
 def test_run_writes_the_results_format(trace, tmp_path, args):
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--json", str(out), *args])
+    res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--output", str(out), *args])
     assert res.exit_code == 0, res.output
     row = json.loads(out.read_text())
     assert KEYS <= set(row) and METRICS <= set(row["metrics"])
@@ -34,7 +34,7 @@ def test_run_writes_the_results_format(trace, tmp_path, args):
 def test_compare_rows_table_and_plot(trace, tmp_path):
     out, png = tmp_path / "c.json", tmp_path / "c.png"
     res = CliRunner().invoke(main, ["sim", "compare", "-w", str(trace), "--policies", "fcfs,sjf",
-                                    "--json", str(out), "--plot", str(png)])
+                                    "--output", str(out), "--plot", str(png)])
     assert res.exit_code == 0, res.output
     rows = json.loads(out.read_text())["rows"]
     assert [(r["policy"], r["backfill"]) for r in rows] == [("fcfs", False), ("sjf", False), ("fcfs", True),
@@ -45,9 +45,9 @@ def test_compare_rows_table_and_plot(trace, tmp_path):
 
 def test_synthetic_on_a_site(tmp_path):
     res = CliRunner().invoke(main, ["sim", "run", "--site", "demo", "-w", "synthetic:jobs=300,seed=1",
-                                    "--power", "idle-suspend"])
+                                    "--power", "idle-suspend", "--json"])
     assert res.exit_code == 0, res.output
-    row = json.loads(res.output)
+    row = json.loads(res.stdout)
     assert row["jobs"] == 300 and set(row["metrics"]["utilization_by_group"]) >= {"cpu-x86", "gpu-h100"}
     assert row["metrics"]["energy_kwh"] > 0 and row["metrics"]["cost"] > 0
 
@@ -69,18 +69,18 @@ def test_bad_line_is_an_error(tmp_path):
 def test_headerless_swf_infers_the_machine(tmp_path):
     p = tmp_path / "nohead.swf"
     p.write_text(LINE.format(i=1, s=0, r=10, n=3) + LINE.format(i=2, s=1, r=10, n=1))
-    res = CliRunner().invoke(main, ["sim", "run", "-w", str(p)])
+    res = CliRunner().invoke(main, ["sim", "run", "-w", str(p), "--json"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["nodes"] == 3
+    assert json.loads(res.stdout)["nodes"] == 3
 
 
 def test_compress_packs_arrivals_and_is_recorded(trace):
     """29 jobs 10 s apart on 4 nodes already queue; 20x denser (0.5 s apart, run times kept) they wait longer."""
     rows = {}
     for c in ("1", "20"):
-        res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--compress", c])
+        res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--compress", c, "--json"])
         assert res.exit_code == 0, res.output
-        rows[c] = json.loads(res.output)
+        rows[c] = json.loads(res.stdout)
     assert rows["1"]["compress"] == 1.0 and rows["20"]["compress"] == 20.0
     assert rows["20"]["metrics"]["avg_wait_s"] > rows["1"]["metrics"]["avg_wait_s"]
     res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--compress", "0"])

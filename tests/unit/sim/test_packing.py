@@ -137,7 +137,7 @@ def test_cli_compare_packing_both_reports_ratios(tmp_path):
     from slurm_plugin.cli import main
     out = tmp_path / "c.json"
     res = CliRunner().invoke(main, ["sim", "compare", "--site", "demo", "-w", "synthetic:jobs=300,seed=1,gpu_any=0.66",
-                                    "--policies", "fcfs", "--backfill", "on", "--packing", "both", "--json", str(out)])
+                                    "--policies", "fcfs", "--backfill", "on", "--packing", "both", "--output", str(out)])
     assert res.exit_code == 0, res.output
     rows = json.loads(out.read_text())["rows"]
     assert [r["packing"] for r in rows] == ["off", "milp"]

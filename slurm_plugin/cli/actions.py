@@ -1,0 +1,52 @@
+"""How ``cycle once``, ``scale plan`` and ``scale apply`` show a decision: one table row (or JSON object) per
+action, and the exit code its results mean."""
+
+from __future__ import annotations
+
+import hostlist
+
+from ..decision import Decision, SetPartitionNodes
+from ..decision.applier import Applied, commands_for, job_ids
+from .common import EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE
+from .output import emit_table, table_options
+
+FIELDS = ("status", "kind", "target", "reason", "error", "failed_ids", "commands")
+DEFAULT_FIELDS = ("status", "kind", "target", "reason", "error")
+action_table_options = table_options(FIELDS, DEFAULT_FIELDS)
+
+
+def target(action) -> str:
+    """What an action changes, in Slurm's own notation: hostlists, job ids, ``partition x = nodes``."""
+    if isinstance(action, SetPartitionNodes):
+        return f"partition {action.partition} = {hostlist.collect_hostlist(list(action.nodes))}"
+    if getattr(action, "nodes", None):
+        return f"{action.action} {hostlist.collect_hostlist(list(action.nodes))}"
+    ids = job_ids(action)
+    what = f"job {ids[0]}" if len(ids) == 1 else f"{len(ids)} jobs"
+    if hasattr(action, "site_factor"):
+        return f"{what} sitefactor={action.site_factor}"
+    return f"{what} -> {action.partition or '-'} {action.features or ''}".rstrip()
+
+
+def rows(decision: Decision, results: list[Applied] | None) -> list[dict]:
+    """One row per action; ``results`` None means planned only (status ``planned``)."""
+    out = []
+    for i, action in enumerate(decision.actions):
+        r = results[i] if results is not None else None
+        out.append({"status": r.status if r else "planned", "kind": action.kind, "target": target(action),
+                    "reason": action.reason, "error": r.error if r else "",
+                    "failed_ids": {str(k): v for k, v in r.failed_ids.items()} if r else {},
+                    "commands": [" ".join(c) for c in commands_for(action)]})
+    return out
+
+
+def show(decision: Decision, results: list[Applied] | None, fields: list[str], noheader: bool, parsable: bool,
+         as_json: bool) -> None:
+    emit_table(rows(decision, results), fields, noheader, parsable, as_json)
+
+
+def exit_code(results: list[Applied]) -> int:
+    """4 if slurmctld stopped answering (some actions not attempted), 1 if any action failed (in part), else 0."""
+    if any(not r.attempted for r in results):
+        return EXIT_UNREACHABLE
+    return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL

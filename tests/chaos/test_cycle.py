@@ -1,0 +1,149 @@
+"""Chaos for the steering cycle (issue 11 items 4, 5, 6 and the corrupt journal of item 14), on a real cluster.
+
+- Two cycles at once never apply an action twice: the state directory's lock lets one writer run, the other
+  exits 3 at once with a message naming the holder.
+- ``cycle run`` survives whatever one cycle raises (a state file of the wrong type, ...): it logs, counts,
+  backs off and keeps cycling; a bad cycle-state.json is moved aside.
+- With slurmctld stopped (by pid) in the middle of an apply, the applier stops after the first command that
+  meets the dead controller and reports the rest as not attempted (before: ~9 s per remaining command).
+- A journal with garbage lines is read around them, with a warning, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from slurm_plugin.decision import Decision, Journal, SetPartitionNodes, SlurmApplier
+from slurm_plugin.decision.applier import NOT_ATTEMPTED
+from slurm_plugin.slurm import SlurmClient
+
+from .conftest import module_cluster
+
+pytestmark = pytest.mark.system
+
+ccluster = module_cluster("chaos-cycle")
+EXIT_LOCKED, EXIT_UNREACHABLE = 3, 4
+POWER_ALL = ["--no-pack", "--no-reshape", "--idle-grace", "0", "--warm", "0", "--wait-price", "0"]
+
+
+def hetsched(cluster, *args: str, **kw) -> subprocess.Popen:
+    env = {**os.environ, "SLURM_CONF": str(cluster.conf),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                        os.environ.get("PYTHONPATH")]))}
+    return subprocess.Popen([sys.executable, "-m", "slurm_plugin", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise TimeoutError(what)
+
+
+def _cycles(state_dir: Path) -> int:
+    """Cycles counted in cycle-state.json (0 while it is missing or still the bad file the test wrote)."""
+    try:
+        cycles = json.loads((state_dir / "cycle-state.json").read_text()).get("cycles")
+    except (OSError, ValueError):
+        return 0
+    return cycles if isinstance(cycles, int) else 0
+
+
+def test_a_second_cycle_exits_3_and_no_action_is_applied_twice(ccluster, tmp_path):
+    site = ccluster.state()["site_path"]
+    with open(tmp_path / "journal.jsonl", "wb") as fh:  # item 14: garbage where the journal is
+        fh.write(b"\x00\xffnot json\n[1,2,3]\n")
+    loop = hetsched(ccluster, "cycle", "run", site, "--state-dir", str(tmp_path), "--interval", "3600", *POWER_ALL)
+    try:
+        wait_for(lambda: _cycles(tmp_path) >= 1, 60, "the loop's first cycle")
+        t0 = time.monotonic()
+        second = hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL)
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == EXIT_LOCKED, (out, err)
+        assert f"locked by process {loop.pid}" in err and "exiting without changing anything" in err
+        assert time.monotonic() - t0 < 30
+    finally:
+        loop.send_signal(signal.SIGTERM)
+        assert loop.wait(30) == 0
+    # both at once: whoever loses the race exits 3 or finds nothing left to do; nothing is applied twice
+    pair = [hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL) for _ in range(2)]
+    codes = sorted(p.wait(120) for p in pair)
+    assert codes in ([0, 0], [0, EXIT_LOCKED]), [p.stderr.read() for p in pair]
+    applied = [(e["kind"], tuple(e.get("nodes", ())), e.get("action")) for e in Journal(tmp_path / "journal.jsonl").entries()]
+    assert applied and len(applied) == len(set(applied)), applied
+    why = hetsched(ccluster, "why", "node", "npun1", "--journal", str(tmp_path / "journal.jsonl"))
+    out, err = why.communicate(timeout=60)
+    assert why.returncode == 0 and "power: npu: idle" in out and "Traceback" not in err
+    assert "skipped 2 unreadable line(s)" in err
+
+
+def test_the_loop_survives_bad_state_files_and_keeps_cycling(ccluster, tmp_path):
+    site = ccluster.state()["site_path"]
+    (tmp_path / "scale-memory.json").write_text(json.dumps(
+        {"idle_since": {}, "booting_since": {}, "pid": {}, "last_t": "now"}))  # item 5's wrong type
+    (tmp_path / "cycle-state.json").write_text('{"cycles": "many"}')
+    loop = hetsched(ccluster, "-v", "cycle", "run", site, "--state-dir", str(tmp_path), "--interval", "0.2",
+                    "--max-backoff", "0.5", "--no-pack", "--no-reshape")
+    try:
+        wait_for(lambda: _cycles(tmp_path) >= 3, 90, "three cycles")
+        assert loop.poll() is None, loop.stderr.read()
+        assert list(tmp_path.glob("cycle-state.json.bad-*"))  # moved aside, not a crash loop
+    finally:
+        loop.send_signal(signal.SIGTERM)
+        assert loop.wait(30) == 0
+    err = loop.stderr.read()
+    assert "moved aside" in err
+    state = json.loads((tmp_path / "cycle-state.json").read_text())
+    assert state["cycles"] >= 3 and ("cycle failed" in err) == (state["failures"] > 0)
+
+
+class KillsSlurmctldAfterFirstUpdate(SlurmClient):
+    """The real client; after its first successful ``scontrol update`` it stops slurmctld by pid (SIGKILL, as
+    a crash would) and waits until the process is gone - the fault injected mid-apply."""
+
+    def __init__(self, conf: str, pid: int):
+        super().__init__(conf)
+        self.pid, self.updates = pid, 0
+
+    def run(self, *argv, **kw):
+        proc = super().run(*argv, **kw)
+        if argv[:2] == ("scontrol", "update"):
+            self.updates += 1
+            if self.updates == 1:
+                os.kill(self.pid, signal.SIGKILL)
+                wait_for(lambda: not Path(f"/proc/{self.pid}").exists() or
+                         Path(f"/proc/{self.pid}/stat").read_text().split()[2] == "Z", 10, "slurmctld gone")
+        return proc
+
+
+def test_apply_aborts_when_slurmctld_dies_mid_apply(ccluster, tmp_path):
+    """Runs last in this module: it leaves the cluster without slurmctld (the fixture stops the rest)."""
+    pid = ccluster.state()["slurmctld_pid"]
+    actions = tuple(SetPartitionNodes("x86", ("x86n1", "x86n2"), f"reshape {i}") for i in range(6))
+    applier = SlurmApplier(KillsSlurmctldAfterFirstUpdate(str(ccluster.conf), pid), Journal(tmp_path / "j.jsonl"))
+    t0 = time.monotonic()
+    results = applier.apply(Decision(actions))
+    took = time.monotonic() - t0
+    print(f"apply of {len(actions)} actions with slurmctld killed after the first: {took:.1f} s")
+    assert [r.status for r in results] == ["ok", "failed"] + ["not-attempted"] * 4
+    assert "slurmctld unreachable" in results[1].error and results[2].error == NOT_ATTEMPTED
+    assert took < 20, took  # one command meets the dead controller (~9 s), then a 10 ms ping; not 5 x 9 s
+    assert [e["ok"] for e in Journal(tmp_path / "j.jsonl").entries()] == [True] + [False] * 5
+    # and a whole cycle against the dead controller exits 4, in about one Slurm timeout
+    t0 = time.monotonic()
+    once = hetsched(ccluster, "cycle", "once", ccluster.state()["site_path"], "--state-dir", str(tmp_path))
+    out, err = once.communicate(timeout=120)
+    assert once.returncode == EXIT_UNREACHABLE, (out, err)
+    assert "slurmctld unreachable" in err and time.monotonic() - t0 < 60
