@@ -36,7 +36,7 @@ def rows(decision: Decision, results: list[Applied] | None) -> list[dict]:
         out.append({"status": r.status if r else "planned", "kind": action.kind, "target": target(action),
                     "reason": action.reason, "error": r.error if r else "",
                     "failed_ids": {str(k): v for k, v in r.failed_ids.items()} if r else {},
-                    "commands": [" ".join(c) for c in commands_for(action)]})
+                    "commands": commands_for(action)})
     return out
 
 

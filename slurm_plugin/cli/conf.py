@@ -9,7 +9,7 @@ import click
 
 from ..conf import DeployPaths
 from ..site import load_site, resolve_site_path
-from .common import EXIT_USAGE, emit_json, fail, handle_errors
+from .common import EXIT_USAGE, emit_json, fail, handle_errors, resolve_site
 
 
 @click.group()
@@ -22,8 +22,9 @@ def conf() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the parsed site as JSON.")
 @handle_errors()
 def check(site: str | None, as_json: bool) -> None:
-    """Validate SITE (a path, or a bundled name such as 'demo'); exit 2 with every problem if invalid."""
-    parsed = load_site(site)
+    """Validate SITE (a path, or a bundled name such as 'demo'; default $HETSCHED_SITE, then
+    /etc/hetsched/site.yaml); exit 2 with every problem if invalid."""
+    parsed = load_site(resolve_site(site))
     if as_json:
         emit_json(parsed.model_dump(mode="json"))
     else:
@@ -53,7 +54,7 @@ def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, po
     """
     from ..conf.merge import MergeError, apply_merge, plan_merge, render_diff
 
-    path = resolve_site_path(site)
+    path = resolve_site_path(resolve_site(site))  # named ('demo' too), $HETSCHED_SITE or /etc/hetsched/site.yaml
     try:
         plan = plan_merge(load_site(path), path, out_dir, socket, job_submit=not no_job_submit, power_log=power_log)
     except MergeError as err:

@@ -9,8 +9,8 @@ import click
 from .common import handle_errors
 
 CONVENTIONS = (
-    "--json prints the result as JSON on stdout; --output FILE writes it to FILE. Table commands (cycle once, "
-    "scale plan, scale apply, cluster status, cluster demo, power) take -o/--format FIELDS (a comma list of "
+    "--json prints the result as JSON on stdout (cycle once, scale plan/apply and power too); --output FILE writes "
+    "it to FILE. Table commands (cycle once, scale plan, scale apply, cluster status, cluster demo) take -o/--format FIELDS (a comma list of "
     "field names), -h/--noheader and -p/--parsable ('|' between fields), as squeue and sinfo do; there -h is "
     "--noheader, and --help shows the help. Production commands (daemon run, cycle, scale apply, conf render) "
     "need a site: SITE or --site, $HETSCHED_SITE, or /etc/hetsched/site.yaml; the bundled example runs only "

@@ -95,7 +95,11 @@ def _cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, (list, tuple)):
-        return ",".join(map(str, value))
+        if value and all(isinstance(v, (list, tuple)) for v in value):  # argv lists: commands, "; " apart
+            return "; ".join(" ".join(map(str, v)) for v in value)
+        return ",".join(map(_cell, value))
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
     return str(value)
 
 

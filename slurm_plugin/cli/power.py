@@ -31,12 +31,16 @@ def _site(path: str | None, needed: bool):
 
 
 def _run(action: str, hosts: tuple[str, ...], backend: str | None, cluster: str | None, site_path: str | None,
-         log_file: str | None, slurm_conf: str | None, mark: bool) -> None:
+         log_file: str | None, slurm_conf: str | None, mark: bool, as_json: bool = False) -> None:
     from ..power.calllog import CallLog
     from ..power.mark_down import PREFIX, mark_down
     from ..power.pool import run_bounded
     from ..power.registry import make_backend, route
-    from .common import expand_hosts, fail
+    from .common import emit_json, expand_hosts, fail
+    from .output import text_out
+
+    say = text_out(as_json)  # under --json the lines go to stderr and stdout carries one JSON list
+    report: dict[str, dict] = {}
 
     names = expand_hosts(hosts)
     calls = CallLog(log_file)
@@ -69,19 +73,27 @@ def _run(action: str, hosts: tuple[str, ...], backend: str | None, cluster: str 
         if host in done:
             name, secs, said = done[host]
             calls.record(action, host, name, secs, True, said)
-            click.echo(f"{action} {host}: ok ({name}, {secs:.2f} s{': ' + said if said else ''})")
+            say(f"{action} {host}: ok ({name}, {secs:.2f} s{': ' + said if said else ''})")
+            report[host] = {"host": host, "action": action, "backend": name, "ok": True, "seconds": secs,
+                            "said": said, "error": ""}
         elif host in failed:
             name = backend_of.get(host, "none")
             calls.record(action, host, name, seconds.get(host, 0.0), False, failed[host])
-            click.echo(f"{action} {host}: FAILED ({name}): {failed[host]}", err=True)
+            say(f"{action} {host}: FAILED ({name}): {failed[host]}", err=True)
+            report[host] = {"host": host, "action": action, "backend": name, "ok": False,
+                            "seconds": seconds.get(host, 0.0), "said": "", "error": failed[host]}
     if mark and action in ("resume", "resume-fail") and failed:
         for host, why in mark_down(failed, backend_of, slurm_conf).items():
             if why is None:
-                click.echo(f"{action} {host}: set DOWN (reason '{PREFIX} ({backend_of.get(host, 'none')}): ...')",
-                           err=True)
+                say(f"{action} {host}: set DOWN (reason '{PREFIX} ({backend_of.get(host, 'none')}): ...')",
+                    err=True)
             else:
                 calls.record("mark-down", host, backend_of.get(host, "none"), 0.0, False, why)
-                click.echo(f"{action} {host}: could not set DOWN: {why}", err=True)
+                say(f"{action} {host}: could not set DOWN: {why}", err=True)
+            if host in report:
+                report[host]["marked_down"] = why is None
+    if as_json:
+        emit_json([report[h] for h in names if h in report])
     if failed:
         raise SystemExit(1)
 
@@ -98,8 +110,10 @@ def _command(action: str, help_text: str) -> click.Command:
     @click.option("--slurm-conf", envvar="SLURM_CONF", help="slurm.conf for scontrol (marking failed nodes DOWN).")
     @click.option("--mark-down/--no-mark-down", default=True, show_default=True,
                   help="Set a node that could not be powered up DOWN with the error as its reason.")
-    def cmd(hosts, site, backend, cluster, log_file, slurm_conf, mark_down) -> None:
-        _run(action, hosts, backend, cluster, site, log_file, slurm_conf, mark_down)
+    @click.option("--json", "as_json", is_flag=True,
+                  help="Print one JSON object per node (host, action, backend, ok, seconds, said, error).")
+    def cmd(hosts, site, backend, cluster, log_file, slurm_conf, mark_down, as_json) -> None:
+        _run(action, hosts, backend, cluster, site, log_file, slurm_conf, mark_down, as_json)
 
     cmd.__doc__ = help_text
     return power.command(action)(cmd)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -72,3 +73,11 @@ def test_cli_uses_hostlists(site_file):
     assert result.exit_code == 0, result.output
     assert "resume bmcn1: ok" in result.output and "resume bmcn2: ok" in result.output
 
+
+
+def test_cli_json_has_one_object_per_node(site_file):
+    result = CliRunner().invoke(main, ["power", "suspend", "--json", "--site", str(site_file), "bmcn[1-2]"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [(r["host"], r["action"], r["backend"], r["ok"]) for r in doc] == [
+        ("bmcn1", "suspend", "redfish", True), ("bmcn2", "suspend", "redfish", True)]

@@ -28,7 +28,7 @@ def no_site(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["cycle", "once"], ["cycle", "run"], ["scale", "apply"], ["scale", "plan"],
-                                  ["daemon", "run", "--socket", "S"]])
+                                  ["conf", "render", "-o", "OUT"], ["daemon", "run", "--socket", "S"]])
 def test_production_commands_need_a_named_site(no_site, argv):
     argv = [str(no_site / a) if a in ("OUT", "S") else a for a in argv]
     res = CliRunner().invoke(main, argv)
