@@ -7,7 +7,6 @@ shared machine hit all of them alike); the figures are wall-clock milliseconds f
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 import click
 
 from .common import handle_errors
+from .output import deliver, json_output_options
 
 # key in the result -> the command's arguments after `python -m slurm_plugin` (None: bare interpreter).
 # The power path is measured through --help: it imports the power command and its backends' registry, which
@@ -62,9 +62,9 @@ def measure(runs: int, warmup: int = 2) -> dict:
 
 @click.command("cli")
 @click.option("--runs", type=click.IntRange(3, 1000), default=30, show_default=True, help="Fresh processes per command.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the result here.")
+@json_output_options
 @handle_errors(RuntimeError, OSError)
-def cli_cmd(runs: int, json_path: Path | None) -> None:
+def cli_cmd(runs: int, as_json: bool, output: Path | None) -> None:
     """Start-up time of `hetsched --help` and `hetsched power resume --help` in fresh processes.
 
     Writes {"power_startup_ms": {"p50", "p95", ...}, "help_startup_ms": {...}, "python_startup_ms": {...}
@@ -78,10 +78,11 @@ def cli_cmd(runs: int, json_path: Path | None) -> None:
             "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
     doc = {**figures, "machine": host, "commit": host.get("git_commit", ""),
            "commands": {k: " ".join(_argv(a)[1:]) if a is not None else "python -c pass" for k, a in MEASURED.items()}}
+    deliver(doc, as_json, output, lambda: _text(figures))
+
+
+def _text(figures: dict) -> None:
     for key, fig in figures.items():
         click.echo(f"{key:<24} p50 {fig['p50']:7.1f} ms   p95 {fig['p95']:7.1f} ms   min {fig['min']:7.1f} ms")
     target = figures["power_startup_ms"]["p50"] < 150
     click.echo(f"power start-up median < 150 ms: {'met' if target else 'MISSED'}")
-    if json_path:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(doc, indent=2) + "\n")

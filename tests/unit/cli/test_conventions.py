@@ -90,11 +90,11 @@ def test_no_command_takes_a_file_after_json():
         if isinstance(cmd, click.Group):
             for name in cmd.list_commands(ctx):
                 sub = cmd.get_command(ctx, name)
-                yield from walk(sub, click.Context(sub, info_name=name, parent=ctx))
+                yield from walk(sub, click.Context(sub, info_name=name, parent=ctx, **sub.context_settings))
         else:
             yield ctx.command_path, cmd
 
-    for path, cmd in walk(main, click.Context(main, info_name="hetsched")):
+    for path, cmd in walk(main, click.Context(main, info_name="hetsched", **main.context_settings)):
         for p in cmd.params:
             if "--json" in getattr(p, "opts", ()):
                 assert p.is_flag, f"{path}: --json takes a value"
