@@ -67,9 +67,9 @@ def _writer(state_dir: Path, dry_run: bool):
 
 def slurm_failure(err: SlurmError, client: SlurmClient) -> None:
     """Exit 4 if slurmctld does not answer a ping, else 1, with Slurm's message."""
-    from ..decision.applier import slurmctld_reachable
+    from ..decision.applier import controller_lost, slurmctld_reachable
 
-    if not slurmctld_reachable(client):
+    if controller_lost(err) or not slurmctld_reachable(client):
         fail(f"slurmctld unreachable: {err}", EXIT_UNREACHABLE)
     fail(str(err), EXIT_FAIL)
 

@@ -7,9 +7,10 @@ Two facts of real Slurm (checked on 22.05.8) shape it:
   specified``): :func:`failed_ids` reads those lines, so a batched action records which ids failed instead of
   failing whole.
 - With slurmctld gone every ``scontrol update`` takes ~9 s to fail (``Unable to contact slurm controller
-  (connect failure)``, or for jobs ``Unexpected message received for job N``), and 10 s when it hangs. After a
-  failed command the applier asks ``scontrol ping`` (10 ms when nothing listens); if the controller is down the
-  apply stops and the remaining actions are reported as not attempted (:data:`NOT_ATTEMPTED`).
+  (connect failure)``, or for jobs ``Unexpected message received for job N``), and 10 s when it hangs
+  (``Socket timed out on send/recv operation``). A failure that says so stops the apply at once; after any other
+  failure the applier asks ``scontrol ping`` (10 ms when nothing listens). The remaining actions are then
+  reported as not attempted (:data:`NOT_ATTEMPTED`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ MAX_IDS_PER_CALL = 500  # keeps one scontrol command line well under ARG_MAX wit
 NOT_ATTEMPTED = "not attempted: slurmctld unreachable"
 PING_TIMEOUT_S = 15.0  # scontrol ping waits MessageTimeout (10 s by default) for a hung controller
 
+# What scontrol prints when it cannot talk to slurmctld at all (22.05: nothing listens / it hangs); a timeout of
+# our own is exit code 124 (see SlurmClient.run).
+_NO_CONTROLLER = re.compile(r"Unable to contact slurm controller|Socket timed out on send/recv|Connection refused|"
+                            r"Zero Bytes were transmitted or received")
 # One line per bad id in a batched job update: "<text> for job <id>" or "<id>: <text>".
 _ID_LINE = (re.compile(r"^(?P<msg>.+?) for job (?P<id>\d+(?:[_+]\d+)?)\s*$"),
             re.compile(r"^(?P<id>\d+(?:[_+]\d+)?): (?P<msg>.+?)\s*$"))
@@ -121,8 +126,14 @@ def commands_for(action: Action) -> list[list[str]]:
     raise TypeError(f"unknown action {action!r}")
 
 
+def controller_lost(err: SlurmError) -> bool:
+    """True if ``err`` says slurmctld could not be reached at all (no ping needed to know)."""
+    return err.code == 124 or bool(_NO_CONTROLLER.search(err.stderr))
+
+
 def slurmctld_reachable(client: SlurmClient) -> bool:
-    """True if ``scontrol ping`` reports the controller UP (about 10 ms when nothing listens on its port)."""
+    """True if ``scontrol ping`` reports the controller UP (about 10 ms when nothing listens on its port,
+    MessageTimeout when it hangs)."""
     try:
         return client.run("scontrol", "ping", check=False, timeout=PING_TIMEOUT_S).returncode == 0
     except SlurmError:
@@ -170,7 +181,8 @@ class SlurmApplier:
                 self.client.run(*cmd)
                 continue
             except SlurmError as err:
-                per_id = failed_ids(err.stderr, job_ids(action)) if job_ids(action) else None
+                lost = controller_lost(err)
+                per_id = failed_ids(err.stderr, job_ids(action)) if job_ids(action) and not lost else None
                 if per_id is None:
                     errors.append(str(err))
                     log.warning("%s failed: %s", action.kind, err)
@@ -178,7 +190,7 @@ class SlurmApplier:
                     failed.update(per_id)
                     log.warning("%s: %d job id(s) not changed: %s", action.kind, len(per_id),
                                 "; ".join(f"{k}: {v}" for k, v in per_id.items()))
-            if not slurmctld_reachable(self.client):  # the per-id lines were the outage talking, not bad ids
+            if lost or not slurmctld_reachable(self.client):  # then per-id lines were the outage talking
                 said = errors or [f"{k}: {v}" for k, v in failed.items()]
                 return Applied(action, False, "; ".join(said + ["slurmctld unreachable"])), False
         if failed and not errors:

@@ -4,8 +4,8 @@
   exits 3 at once with a message naming the holder.
 - ``cycle run`` survives whatever one cycle raises (a state file of the wrong type, ...): it logs, counts,
   backs off and keeps cycling; a bad cycle-state.json is moved aside.
-- With slurmctld stopped (by pid) in the middle of an apply, the applier stops after the first command that
-  meets the dead controller and reports the rest as not attempted (before: ~9 s per remaining command).
+- With slurmctld killed or stopped (SIGSTOP, by pid) in the middle of an apply, the applier stops after the
+  first command that meets it and reports the rest as not attempted (before: 9-10 s per remaining command).
 - A journal with garbage lines is read around them, with a warning, never a traceback.
 """
 
@@ -109,30 +109,49 @@ def test_the_loop_survives_bad_state_files_and_keeps_cycling(ccluster, tmp_path)
     assert state["cycles"] >= 3 and ("cycle failed" in err) == (state["failures"] > 0)
 
 
-class KillsSlurmctldAfterFirstUpdate(SlurmClient):
-    """The real client; after its first successful ``scontrol update`` it stops slurmctld by pid (SIGKILL, as
-    a crash would) and waits until the process is gone - the fault injected mid-apply."""
+class SignalsSlurmctldAfterFirstUpdate(SlurmClient):
+    """The real client; after its first successful ``scontrol update`` it sends slurmctld ``sig`` by pid:
+    SIGKILL (a crash; it waits until the process is gone) or SIGSTOP (a hung controller) - the fault injected
+    mid-apply."""
 
-    def __init__(self, conf: str, pid: int):
+    def __init__(self, conf: str, pid: int, sig: signal.Signals):
         super().__init__(conf)
-        self.pid, self.updates = pid, 0
+        self.pid, self.sig, self.updates = pid, sig, 0
 
     def run(self, *argv, **kw):
         proc = super().run(*argv, **kw)
         if argv[:2] == ("scontrol", "update"):
             self.updates += 1
             if self.updates == 1:
-                os.kill(self.pid, signal.SIGKILL)
-                wait_for(lambda: not Path(f"/proc/{self.pid}").exists() or
-                         Path(f"/proc/{self.pid}/stat").read_text().split()[2] == "Z", 10, "slurmctld gone")
+                os.kill(self.pid, self.sig)
+                if self.sig == signal.SIGKILL:
+                    wait_for(lambda: not Path(f"/proc/{self.pid}").exists() or
+                             Path(f"/proc/{self.pid}/stat").read_text().split()[2] == "Z", 10, "slurmctld gone")
         return proc
+
+
+def test_apply_aborts_when_slurmctld_hangs_mid_apply(ccluster, tmp_path):
+    pid = ccluster.state()["slurmctld_pid"]
+    actions = tuple(SetPartitionNodes("x86", ("x86n1", "x86n2"), f"reshape {i}") for i in range(6))
+    client = SignalsSlurmctldAfterFirstUpdate(str(ccluster.conf), pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    try:
+        results = SlurmApplier(client, Journal(tmp_path / "j.jsonl")).apply(Decision(actions))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    took = time.monotonic() - t0
+    print(f"apply of {len(actions)} actions with slurmctld stopped (SIGSTOP) after the first: {took:.1f} s")
+    assert [r.status for r in results] == ["ok", "failed"] + ["not-attempted"] * 4
+    assert "Socket timed out" in results[1].error
+    assert took < 25, took  # one MessageTimeout (10 s), no ping needed; was 5 x 10 s
 
 
 def test_apply_aborts_when_slurmctld_dies_mid_apply(ccluster, tmp_path):
     """Runs last in this module: it leaves the cluster without slurmctld (the fixture stops the rest)."""
     pid = ccluster.state()["slurmctld_pid"]
     actions = tuple(SetPartitionNodes("x86", ("x86n1", "x86n2"), f"reshape {i}") for i in range(6))
-    applier = SlurmApplier(KillsSlurmctldAfterFirstUpdate(str(ccluster.conf), pid), Journal(tmp_path / "j.jsonl"))
+    client = SignalsSlurmctldAfterFirstUpdate(str(ccluster.conf), pid, signal.SIGKILL)
+    applier = SlurmApplier(client, Journal(tmp_path / "j.jsonl"))
     t0 = time.monotonic()
     results = applier.apply(Decision(actions))
     took = time.monotonic() - t0

@@ -4,6 +4,7 @@ job ids in Slurm's notation, shell completion and man pages generated from the c
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -147,3 +148,17 @@ def test_json_goes_to_stdout_and_output_to_a_file(tmp_path):
                                     "--output", str(out)])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("argv", [["scale", "apply", "demo", "--state", "{d}/scale-memory.json"],
+                                  ["cycle", "once", "demo", "--state-dir", "{d}"],
+                                  ["cycle", "run", "--site", "demo", "--state-dir", "{d}"]])
+def test_a_second_writer_exits_3_before_touching_slurm(tmp_path, argv):
+    """One lock per state directory for every writer (the live race is in tests/chaos/test_cycle.py)."""
+    from slurm_plugin.fsio import exclusive_lock
+
+    with exclusive_lock(tmp_path / "hetsched.lock"):
+        res = CliRunner(env={"SLURM_CONF": str(tmp_path / "absent.conf")}).invoke(
+            main, [a.format(d=tmp_path) for a in argv])
+    assert res.exit_code == common.EXIT_LOCKED, res.output
+    assert f"locked by process {os.getpid()}" in res.output and not (tmp_path / "journal.jsonl").exists()

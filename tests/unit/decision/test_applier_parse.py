@@ -4,7 +4,8 @@
 import pytest
 
 from slurm_plugin.decision import MoveJob, SetSiteFactor
-from slurm_plugin.decision.applier import Applied, failed_ids
+from slurm_plugin.decision.applier import Applied, controller_lost, failed_ids
+from slurm_plugin.slurm import SlurmError
 
 
 @pytest.mark.parametrize("stderr,asked,expected", [
@@ -26,3 +27,14 @@ def test_status_of_partial_failed_and_not_attempted():
     assert Applied(act, False, "1 of 3", {2: "gone"}).status == "partial"
     assert Applied(act, False, "3 of 3", {1: "a", 2: "b", 3: "c"}).status == "failed"
     assert Applied(MoveJob(1, "x", None, "r"), False, "no", attempted=False).status == "not-attempted"
+
+
+@pytest.mark.parametrize("code,stderr,lost", [
+    (1, "slurm_update error: Unable to contact slurm controller (connect failure)", True),
+    (1, "slurm_update error: Socket timed out on send/recv operation", True),
+    (124, "timed out after 30 s", True),
+    (1, "Invalid job id specified for job 5", False),
+    (1, "Unexpected message received for job 4", False),  # also a dead controller on 22.05: the ping decides
+])
+def test_controller_lost(code, stderr, lost):
+    assert controller_lost(SlurmError(["scontrol", "update"], code, stderr)) is lost
