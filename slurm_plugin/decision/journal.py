@@ -39,17 +39,14 @@ def parse_line(line: bytes | str) -> dict | None:
     return entry
 
 
-def entry_keys(entry: dict) -> set[str]:
-    """Index keys of an entry: ``job:<id>`` for each job id, ``node:<name>`` for each node."""
-    keys: set[str] = set()
+def entry_refs(entry: dict) -> tuple[list[int], list[str]]:
+    """The job ids and node names an entry is about (what ``about_job``/``about_node`` look up)."""
     ids = [entry.get("job_id")]
     if isinstance(entry.get("job_ids"), (list, tuple)):
         ids += entry["job_ids"]
-    keys.update(f"job:{i}" for i in ids if isinstance(i, int) and not isinstance(i, bool))
-    nodes = entry.get("nodes")
-    if isinstance(nodes, (list, tuple)):
-        keys.update(f"node:{n}" for n in nodes if isinstance(n, str))
-    return keys
+    nodes = entry.get("nodes") if isinstance(entry.get("nodes"), (list, tuple)) else ()
+    return ([i for i in ids if isinstance(i, int) and not isinstance(i, bool)],
+            [n for n in nodes if isinstance(n, str)])
 
 
 class Journal:
@@ -132,20 +129,20 @@ class Journal:
             yield from read_entries(path)
 
     def about_job(self, job_id: int) -> list[dict]:
-        return self._about(f"job:{job_id}")
+        return self._about("lookup_job", job_id, lambda e: job_id in entry_refs(e)[0])
 
     def about_node(self, node: str) -> list[dict]:
-        return self._about(f"node:{node}")
+        return self._about("lookup_node", node, lambda e: node in entry_refs(e)[1])
 
-    def _about(self, key: str) -> list[dict]:
+    def _about(self, lookup: str, key: object, matches) -> list[dict]:
         from .journal_index import JournalIndex, index_unavailable
 
         try:
             with JournalIndex.beside(self) as index:
-                return index.lookup(key)
+                return getattr(index, lookup)(key)
         except index_unavailable as err:
             log.info("journal index unavailable (%s): reading %s", err, self.path)
-            return [e for e in self.entries() if key in entry_keys(e)]
+            return [e for e in self.entries() if matches(e)]
 
 
 def read_entries(path: Path, start: int = 0, offsets: bool = False, stop: int | None = None) -> Iterator:

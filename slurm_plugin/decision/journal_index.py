@@ -1,9 +1,10 @@
-"""A SQLite index beside the journal (``journal.jsonl.index.sqlite``): key -> (file, byte offset) of its lines.
+"""A SQLite index beside the journal (``journal.jsonl.index.sqlite``): job id / node -> (file, byte offset).
 
-A cache, never the truth: it can be deleted at any time and is rebuilt from the journal files. Each lookup
-first indexes what was appended since the last one (per file: inode and offset reached), follows a rotated
-file by its inode (a rename keeps it), and forgets files that were removed; a file that shrank or was replaced
-is indexed again from its start. ``why`` on a long journal then reads only the lines it prints.
+A cache, never the truth: it can be deleted at any time and is rebuilt from the journal files (a corrupt one
+is deleted and rebuilt). Each lookup first indexes what was appended since the last one (per file: inode and
+offset reached), follows a rotated file by its inode (a rename keeps it), and forgets files that were removed;
+a file that shrank or was replaced is indexed again from its start. ``why`` on a long journal then reads only
+the lines it prints.
 """
 
 from __future__ import annotations
@@ -11,26 +12,45 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .journal import Journal, entries_at, entry_keys, read_entries
+from .journal import Journal, entries_at, entry_refs, read_entries
 
 index_unavailable = (sqlite3.Error, OSError)  # e.g. a read-only state directory: the caller scans instead
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, inode INTEGER NOT NULL, offset INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS refs (key TEXT NOT NULL, name TEXT NOT NULL, offset INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS refs_key ON refs (key);
+CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, inode INTEGER NOT NULL,
+                                  offset INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (job INTEGER NOT NULL, file INTEGER NOT NULL, offset INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (node TEXT NOT NULL, file INTEGER NOT NULL, offset INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_job ON jobs (job);
+CREATE INDEX IF NOT EXISTS nodes_node ON nodes (node);
 """
 
 
 class JournalIndex:
     def __init__(self, journal: Journal, db: Path):
-        self.journal = journal
-        self.db = sqlite3.connect(db, timeout=10)
-        self.db.executescript(_SCHEMA)
+        self.journal, self.path = journal, db
+        self.db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=10)
+        try:
+            db.execute("PRAGMA synchronous = OFF")  # a cache: a crash at worst leaves it to be rebuilt
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
 
     @classmethod
     def beside(cls, journal: Journal) -> JournalIndex:
-        return cls(journal, journal.path.with_name(journal.path.name + ".index.sqlite"))
+        path = journal.path.with_name(journal.path.name + ".index.sqlite")
+        try:
+            return cls(journal, path)
+        except sqlite3.DatabaseError as err:
+            if isinstance(err, sqlite3.OperationalError):  # cannot open/write (permissions): not ours to fix
+                raise
+            path.unlink(missing_ok=True)  # not a database (any more): rebuild it
+            return cls(journal, path)
 
     def __enter__(self) -> JournalIndex:
         return self
@@ -42,42 +62,57 @@ class JournalIndex:
         """Bring the index up to date with the journal files (one transaction)."""
         files = {p.name: p for p in self.journal.files()}
         with self.db:
-            known = {name: (inode, offset) for name, inode, offset in self.db.execute("SELECT * FROM files")}
+            known = {name: (fid, inode, offset) for fid, name, inode, offset in self.db.execute("SELECT * FROM files")}
             inodes = {p.stat().st_ino: name for name, p in files.items()}
-            for name, (inode, _) in list(known.items()):
+            for name, (fid, inode, _) in list(known.items()):
                 moved_to = inodes.get(inode)
                 if moved_to and moved_to != name and moved_to not in known:  # rotated: same inode, new name
-                    self.db.execute("UPDATE files SET name = ? WHERE name = ?", (moved_to, name))
-                    self.db.execute("UPDATE refs SET name = ? WHERE name = ?", (moved_to, name))
+                    self.db.execute("UPDATE files SET name = ? WHERE id = ?", (moved_to, fid))
                     known[moved_to] = known.pop(name)
             for name in set(known) - set(files):
-                self._forget(name)
+                self._forget(known.pop(name)[0])
             for name, path in files.items():
                 st = path.stat()
-                inode, offset = known.get(name, (st.st_ino, 0))
-                if inode != st.st_ino or offset > st.st_size:
-                    self._forget(name)
-                    inode, offset = st.st_ino, 0
+                fid, inode, offset = known.get(name, (None, st.st_ino, 0))
+                if fid is not None and (inode != st.st_ino or offset > st.st_size):
+                    self._forget(fid)
+                    fid, inode, offset = None, st.st_ino, 0
+                if fid is None:
+                    fid = self.db.execute("INSERT INTO files (name, inode, offset) VALUES (?, ?, 0)",
+                                          (name, st.st_ino)).lastrowid
                 end = _complete_end(path, offset)  # first: lines appended while we read wait for the next refresh
-                rows = [(key, name, pos) for pos, entry in read_entries(path, offset, offsets=True, stop=end)
-                        for key in entry_keys(entry)]
-                self.db.executemany("INSERT INTO refs VALUES (?, ?, ?)", rows)
-                self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (name, st.st_ino, end))
+                jobs, nodes = [], []
+                for pos, entry in read_entries(path, offset, offsets=True, stop=end):
+                    ids, names = entry_refs(entry)
+                    jobs += [(i, fid, pos) for i in ids]
+                    nodes += [(n, fid, pos) for n in names]
+                self.db.executemany("INSERT INTO jobs VALUES (?, ?, ?)", jobs)
+                self.db.executemany("INSERT INTO nodes VALUES (?, ?, ?)", nodes)
+                self.db.execute("UPDATE files SET inode = ?, offset = ? WHERE id = ?", (st.st_ino, end, fid))
 
-    def _forget(self, name: str) -> None:
-        self.db.execute("DELETE FROM refs WHERE name = ?", (name,))
-        self.db.execute("DELETE FROM files WHERE name = ?", (name,))
+    def _forget(self, fid: int) -> None:
+        for table in ("jobs", "nodes"):
+            self.db.execute(f"DELETE FROM {table} WHERE file = ?", (fid,))
+        self.db.execute("DELETE FROM files WHERE id = ?", (fid,))
 
-    def lookup(self, key: str) -> list[dict]:
-        """Every entry with ``key`` (see :func:`~.journal.entry_keys`), oldest first."""
+    def lookup_job(self, job_id: int) -> list[dict]:
+        return self._lookup("SELECT f.name, r.offset FROM jobs r JOIN files f ON f.id = r.file WHERE r.job = ?",
+                            job_id)
+
+    def lookup_node(self, node: str) -> list[dict]:
+        return self._lookup("SELECT f.name, r.offset FROM nodes r JOIN files f ON f.id = r.file WHERE r.node = ?",
+                            node)
+
+    def _lookup(self, query: str, key: object) -> list[dict]:
+        """Every entry the query finds, oldest first (files in journal order, then by offset)."""
         self.refresh()
         order = {p.name: i for i, p in enumerate(self.journal.files())}
-        hits: dict[str, list[int]] = {}
-        for name, offset in self.db.execute("SELECT name, offset FROM refs WHERE key = ? ORDER BY offset", (key,)):
-            hits.setdefault(name, []).append(offset)
+        hits: dict[str, set[int]] = {}
+        for name, offset in self.db.execute(query, (key,)):
+            hits.setdefault(name, set()).add(offset)
         out = []
         for name in sorted(hits, key=lambda n: order.get(n, -1)):
-            out += entries_at(self.journal.path.with_name(name), hits[name])
+            out += entries_at(self.journal.path.with_name(name), sorted(hits[name]))
         return out
 
 
@@ -85,8 +120,7 @@ def _complete_end(path: Path, start: int) -> int:
     """The offset just past the last complete line of ``path`` at or after ``start``."""
     with open(path, "rb") as fh:
         fh.seek(0, 2)
-        size = fh.tell()
-        pos = size
+        pos = fh.tell()
         while pos > start:
             step = min(65536, pos - start)
             fh.seek(pos - step)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from slurm_plugin.decision import Journal, MoveJob, PowerNodes, SetSiteFactor
-from slurm_plugin.decision.journal import entry_keys, parse_line
+from slurm_plugin.decision.journal import entry_refs, parse_line
 
 
 def _fill(j: Journal, n: int, t0: float = 1000.0) -> None:
@@ -59,12 +59,12 @@ def test_rotation_by_age(tmp_path):
 def test_index_answers_like_a_scan_and_follows_rotation(tmp_path):
     j = Journal(tmp_path / "j.jsonl", max_bytes=3000, keep=3)
     _fill(j, 20)
-    scan = [e for e in j.entries() if "node:n1" in entry_keys(e)]
+    scan = [e for e in j.entries() if "n1" in entry_refs(e)[1]]
     assert j.about_node("n1") == scan and len(scan) == 7
     index = tmp_path / "j.jsonl.index.sqlite"
     assert index.exists()
     _fill(j, 25, t0=5000.0)  # rotates again: indexed lines change file name, the oldest file goes away
-    scan = [e for e in j.entries() if "node:n1" in entry_keys(e)]
+    scan = [e for e in j.entries() if "n1" in entry_refs(e)[1]]
     assert j.about_node("n1") == scan and j.about_job(3) == [e for e in j.entries() if e.get("job_id") == 3]
 
 
