@@ -16,6 +16,9 @@ BENCHMARKS: dict[str, LazyCommand] = {
                         "Median ms of rank_pending (features + inference + band grouping) over --repeat runs."),
     "cli": LazyCommand(".bench_cli:cli_cmd",
                        "Start-up time of `hetsched --help` and `hetsched power resume --help` in fresh processes."),
+    "power": LazyCommand(".bench_power:power_cmd",
+                         "Wall time of `hetsched power resume` for N nodes through sushy-tools' Redfish emulator "
+                         "(target < 10 s)."),
 }
 
 

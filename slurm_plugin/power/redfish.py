@@ -15,6 +15,7 @@ import logging
 import ssl
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
@@ -135,15 +136,29 @@ class RedfishPower(PerNodeBackend):
             raise t
         return t
 
+    def _system(self, t: BmcTarget) -> tuple[str, dict]:
+        """(path, resource) of ``t``'s ComputerSystem. Tries ``Systems/<system>`` first (one request when the
+        BMC names systems by id or name, as many-system BMCs and emulators do), then the Systems collection."""
+        with self._lock:
+            known = self._indexes.get(t.base_url)
+        if known is None and t.system:
+            try:
+                doc = self._request(t, f"/redfish/v1/Systems/{urllib.parse.quote(t.system)}")
+            except RedfishError:
+                doc = {}
+            if t.system in (doc.get("Name"), doc.get("Id")) and isinstance(doc.get("@odata.id"), str):
+                return doc["@odata.id"], doc
+        path = self._system_path(t)
+        return path, self._request(t, path)
+
     def power_state(self, node: str) -> str:
-        t = self._target(node)
-        return self._request(t, self._system_path(t)).get("PowerState", "Unknown")
+        return self._system(self._target(node))[1].get("PowerState", "Unknown")
 
     def power(self, host: str, on: bool) -> str:
         t = self._target(host)
         want, reset_type = ("On", "On") if on else ("Off", "GracefulShutdown")
-        path = self._system_path(t)
-        if self._request(t, path).get("PowerState") == want:
+        path, system = self._system(t)
+        if system.get("PowerState") == want:
             log.info("%s already %s", host, want)
             return f"already {want.lower()}"
         self._request(t, f"{path}/Actions/ComputerSystem.Reset", {"ResetType": reset_type})

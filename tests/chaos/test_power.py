@@ -39,7 +39,7 @@ def test_item3_a_bmc_answering_garbage_fails_only_its_node(emulator, kind, said)
         res = RedfishPower(targets, timeout=3).resume(["bad1", *GOOD])
     assert sorted(res.done) == GOOD, res
     assert list(res.failed) == ["bad1"] and res.failed["bad1"].startswith(f"GET {url}/redfish/v1/Systems: {said}")
-    assert hits == ["GET /redfish/v1/Systems"]
+    assert hits == ["GET /redfish/v1/Systems/bad1", "GET /redfish/v1/Systems"]  # by name, then the collection
 
 
 def test_item3_silent_bmcs_are_asked_in_parallel(emulator):
