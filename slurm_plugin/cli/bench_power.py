@@ -8,7 +8,6 @@ process from fork to exit (Python start-up, site load, every node's state read a
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -21,6 +20,7 @@ import click
 import yaml
 
 from .common import handle_errors
+from .output import deliver, json_output_options
 
 TARGET_S = 10.0
 
@@ -62,9 +62,9 @@ def _run_once(nodes: int, work: Path) -> dict:
 @click.command("power")
 @click.option("--nodes", type=click.IntRange(1, 999), default=100, show_default=True, help="Systems in the emulator.")
 @click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True, help="Runs (median reported).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the result here.")
+@json_output_options
 @handle_errors(RuntimeError, OSError)
-def power_cmd(nodes: int, repeat: int, json_path: Path | None) -> None:
+def power_cmd(nodes: int, repeat: int, as_json: bool, output: Path | None) -> None:
     """Wall time of `hetsched power resume` for N nodes through sushy-tools' Redfish emulator (target < 10 s)."""
     from ..power.redfish import RedfishPower
     from ..sim.run import provenance
@@ -76,15 +76,13 @@ def power_cmd(nodes: int, repeat: int, json_path: Path | None) -> None:
             runs.append(_run_once(nodes, Path(tmp)))
         r = runs[-1]
         click.echo(f"run {i + 1}: {r['ok']}/{nodes} ok in {r['wall_s']:.2f} s (exit {r['exit']}); "
-                   f"all On after {r['all_on_after_s']} s")
+                   f"all On after {r['all_on_after_s']} s", err=True)
     p50 = statistics.median(r["wall_s"] for r in runs)
     met = p50 < TARGET_S and all(r["failed"] == 0 for r in runs)
     host = {**provenance(), "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
     doc = {"nodes": nodes, "workers": RedfishPower({}).workers, "emulator": "sushy-emulator --fake (one process)",
            "runs": runs, "p50_wall_s": p50, "target_s": TARGET_S, "met": met, "machine": host,
-           "commit": host.get("git_commit", ""), "command": f"hetsched bench power --nodes {nodes} --repeat {repeat}"}
-    click.echo(f"{nodes} nodes resumed: median {p50:.2f} s (target < {TARGET_S:g} s): {'met' if met else 'MISSED'}")
-    if json_path:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(doc, indent=2) + "\n")
+           "commit": host.get("git_commit", ""), "command": f"hetsched bench power --nodes {nodes} --repeat {repeat} --output FILE"}
+    deliver(doc, as_json, output, lambda: click.echo(
+        f"{nodes} nodes resumed: median {p50:.2f} s (target < {TARGET_S:g} s): {'met' if met else 'MISSED'}"))
