@@ -61,10 +61,44 @@ def _cycles(state_dir: Path) -> int:
     return cycles if isinstance(cycles, int) else 0
 
 
-def test_a_second_cycle_exits_3_and_no_action_is_applied_twice(ccluster, tmp_path):
+def _holds_lock(state_dir: Path, proc: subprocess.Popen) -> bool:
+    try:
+        return (state_dir / "hetsched.lock").read_text().strip() == str(proc.pid)
+    except OSError:
+        return False
+
+
+def test_two_cycles_at_once_apply_each_action_once(ccluster, tmp_path):
+    """Two `cycle once`: the first is frozen (SIGSTOP, by pid) the moment it holds the lock, so the second
+    certainly runs while it does; the second exits 3 and the first, resumed, applies every action once."""
     site = ccluster.state()["site_path"]
     with open(tmp_path / "journal.jsonl", "wb") as fh:  # item 14: garbage where the journal is
         fh.write(b"\x00\xffnot json\n[1,2,3]\n")
+    first = hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL)
+    wait_for(lambda: _holds_lock(tmp_path, first) or first.poll() is not None, 60, "the first cycle's lock")
+    first.send_signal(signal.SIGSTOP)
+    try:
+        assert first.poll() is None, "the first cycle ended before it could be frozen"
+        second = hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL)
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == EXIT_LOCKED, (out, err)
+        assert f"locked by process {first.pid}" in err and "exiting without changing anything" in err
+    finally:
+        first.send_signal(signal.SIGCONT)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, (out, err)
+    assert out.count("POWER_DOWN") >= 5, out  # every idle node group, once
+    applied = [(e["kind"], tuple(e.get("nodes", ())), e.get("action")) for e in
+               Journal(tmp_path / "journal.jsonl").entries()]
+    assert len(applied) >= 5 and len(applied) == len(set(applied)), applied
+    why = hetsched(ccluster, "why", "node", "npun1", "--journal", str(tmp_path / "journal.jsonl"))
+    out, err = why.communicate(timeout=60)
+    assert why.returncode == 0 and "power: npu: idle" in out and "Traceback" not in err
+    assert "skipped 2 unreadable line(s)" in err
+
+
+def test_cycle_once_exits_3_while_cycle_run_holds_the_lock(ccluster, tmp_path):
+    site = ccluster.state()["site_path"]
     loop = hetsched(ccluster, "cycle", "run", site, "--state-dir", str(tmp_path), "--interval", "3600", *POWER_ALL)
     try:
         wait_for(lambda: _cycles(tmp_path) >= 1, 60, "the loop's first cycle")
@@ -72,21 +106,10 @@ def test_a_second_cycle_exits_3_and_no_action_is_applied_twice(ccluster, tmp_pat
         second = hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL)
         out, err = second.communicate(timeout=60)
         assert second.returncode == EXIT_LOCKED, (out, err)
-        assert f"locked by process {loop.pid}" in err and "exiting without changing anything" in err
-        assert time.monotonic() - t0 < 30
+        assert f"locked by process {loop.pid}" in err and time.monotonic() - t0 < 30
     finally:
         loop.send_signal(signal.SIGTERM)
         assert loop.wait(30) == 0
-    # both at once: whoever loses the race exits 3 or finds nothing left to do; nothing is applied twice
-    pair = [hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL) for _ in range(2)]
-    codes = sorted(p.wait(120) for p in pair)
-    assert codes in ([0, 0], [0, EXIT_LOCKED]), [p.stderr.read() for p in pair]
-    applied = [(e["kind"], tuple(e.get("nodes", ())), e.get("action")) for e in Journal(tmp_path / "journal.jsonl").entries()]
-    assert applied and len(applied) == len(set(applied)), applied
-    why = hetsched(ccluster, "why", "node", "npun1", "--journal", str(tmp_path / "journal.jsonl"))
-    out, err = why.communicate(timeout=60)
-    assert why.returncode == 0 and "power: npu: idle" in out and "Traceback" not in err
-    assert "skipped 2 unreadable line(s)" in err
 
 
 def test_the_loop_survives_bad_state_files_and_keeps_cycling(ccluster, tmp_path):
