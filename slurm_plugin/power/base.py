@@ -85,6 +85,17 @@ class PowerBackend(Protocol):
     def suspend(self, hosts: list[str]) -> PowerResult: ...
 
 
+def bmc_groups(site, protocol: str, hosts: list[str] | None = None):
+    """(node group, its nodes among ``hosts`` - all when None) for each group of ``site`` whose BMC speaks
+    ``protocol``; groups with none of the hosts are left out."""
+    wanted = set(hosts) if hosts is not None else None
+    for g in site.node_groups:
+        if g.bmc and g.bmc.protocol == protocol:
+            nodes = [n for n in g.hostnames if wanted is None or n in wanted]
+            if nodes:
+                yield g, nodes
+
+
 class PerNodeBackend:
     """A backend made of one call per node (:meth:`power`), run for many nodes at once by
     :func:`~slurm_plugin.power.pool.run_bounded`: at most ``workers`` at a time, each cut off after
@@ -93,6 +104,17 @@ class PerNodeBackend:
     name = "?"
     workers = 16
     call_timeout = 30.0
+    targets: dict = {}
+    missing = "no BMC configured for this node (site: node_groups[].bmc)"
+
+    def _target(self, node: str):
+        """Where ``node``'s BMC is; raises :class:`PowerError` (:attr:`missing`) or the group's config error."""
+        t = self.targets.get(node)
+        if t is None:
+            raise PowerError(self.missing)
+        if isinstance(t, BmcConfigError):
+            raise t
+        return t
 
     def power(self, host: str, on: bool) -> str:
         """Bring ``host`` on (or off); returns what was done, e.g. ``"already on"``; raises on failure."""

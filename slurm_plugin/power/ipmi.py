@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 
 from ..site import Site
-from .base import BmcConfigError, PerNodeBackend, PowerError, read_credentials
+from .base import BmcConfigError, PerNodeBackend, PowerError, bmc_groups, read_credentials
 
 log = logging.getLogger(__name__)
 IPMI_PORT = 623
@@ -66,13 +66,7 @@ def targets_from_site(site: Site, hosts: list[str] | None = None) -> dict[str, I
     group without credentials (ipmitool would stop and prompt for a password), with an unusable credentials file
     or a bad address maps to the :class:`BmcConfigError` saying why: its call fails alone."""
     out: dict[str, IpmiTarget | BmcConfigError] = {}
-    wanted = set(hosts) if hosts is not None else None
-    for g in site.node_groups:
-        if not (g.bmc and g.bmc.protocol == "ipmi"):
-            continue
-        nodes = [n for n in g.hostnames if wanted is None or n in wanted]
-        if not nodes:
-            continue
+    for g, nodes in bmc_groups(site, "ipmi", hosts):
         try:
             creds = read_credentials(g.bmc.credentials_file)
             if creds is None:
@@ -95,6 +89,7 @@ class IpmiPower(PerNodeBackend):
     BMCs asked at once (Slurm hands a whole hostlist to one call)."""
 
     name = "ipmi"
+    missing = "no IPMI BMC configured for this node (site: node_groups[].bmc with protocol ipmi)"
 
     def __init__(self, targets: dict[str, IpmiTarget | BmcConfigError], timeout: float = 5.0, retries: int = 1,
                  workers: int = 16, ipmitool: str = "ipmitool"):
@@ -124,14 +119,6 @@ class IpmiPower(PerNodeBackend):
             said = " / ".join(line.strip() for line in (proc.stderr + proc.stdout).splitlines() if line.strip())
             raise IpmiError(f"{what}: exit {proc.returncode}: {said or 'no output'}")
         return proc.stdout
-
-    def _target(self, node: str) -> IpmiTarget:
-        t = self.targets.get(node)
-        if t is None:
-            raise IpmiError("no IPMI BMC configured for this node (site: node_groups[].bmc with protocol ipmi)")
-        if isinstance(t, BmcConfigError):
-            raise t
-        return t
 
     def power_state(self, node: str) -> str:
         """``on`` or ``off`` as the node's BMC reports it (raises :class:`IpmiError`)."""

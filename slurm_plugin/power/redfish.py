@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from ..site import Site
-from .base import BmcConfigError, PerNodeBackend, PowerError, read_credentials
+from .base import BmcConfigError, PerNodeBackend, PowerError, bmc_groups, read_credentials
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +41,7 @@ def targets_from_site(site: Site, hosts: list[str] | None = None) -> dict[str, B
     """Every node (of ``hosts``, default all) whose group has a Redfish BMC, with where to reach it; a node of a
     group whose settings cannot be used maps to the :class:`BmcConfigError` saying why (its call fails alone)."""
     out: dict[str, BmcTarget | BmcConfigError] = {}
-    wanted = set(hosts) if hosts is not None else None
-    for g in site.node_groups:
-        if not (g.bmc and g.bmc.protocol == "redfish"):
-            continue
-        nodes = [n for n in g.hostnames if wanted is None or n in wanted]
-        if not nodes:
-            continue
+    for g, nodes in bmc_groups(site, "redfish", hosts):
         try:
             auth = read_credentials(g.bmc.credentials_file)
         except BmcConfigError as err:
@@ -64,6 +58,7 @@ class RedfishPower(PerNodeBackend):
     node's whole call (state read + reset) may take."""
 
     name = "redfish"
+    missing = "no Redfish BMC configured for this node (site: node_groups[].bmc)"
 
     def __init__(self, targets: dict[str, BmcTarget | BmcConfigError], timeout: float = 10.0, workers: int = 32,
                  call_timeout: float | None = None):
@@ -127,14 +122,6 @@ class RedfishPower(PerNodeBackend):
         if path is None:
             raise RedfishError(f"{t.base_url}: no system named '{t.system}' among {len(set(index.values()))}")
         return path
-
-    def _target(self, node: str) -> BmcTarget:
-        t = self.targets.get(node)
-        if t is None:
-            raise RedfishError("no Redfish BMC configured for this node (site: node_groups[].bmc)")
-        if isinstance(t, BmcConfigError):
-            raise t
-        return t
 
     def _system(self, t: BmcTarget) -> tuple[str, dict]:
         """(path, resource) of ``t``'s ComputerSystem. Tries ``Systems/<system>`` first (one request when the
