@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -35,43 +35,49 @@ def _handler(kind: str, hits: list[str]) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def _silent(hits: list[str]) -> tuple[int, Callable[[], None], Callable[[], None]]:
+    """A listener that accepts connections and never answers: (port, serve loop, stop)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    srv.settimeout(0.2)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+                hits.append("connect")
+            except OSError:
+                time.sleep(0.01)
+
+    def close() -> None:
+        stop.set()
+        for c in held:
+            c.close()
+        srv.close()
+
+    return srv.getsockname()[1], serve, close
+
+
+def _http(kind: str, hits: list[str]) -> tuple[int, Callable[[], None], Callable[[], None]]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(kind, hits))
+
+    def close() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return server.server_address[1], server.serve_forever, close
+
+
 @contextmanager
 def bad_bmc(kind: str) -> Iterator[tuple[str, list[str]]]:
     """A running bad BMC of ``kind``: yields (base URL, requests it received)."""
     hits: list[str] = []
-    if kind == "silent":
-        srv = socket.socket()
-        srv.bind(("127.0.0.1", 0))
-        srv.listen(64)
-        held: list[socket.socket] = []
-        stop = threading.Event()
-
-        def accept() -> None:
-            srv.settimeout(0.2)
-            while not stop.is_set():
-                try:
-                    conn, _ = srv.accept()
-                    held.append(conn)
-                    hits.append("connect")
-                except OSError:
-                    time.sleep(0.01)
-
-        t = threading.Thread(target=accept, daemon=True)
-        t.start()
-        try:
-            yield f"http://127.0.0.1:{srv.getsockname()[1]}", hits
-        finally:
-            stop.set()
-            t.join()
-            for c in held:
-                c.close()
-            srv.close()
-        return
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(kind, hits))
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
+    port, serve, close = _silent(hits) if kind == "silent" else _http(kind, hits)
+    threading.Thread(target=serve, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", hits
+        yield f"http://127.0.0.1:{port}", hits
     finally:
-        server.shutdown()
-        server.server_close()
+        close()
