@@ -19,9 +19,11 @@ from functools import cached_property
 FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
             "PREEMPTED")
 log = logging.getLogger(__name__)
-# scontrol's EAGAIN: on 24.11 `scontrol update jobid=N partition=P features=F` sometimes answers this (2 of 6 runs)
-TRANSIENT = "Resource temporarily unavailable"
-RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0)  # seconds before each retry of a transient scontrol failure (3.7 s at most)
+# scontrol answers that change nothing and pass: on 24.11.5 `scontrol update jobid=N partition=P features=F` on a
+# job submitted a moment ago answered EAGAIN on 13 of 24 first tries (for up to 6 s; slurmctld logs
+# "_slurm_rpc_update_job: JobId=N uid=0: Resource temporarily unavailable") and once EINTR; 22.05 never did.
+TRANSIENT = ("Resource temporarily unavailable", "Interrupted system call")
+RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds before each retry of a transient scontrol failure (15.7 s)
 # Slurm's keys are CamelCase; a lowercase word with "=" (a comment such as "hetsched:class=web x=1") is a value
 _KEY = re.compile(r"(?:^|\s)([A-Z][\w:/.]*)=")
 
@@ -82,14 +84,14 @@ class SlurmClient:
 
     def run(self, *argv: str, input: str | None = None, timeout: float | None = None, check: bool = True,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        """Run one Slurm command; raises :class:`SlurmError` if it fails and ``check``. An ``scontrol`` answering
-        "Resource temporarily unavailable" (it changed nothing) is retried after each of ``RETRY_DELAYS``."""
+        """Run one Slurm command; raises :class:`SlurmError` if it fails and ``check``. An ``scontrol`` that
+        answers one of ``TRANSIENT`` (it changed nothing) is run again after each of ``RETRY_DELAYS``."""
         cmd = list(argv)
         for delay in (*RETRY_DELAYS, None) if cmd[0] == "scontrol" else (None,):
             proc = self._run_once(cmd, input, timeout, env)
-            if delay is None or proc.returncode == 0 or TRANSIENT not in proc.stderr:
+            if delay is None or proc.returncode == 0 or not any(t in proc.stderr for t in TRANSIENT):
                 break
-            log.info("`%s` answered %r; retrying in %.1f s", " ".join(cmd), TRANSIENT, delay)
+            log.info("`%s` answered %r; retrying in %.1f s", " ".join(cmd), proc.stderr.strip(), delay)
             time.sleep(delay)
         if check and proc.returncode != 0:
             raise SlurmError(cmd, proc.returncode, proc.stderr or proc.stdout)
