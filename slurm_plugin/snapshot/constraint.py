@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 MAX_LENGTH = 4096  # a constraint longer than this is refused before parsing
+MAX_DEPTH = 32  # nested parentheses
 
 
 class ConstraintError(ValueError):
@@ -49,12 +50,12 @@ class Name:
 
 
 @dataclass(frozen=True)
-class Op:
-    """``left OP right``, read left to right: op ``&`` (AND; ``,`` too) or ``|`` (OR)."""
+class Seq:
+    """``first OP term OP term ...`` read left to right (``((first OP t1) OP t2) ...``): each of ``rest`` is
+    (op, term) with op ``&`` (AND; ``,`` too) or ``|`` (OR). Kept flat so a long chain costs no recursion."""
 
-    op: str
-    left: Node
-    right: Node
+    first: Node
+    rest: tuple[tuple[str, Node], ...]
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Bracket:
     terms: tuple[Node, ...]
 
 
-Node = Name | Op | Group | Bracket
+Node = Name | Seq | Group | Bracket
 _TOKEN = re.compile(r'\s*(?:(?P<op>[&|,])|(?P<open>[(\[])|(?P<close>[)\]])|(?P<star>\*)'
                     r'|"(?P<quoted>[^"]*)"|(?P<name>[^&|,()\[\]*"\s]+)|(?P<bad>\S))')
 
@@ -102,6 +103,7 @@ class _Parser:
         self.toks = _tokens(expr)
         self.i = 0
         self.brackets = 0
+        self.depth = 0
 
     def peek(self) -> tuple[str, str, int]:
         return self.toks[self.i] if self.i < len(self.toks) else ("end", "", len(self.expr))
@@ -126,14 +128,14 @@ class _Parser:
 
     def sequence(self, closer: str | None) -> Node:
         """unit (op unit)* [op], up to ``closer`` (``)``/``]``) or the end."""
-        node = self.unit()
+        first, rest = self.unit(), []
         while self.peek()[0] == "op":
             op = "|" if self.take()[1] == "|" else "&"
             kind, value, _ = self.peek()
             if kind == "end" or (kind == "close" and value == closer):
                 break  # Slurm ignores a trailing operator
-            node = Op(op, node, self.unit())
-        return node
+            rest.append((op, self.unit()))
+        return Seq(first, tuple(rest)) if rest else first
 
     def unit(self) -> Node:
         kind, value, _ = self.peek()
@@ -141,8 +143,12 @@ class _Parser:
             self.take()
             return Name(value, self.count())
         if kind == "open" and value == "(":
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.fail(f"more than {MAX_DEPTH} nested parentheses")
             self.take()
             inner = self.sequence(")")
+            self.depth -= 1
             self.close(")")
             return Group(inner, self.count())
         if kind == "open" and value == "[":
@@ -190,9 +196,13 @@ def _holds(node: Node, has: Callable[[str], bool]) -> bool:
         return _holds(node.inner, has)
     if isinstance(node, Bracket):
         return any(_holds(t, has) for t in node.terms)
-    if node.op == "&":
-        return _holds(node.left, has) and _holds(node.right, has)
-    return _holds(node.left, has) or _holds(node.right, has)
+    value = _holds(node.first, has)
+    for op, term in node.rest:
+        if op == "&":
+            value = value and _holds(term, has)
+        else:
+            value = value or _holds(term, has)
+    return value
 
 
 def _names(node: Node) -> Iterable[str]:
@@ -204,8 +214,9 @@ def _names(node: Node) -> Iterable[str]:
         for t in node.terms:
             yield from _names(t)
     else:
-        yield from _names(node.left)
-        yield from _names(node.right)
+        yield from _names(node.first)
+        for _, term in node.rest:
+            yield from _names(term)
 
 
 def _or_terms(node: Node) -> list[Node] | None:
@@ -214,10 +225,11 @@ def _or_terms(node: Node) -> list[Node] | None:
         return _or_terms(node.inner)
     if isinstance(node, Bracket) and node.kind == "or":
         return list(node.terms)
-    if isinstance(node, Op) and node.op == "|":
-        left = _or_terms(node.left) or [node.left]
-        right = _or_terms(node.right) or [node.right]
-        return left + right
+    if isinstance(node, Seq) and all(op == "|" for op, _ in node.rest):
+        out: list[Node] = []
+        for term in (node.first, *(t for _, t in node.rest)):
+            out += _or_terms(term) or [term]
+        return out
     return None
 
 

@@ -165,3 +165,14 @@ def test_any_text_parses_or_raises_constraint_error(text):
     except ConstraintError:
         return
     parsed.matches({"a", "b"})  # a parsed constraint always evaluates
+
+
+def test_long_and_deep_constraints_cost_no_recursion():
+    chain = "&".join(f"f{i}" for i in range(800))  # 4,000 characters of AND
+    assert parse_constraint(chain).matches({f"f{i}" for i in range(800)})
+    assert not parse_constraint(chain).matches({f"f{i}" for i in range(799)})
+    assert constraint_matches("|".join(f"f{i}" for i in range(800)), {"f799"})
+    assert constraint_matches("&".join(["a"] * 2000), {"a"})  # 3,999 characters: 2,000 terms
+    with pytest.raises(ConstraintError, match="more than 32 nested parentheses"):
+        parse_constraint("(" * 40 + "a" + ")" * 40)
+    assert parse_constraint("(" * 32 + "a" + ")" * 32).matches({"a"})
