@@ -20,8 +20,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 
 
 def config(where: Path, **extra) -> Path:
+    """The shim config; a 2 s timeout because these tests are about trust, not speed (50 ms flaked under load)."""
     path = where / "hetsched-shim.json"
-    path.write_text(json.dumps({"version": 1, "socket": str(where / "run" / "d.sock"), "timeout_ms": 50,
+    path.write_text(json.dumps({"version": 1, "socket": str(where / "run" / "d.sock"), "timeout_ms": 2000,
                                 "fail": "open", "site": "demo", "fallback": {"gres": FALLBACK}, **extra}))
     return path
 
