@@ -1,13 +1,16 @@
 """How ``cycle once``, ``scale plan`` and ``scale apply`` show a decision: one table row (or JSON object) per
-action, and the exit code its results mean."""
+action, the exit code its results mean, and the exit for a Slurm failure before any action."""
 
 from __future__ import annotations
+
+from typing import NoReturn
 
 import hostlist
 
 from ..decision import Decision, SetPartitionNodes
-from ..decision.applier import Applied, commands_for, job_ids
-from .common import EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE
+from ..decision.applier import Applied, commands_for, controller_lost, job_ids, slurmctld_reachable
+from ..slurm import SlurmClient, SlurmError
+from .common import EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, fail
 from .output import emit_table, table_options
 
 FIELDS = ("status", "kind", "target", "reason", "error", "failed_ids", "commands")
@@ -50,3 +53,11 @@ def exit_code(results: list[Applied]) -> int:
     if any(not r.attempted for r in results):
         return EXIT_UNREACHABLE
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
+
+
+def slurm_failure(err: SlurmError, client: SlurmClient) -> NoReturn:
+    """Exit 4 if ``err`` says slurmctld cannot be reached or it does not answer a ping, else 1; with Slurm's
+    message."""
+    if controller_lost(err) or not slurmctld_reachable(client):
+        fail(f"slurmctld unreachable: {err}", EXIT_UNREACHABLE)
+    fail(str(err), EXIT_FAIL)

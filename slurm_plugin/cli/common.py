@@ -7,9 +7,9 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import NoReturn
 from functools import wraps
 from pathlib import Path
+from typing import NoReturn
 
 import click
 import hostlist
@@ -105,7 +105,7 @@ def stack(*decorators: Callable) -> Callable:
 
 site_arguments = stack(
     click.argument("site", required=False),
-    click.option("--site", "site_option", metavar="SITE", expose_value=True,
+    click.option("--site", "site_option", metavar="SITE",
                  help=f"Site file or bundled name ('demo' only when named); default ${SITE_ENV}, then {SYSTEM_SITE}."),
 )
 

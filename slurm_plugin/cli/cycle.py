@@ -18,8 +18,7 @@ from ..cycle import CycleConfig, CycleRunner
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from . import actions
-from .common import (EXIT_FAIL, EXIT_UNREACHABLE, fail, handle_errors, one_writer, scale_config, scale_options,
-                     site_arguments, site_from, stack)
+from .common import handle_errors, one_writer, scale_config, scale_options, site_arguments, site_from, stack
 from .output import TABLE_CONTEXT
 
 log = logging.getLogger(__name__)
@@ -65,15 +64,6 @@ def _writer(state_dir: Path, dry_run: bool):
     return contextlib.nullcontext() if dry_run else one_writer(state_dir)
 
 
-def slurm_failure(err: SlurmError, client: SlurmClient) -> None:
-    """Exit 4 if slurmctld does not answer a ping, else 1, with Slurm's message."""
-    from ..decision.applier import controller_lost, slurmctld_reachable
-
-    if controller_lost(err) or not slurmctld_reachable(client):
-        fail(f"slurmctld unreachable: {err}", EXIT_UNREACHABLE)
-    fail(str(err), EXIT_FAIL)
-
-
 @click.group()
 def cycle() -> None:
     """Steer the cluster: priority bands, job moves, partition reshaping, node power."""
@@ -94,7 +84,7 @@ def once(fields, noheader, parsable, as_json, **kw) -> None:
         try:
             decision, results = runner.run_once()
         except SlurmError as err:
-            slurm_failure(err, runner.client)
+            actions.slurm_failure(err, runner.client)
     actions.show(decision, None if kw["dry_run"] else results, fields, noheader, parsable, as_json)
     sys.exit(0 if kw["dry_run"] else actions.exit_code(results))
 

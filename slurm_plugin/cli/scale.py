@@ -65,15 +65,13 @@ def apply(site: str | None, site_option: str | None, state: Path, journal: Path,
 
     Fields (-o) as in ``scale plan``. Exit 0 if every action was applied, 1 if one failed, 3 if another writer
     holds the lock, 4 if slurmctld stopped answering (the remaining actions are reported as not-attempted)."""
-    from .cycle import slurm_failure
-
     site = site_from(site, site_option)
     with one_writer(state.parent):
         client = SlurmClient()
         try:
             decision, memory = _plan(site, state, **knobs)
         except SlurmError as err:
-            slurm_failure(err, client)
+            actions.slurm_failure(err, client)
         results = SlurmApplier(client, Journal(journal)).apply(decision)
         if all(r.attempted for r in results):
             save_memory(state, memory)
