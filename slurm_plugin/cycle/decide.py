@@ -2,7 +2,8 @@
 
 Order: rank (priority bands as SiteFactor) -> pack (move flexible pending jobs, using those bands) ->
 reshape (partitions by calendar) -> power (nodes up/down). Each step's actions carry their own reasons; a step
-that is switched off contributes nothing.
+that is switched off contributes nothing. A last guard (:func:`one_power_action_per_node`) makes sure no node
+gets two power actions in one cycle (never POWER_UP and POWER_DOWN together).
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..decision import Decision, MoveJob, SetSiteFactor
+from ..decision import Decision, MoveJob, PowerNodes, SetSiteFactor
 from ..pack.plan import plan_moves
 from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
 from ..scale.reshape import plan_reshape
@@ -65,6 +66,25 @@ def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s
                           for m in moves), "pack")
 
 
+def one_power_action_per_node(decision: Decision) -> Decision:
+    """``decision`` with at most one power action per node: the first one stands (remediation comes before
+    the groups' plans); a later one loses that node, and an action left without nodes is dropped (logged)."""
+    claimed: dict[str, str] = {}
+    kept = []
+    for action in decision.actions:
+        if isinstance(action, PowerNodes):
+            clash = [n for n in action.nodes if n in claimed]
+            if clash:
+                log.warning("guard: %s of %s dropped: already %s this cycle", action.action, ",".join(clash),
+                            "/".join(sorted({claimed[n] for n in clash})))
+                action = replace(action, nodes=tuple(n for n in action.nodes if n not in claimed))
+                if not action.nodes:
+                    continue
+            claimed.update((n, action.action) for n in action.nodes)
+        kept.append(action)
+    return Decision(tuple(kept), decision.source)
+
+
 def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMemory, now: float,
            ranker: Ranker | None = None) -> tuple[Decision, CycleMemory]:
     """Everything this cycle does, and what the next cycle must remember."""
@@ -78,4 +98,4 @@ def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMem
     if config.power:
         power, scale_memory = plan_power(snapshot, site, config.scale, memory.scale, now)
         decision += power
-    return decision, CycleMemory(scale_memory)
+    return one_power_action_per_node(decision), CycleMemory(scale_memory)

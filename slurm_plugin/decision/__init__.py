@@ -5,9 +5,9 @@ Policies (ranking, packing, scaling) are pure functions from a snapshot to :clas
 ``hetsched why`` can answer "why is my job / this node here".
 """
 
-from .actions import Action, Decision, DrainNodes, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor
+from .actions import Action, Cause, Decision, DrainNodes, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor
 from .applier import Applied, SlurmApplier
 from .journal import Journal
 
-__all__ = ["Action", "Applied", "Decision", "DrainNodes", "Journal", "MoveJob", "PowerNodes", "SetPartitionNodes",
-           "SetSiteFactor", "SlurmApplier"]
+__all__ = ["Action", "Applied", "Cause", "Decision", "DrainNodes", "Journal", "MoveJob", "PowerNodes",
+           "SetPartitionNodes", "SetSiteFactor", "SlurmApplier"]

@@ -7,10 +7,25 @@ clears what it set itself.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Literal, Union
 
 TAG = "hetsched:"
+
+
+class Cause(str, enum.Enum):
+    """Why a power action was taken, for code (journal counts, metrics, guards); people read ``reason``.
+    A str enum: it serialises as its name (``"RETRY"``)."""
+
+    BACKLOG = "BACKLOG"  # pending jobs need the nodes
+    WARM_POOL = "WARM_POOL"  # kept ready for short jobs (warm pool, PID headroom)
+    ADMIN_FLOOR = "ADMIN_FLOOR"  # the group's min_on
+    IDLE_GRACE = "IDLE_GRACE"  # idle past the grace and not needed
+    STUCK_BOOT = "STUCK_BOOT"  # still powering up long past ResumeTimeout: forced down
+    RETRY = "RETRY"  # a failed power-up, retried after its backoff
+    GIVE_UP = "GIVE_UP"  # retries used up: left DOWN with the error as its reason
+    CALENDAR = "CALENDAR"  # a calendar (policy.reshapes) says so
 
 
 @dataclass(frozen=True)
@@ -36,11 +51,13 @@ class MoveJob:
 
 @dataclass(frozen=True)
 class PowerNodes:
-    """Ask Slurm to power nodes up or down (Slurm runs ResumeProgram/SuspendProgram)."""
+    """Ask Slurm to power nodes up or down (Slurm runs ResumeProgram/SuspendProgram), or leave nodes whose
+    power-up kept failing DOWN (``"DOWN"``, with the error in the reason) until an admin resumes them."""
 
     nodes: tuple[str, ...]
-    action: Literal["POWER_UP", "POWER_DOWN", "POWER_DOWN_FORCE"]
+    action: Literal["POWER_UP", "POWER_DOWN", "POWER_DOWN_FORCE", "DOWN"]
     reason: str
+    cause: Cause | None = None
     kind: Literal["power"] = "power"
 
 

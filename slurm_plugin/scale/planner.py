@@ -16,9 +16,11 @@ Per node group (``want`` = how many nodes should be on)::
 
 More nodes than wanted: idle nodes idle for at least the grace are powered down, the longest idle first
 (:func:`.warm.group_power`, the same step the simulator's policy takes).
-Nodes booting for longer than ``resume_timeout`` (or that Slurm marked down for missing it) are force-powered
-down so the next resume starts clean. What must survive between cycles (when each node went idle, PID state,
-when a boot started) is the explicit :class:`ScaleMemory`, returned anew every cycle.
+Node power is the state machine of :mod:`.power_state`, one persisted record per node: each cycle first
+syncs the records from Slurm's flags (passive edges), then remediates failed power-ups with bounded retries
+(:mod:`.remediate`), then plans the groups from the records (failed and held nodes are left out) and records
+its own requests (active edges). What must survive between cycles (when each node went idle, PID state, the
+power records) is the explicit :class:`ScaleMemory`, returned anew every cycle.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..decision import Decision, PowerNodes
+from ..decision import Cause, Decision, PowerNodes
 from ..snapshot import JobState, NodeState, Snapshot
 from ..snapshot.constraint import constraint_matches
 from .arch import DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, ArchGroup, ArchShift, plan_arch, warm_after
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
+from .power_state import Event, NodePower, Power
+from .remediate import RetryPolicy, remediate, sync_records
 from .warm import DEFAULT_MIN_GRACE_S, DEFAULT_WINDOW_S, WarmTarget, group_power, warm_target
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
@@ -62,6 +66,8 @@ class ScaleConfig:
     energy_price_kwh: float = DEFAULT_ENERGY_PRICE_KWH
     # PID headroom on utilization (opt-in: in the simulator it cost ~20 points of energy, results/scale)
     pid: bool = False
+    # failed power-ups: bounded retries with backoff, then the node is left DOWN (scale/remediate.py)
+    retry: RetryPolicy = RetryPolicy()
 
     def limits(self, group: str) -> GroupLimits:
         return self.groups.get(group, self.default_limits)
@@ -72,25 +78,13 @@ class ScaleMemory:
     """State carried from one cycle to the next on purpose (the daemon persists it)."""
 
     idle_since: dict[str, float] = field(default_factory=dict)
-    booting_since: dict[str, float] = field(default_factory=dict)
     pid: dict[str, PidState] = field(default_factory=dict)
     last_t: float | None = None
+    power: dict[str, NodePower] = field(default_factory=dict)
 
 
 def _busy(n: NodeState) -> bool:
     return n.alloc_cpus > 0 or n.state in ("allocated", "mixed", "completing")
-
-
-def _booting(n: NodeState) -> bool:
-    return "powering_up" in n.flags or "power_up" in n.flags
-
-
-def _off(n: NodeState) -> bool:
-    return n.powered_down and "powering_down" not in n.flags
-
-
-def _stuck_by_slurm(n: NodeState) -> bool:
-    return n.state == "down" and "ResumeTimeout" in n.reason
 
 
 def _job_fits_group(job: JobState, group: NodeGroup) -> bool:
@@ -192,9 +186,14 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
     """Power actions for this cycle and the memory for the next one. Pure: reads only its arguments."""
     demand = _demand(snapshot, site, now, config.rate_window_s)
     dt = max(now - memory.last_t, 1.0) if memory.last_t is not None else 1.0
-    idle_since, booting_since, pid = {}, {}, dict(memory.pid)
-    actions: list[PowerNodes] = []
+    idle_since, pid = {}, dict(memory.pid)
     members = {g.name: [n for n in map(snapshot.node, g.hostnames) if n is not None] for g in site.node_groups}
+    shown = {n.name: n for nodes in members.values() for n in nodes}
+    records = sync_records(shown.values(), memory.power, now, site.slurm.resume_timeout, config.retry)
+    actions, records = remediate(records, shown, now, config.retry)
+    remediated = {n for a in actions for n in a.nodes}
+    members = {name: [n for n in nodes if n.name not in remediated
+                      and records[n.name].state not in (Power.FAILED, Power.HELD)] for name, nodes in members.items()}
     targets: dict[str, WarmTarget] = {}
     for group in site.node_groups:
         lim = config.limits(group.name)
@@ -216,21 +215,14 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
         if not nodes:
             continue
         lim = config.limits(group.name)
+        state = {n.name: records[n.name].state for n in nodes}
         busy = [n for n in nodes if _busy(n)]
-        booting = [n for n in nodes if _booting(n)]
-        off = [n for n in nodes if _off(n) and not _booting(n)]
+        booting = [n for n in nodes if state[n.name] == Power.POWERING_UP]
+        off = [n for n in nodes if state[n.name] == Power.OFF]
         idle = [n for n in nodes if n.usable_now and not _busy(n)]
-        on = [n for n in nodes if not n.powered_down and not _booting(n)]
+        on = [n for n in nodes if state[n.name] == Power.ON]
         for n in idle:
             idle_since[n.name] = memory.idle_since.get(n.name, now)
-        for n in booting:
-            booting_since[n.name] = memory.booting_since.get(n.name, now)
-        stuck = [n.name for n in nodes if _stuck_by_slurm(n) or (
-            _booting(n) and now - booting_since[n.name] > site.slurm.resume_timeout)]
-        if stuck:
-            actions.append(PowerNodes(tuple(stuck), "POWER_DOWN_FORCE",
-                                      f"{group.name}: stuck powering up past ResumeTimeout "
-                                      f"({site.slurm.resume_timeout} s); forced down for a clean resume"))
         jobs = demand.backlog.get(group.name, [])
         ready = [n for n in on if n.usable_now]
         needed = backlog_nodes(jobs, group, ready, booting)
@@ -247,13 +239,18 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
         why_warm = (f"warm pool {warm[group.name]} ({target.reason}"
                     + (f"; {shift_why[group.name]}" if group.name in shift_why else "") + ")")
         if step.up:
+            cause = Cause.BACKLOG if needed > have else Cause.ADMIN_FLOOR if lim.min_on > have else Cause.WARM_POOL
             actions.append(PowerNodes(tuple(n.name for n in off[: step.up]), "POWER_UP", (
                 f"{group.name}: {len(jobs)} pending job(s) need {needed} node(s), {len(idle)} idle and "
                 f"{len(booting)} booting; utilization {util:.0%} (target {config.target_util:.0%}); "
-                f"want {step.want} on, have {have}; {why_warm}")))
+                f"want {step.want} on, have {have}; {why_warm}"), cause))
         elif step.down:
             actions.append(PowerNodes(tuple(idle[i].name for i in step.down), "POWER_DOWN", (
                 f"{group.name}: idle >= {target.grace_s:.0f} s; {len(on)} on, {len(busy)} busy, "
-                f"want {step.want} ({why_warm}, {len(jobs)} pending)")))
-    new_memory = ScaleMemory(idle_since, booting_since, pid, now)
-    return Decision(tuple(actions), "scale"), new_memory
+                f"want {step.want} ({why_warm}, {len(jobs)} pending)"), Cause.IDLE_GRACE))
+    for a in actions:
+        event = {"POWER_UP": Event.REQUEST_UP, "POWER_DOWN": Event.REQUEST_DOWN}.get(a.action)
+        if event and a.cause != Cause.RETRY:  # remediation already recorded its own edges
+            for n in a.nodes:
+                records[n] = records[n].apply(event, now, f"{a.cause.value}: {a.reason}")
+    return Decision(tuple(actions), "scale"), ScaleMemory(idle_since, pid, now, records)

@@ -1,0 +1,111 @@
+"""Power records kept in sync with Slurm, and bounded remediation of failed power-ups (pure).
+
+Each cycle first syncs every node's :class:`~.power_state.NodePower` from what Slurm shows (passive edges:
+:func:`seen_power`, :func:`sync_records`), then :func:`remediate` acts on failed power-ups:
+
+* a node Slurm marked DOWN after a power-up ("ResumeTimeout reached", or DOWN with a reason its resume program
+  set) is retried (``POWER_UP``, cause RETRY) after ``backoff_s * 2**(failures-1)``, at most ``max_retries``
+  times; then it is left DOWN with ``hetsched: resume failed N times: <error>`` (cause GIVE_UP) and never
+  touched again until an admin (``scontrol update state=RESUME``) or a health check clears it;
+* a node still powering up ``stuck_factor`` x ResumeTimeout after the request (Slurm should have marked it
+  long ago) is forced down (``POWER_DOWN_FORCE``, cause STUCK_BOOT); that counts as a failure too.
+
+The suite's own reasons never look like Slurm's: only a reason that *starts* with Slurm's "ResumeTimeout
+reached" counts as a timeout, and reasons starting with :data:`~slurm_plugin.decision.actions.TAG` are the
+suite's (issue 11: its own "stuck ... past ResumeTimeout" text made it force a node down every cycle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..decision import Cause, PowerNodes
+from ..decision.actions import TAG
+from ..snapshot import NodeState
+from .power_state import Event, NodePower, Power, observed, sync
+
+SLURM_TIMEOUT = "ResumeTimeout reached"
+GIVE_UP_TEXT = "resume failed"
+GIVE_UP_TAG = f"{TAG} {GIVE_UP_TEXT}"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a failed power-up is retried: ``max_retries`` retries, the k-th after ``backoff_s * 2**(k-1)``
+    seconds; a boot lasting ``stuck_factor`` x ResumeTimeout is forced down."""
+
+    max_retries: int = 2
+    backoff_s: float = 60.0
+    stuck_factor: float = 2.0
+
+    def backoff(self, failures: int) -> float:
+        return self.backoff_s * 2 ** max(failures - 1, 0)
+
+
+def seen_power(node: NodeState, before: Power | None = None) -> tuple[Power, str]:
+    """What Slurm shows of ``node`` as a power state, and the text that says so.
+
+    Flags first (powering up/down); then DOWN with our give-up reason is HELD, DOWN with Slurm's
+    "ResumeTimeout reached" (or any reason not ours while the node was powering up: its resume program marked
+    it down) is FAILED; otherwise powered down is OFF and anything else ON."""
+    flags = {f.lower() for f in node.flags}
+    shown = "+".join([node.state.upper(), *(f.upper() for f in node.flags)])
+    reason = node.reason.strip()
+    if node.state == "down":
+        if reason.startswith(GIVE_UP_TAG):
+            return Power.HELD, reason
+        if reason.startswith(SLURM_TIMEOUT) or (before == Power.POWERING_UP and reason
+                                                  and not reason.startswith(TAG)
+                                                  and not ({"powering_up", "power_up"} & flags)):
+            return Power.FAILED, reason
+    if "power_down" in flags and "powered_down" not in flags:
+        return Power.POWERING_DOWN, f"Slurm shows {shown}"
+    return observed(shown), f"Slurm shows {shown}"
+
+
+def sync_records(nodes: Iterable[NodeState], records: dict[str, NodePower], now: float,
+                 resume_timeout: float, policy: RetryPolicy) -> dict[str, NodePower]:
+    """Every node's record after following Slurm (passive edges only), plus the stuck-boot timeout."""
+    out = {}
+    for n in nodes:
+        rec = records.get(n.name)
+        seen, why = seen_power(n, rec.state if rec else None)
+        if rec is None:
+            rec = NodePower(n.name, seen, now, failures=int(seen in (Power.FAILED, Power.HELD)),
+                            last_error=why if seen in (Power.FAILED, Power.HELD) else "")
+        else:
+            rec = sync(rec, seen, now, why)
+        limit = policy.stuck_factor * resume_timeout
+        if rec.state == Power.POWERING_UP and seen == Power.POWERING_UP and now - rec.since > limit:
+            rec = rec.apply(Event.TIMED_OUT, now, f"still powering up {now - rec.since:.0f} s after the "
+                                                  f"request (ResumeTimeout {resume_timeout:g} s)")
+        out[n.name] = rec
+    return out
+
+
+def remediate(records: dict[str, NodePower], nodes: dict[str, NodeState], now: float,
+              policy: RetryPolicy) -> tuple[list[PowerNodes], dict[str, NodePower]]:
+    """Actions for failed power-ups (at most one per node) and the records after them (active edges)."""
+    actions, out = [], dict(records)
+    for name, rec in records.items():
+        if rec.state != Power.FAILED:
+            continue
+        shown = nodes.get(name)
+        booting = shown is not None and bool({"powering_up", "power_up"} & set(shown.flags))
+        if booting:
+            action = PowerNodes((name,), "POWER_DOWN_FORCE", f"stuck: {rec.last_error}; forced down for a "
+                                f"clean resume (failure {rec.failures})", Cause.STUCK_BOOT)
+            out[name] = rec.apply(Event.REMEDIATE, now, action.reason)
+        elif rec.failures > policy.max_retries:
+            action = PowerNodes((name,), "DOWN", f"{GIVE_UP_TEXT} {rec.failures} times: {rec.last_error}",
+                                Cause.GIVE_UP)
+            out[name] = rec.apply(Event.GIVE_UP, now, f"{TAG} {action.reason}")
+        elif now - rec.since >= (wait := policy.backoff(rec.failures)):
+            action = PowerNodes((name,), "POWER_UP", f"retry {rec.failures}/{policy.max_retries} after "
+                                f"{wait:.0f} s: {rec.last_error}", Cause.RETRY)
+            out[name] = rec.apply(Event.REQUEST_UP, now, action.reason)
+        else:
+            continue
+        actions.append(action)
+    return actions, out
