@@ -196,6 +196,11 @@ class LocalCluster:
            daemon: bool | None = None) -> dict:
         """Render configs and start munge, slurmctld and one slurmd per node; harmless when already up.
 
+        On a running cluster it only starts what is missing (munged, a slurmd, the daemon) and never stops
+        what runs; when slurmctld died without ``down`` (its pid is still recorded) it is restarted warm
+        (no ``-c``) so queued and running jobs and node power states survive. After ``down`` or on a fresh
+        root, slurmctld cold-starts. Nodes Slurm shows powered down keep their slurmd stopped.
+
         With ``job_submit`` slurmctld loads the shim and, unless ``daemon`` is False, the admission daemon it
         asks is started too (tests that run their own daemon on the same socket pass ``daemon=False``).
 
@@ -226,6 +231,10 @@ class LocalCluster:
         self._make_devices(site, layout)
         self._write_power_programs()
         was_running = self._ctld_running(state)
+        # slurmctld died without `down` (its pid is still recorded): keep its jobs and node states
+        warm = not was_running and bool(state.get("slurmctld_pid")) and (self.root / "spool/ctld/job_state").exists()
+        recovering = was_running or warm
+        started: list[str] = []
         try:
             started_munged = self._ensure_munge()
             self._register()
@@ -240,25 +249,53 @@ class LocalCluster:
                     log.warning("config changed while running: `scontrol reconfigure` (node changes need down/up)")
                     client.run("scontrol", "reconfigure", check=False)
             else:
-                self._check_ports_free(site, layout)
-                # -c: cold start, the local cluster never carries jobs or power states over from a previous run.
-                state["slurmctld_pid"] = spawn_detached([daemon_path("slurmctld"), "-D", "-c", "-f", str(self.conf)],
+                self._check_ports_free(site, layout, mine=[h for h in layout.slurmd_ports if self.slurmd_running(h)])
+                # -c (cold start) unless slurmctld died under a running cluster: then its saved state (queued
+                # and running jobs, node power states) is what must survive.
+                if warm:
+                    log.warning("slurmctld was not stopped by `cluster down`: warm start from %s/spool/ctld",
+                                self.root)
+                cold = [] if warm else ["-c"]
+                state["slurmctld_pid"] = spawn_detached([daemon_path("slurmctld"), "-D", *cold, "-f", str(self.conf)],
                                                         self.root / "log" / "slurmctld.out")
+                started.append("slurmctld")
                 self._pidfile("slurmctld").write_text(f"{state['slurmctld_pid']}\n")
             state["slurm_version"] = str(client.version)
             self._save_state(state)
             self._wait_ctld(client, wait)
-            for group in site.node_groups:
-                for host in group.hostnames:
+            hosts = [h for g in site.node_groups for h in g.hostnames]
+            if recovering:  # nodes Slurm powered down stay off (their slurmd was stopped on purpose)
+                shown = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
+                hosts = [h for h in hosts if "POWERED_DOWN" not in shown.get(h, "")
+                         and "POWERING_DOWN" not in shown.get(h, "")]
+            for host in hosts:
+                if not self.slurmd_running(host):
                     self.start_slurmd(host)
-            self._wait_nodes(client, [h for g in site.node_groups for h in g.hostnames], wait)
+                    started.append(f"slurmd {host}")
+            self._wait_nodes(client, hosts, wait, registered_only=recovering)
             if job_submit and daemon is not False:
+                if not is_running(read_pid(self._pidfile("daemon")), "slurm_plugin daemon run"):
+                    started.append("hetsched daemon")
                 self.start_daemon(site_path, wait)
+            if recovering and started:
+                log.warning("cluster up: restarted %s", ", ".join(started))
             return state
         except Exception:
-            if not was_running:  # nothing half-started is left behind (its ports would block the next up)
+            if not recovering:  # nothing half-started is left behind (its ports would block the next up)
                 self.down()
+            else:  # a running cluster keeps what ran before this call; only what it started is stopped
+                self._stop(started, state)
             raise
+
+    def _stop(self, names: list[str], state: dict) -> None:
+        """Stop the processes ``names`` (as :meth:`up` lists what it started) by their recorded pids."""
+        for name in names:
+            if name.startswith("slurmd "):
+                self.stop_slurmd(name.split()[1])
+            elif name == "hetsched daemon":
+                stop_pid(read_pid(self._pidfile("daemon")) or 0, "slurm_plugin daemon run")
+            elif name == "slurmctld":
+                stop_pid(state.get("slurmctld_pid") or 0, "slurmctld")
 
     def start_daemon(self, site_path: Path, wait: float = 30.0) -> int:
         """Start the admission daemon the shim asks (``<root>/run/hetsched.sock``), unless it already runs."""
@@ -304,10 +341,11 @@ class LocalCluster:
     def _ctld_running(self, state: dict) -> bool:
         return is_running(state.get("slurmctld_pid"), "slurmctld")
 
-    def _check_ports_free(self, site: Site, layout: LocalLayout) -> None:
+    def _check_ports_free(self, site: Site, layout: LocalLayout, mine: list[str] = ()) -> None:
+        """Raise if a port this cluster needs is taken, except the ports of its own running slurmds ``mine``."""
         import socket
 
-        ports = [site.slurm.slurmctld_port, *layout.slurmd_ports.values()]
+        ports = [site.slurm.slurmctld_port, *(p for h, p in layout.slurmd_ports.items() if h not in mine)]
         for port in ports:
             with socket.socket() as s:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -327,14 +365,15 @@ class LocalCluster:
             time.sleep(0.3)
         raise ClusterError(f"slurmctld did not answer within {wait:.0f} s; see {self.root}/log/slurmctld.log")
 
-    def _wait_nodes(self, client: SlurmClient, hosts: list[str], wait: float) -> None:
-        """Wait until every node has registered (not DOWN/UNKNOWN/NOT_RESPONDING)."""
+    def _wait_nodes(self, client: SlurmClient, hosts: list[str], wait: float, registered_only: bool = False) -> None:
+        """Wait until every node has registered (not DOWN/UNKNOWN/NOT_RESPONDING); with ``registered_only``
+        (a running cluster's nodes) a node that an admin or the suite set DOWN with a reason is fine too."""
         deadline = time.monotonic() + wait
         bad: list[str] = hosts
+        unready = ("UNKNOWN", "NOT_RESPONDING") if registered_only else ("DOWN", "UNKNOWN", "NOT_RESPONDING", "INVAL")
         while time.monotonic() < deadline:
             states = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
-            bad = [h for h in hosts if any(s in states.get(h, "DOWN")
-                                           for s in ("DOWN", "UNKNOWN", "NOT_RESPONDING", "INVAL"))
+            bad = [h for h in hosts if any(s in states.get(h, "DOWN") for s in unready)
                    and "POWERED_DOWN" not in states.get(h, "")]
             if not bad:
                 return

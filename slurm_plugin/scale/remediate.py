@@ -7,8 +7,8 @@ Each cycle first syncs every node's :class:`~.power_state.NodePower` from what S
   set) is retried (``POWER_UP``, cause RETRY) after ``backoff_s * 2**(failures-1)``, at most ``max_retries``
   times; then it is left DOWN with ``hetsched: resume failed N times: <error>`` (cause GIVE_UP) and never
   touched again until an admin (``scontrol update state=RESUME``) or a health check clears it;
-* a node still powering up ``stuck_factor`` x ResumeTimeout after the request (Slurm should have marked it
-  long ago) is forced down (``POWER_DOWN_FORCE``, cause STUCK_BOOT); that counts as a failure too.
+* a node still powering up ``stuck_slack_s`` past ResumeTimeout (Slurm should have marked it long ago; it
+  checks about every 10 s) is forced down (``POWER_DOWN_FORCE``, cause STUCK_BOOT); that counts as a failure too.
 
 The suite's own reasons never look like Slurm's: only a reason that *starts* with Slurm's "ResumeTimeout
 reached" counts as a timeout, and reasons starting with :data:`~slurm_plugin.decision.actions.TAG` are the
@@ -33,11 +33,11 @@ GIVE_UP_TAG = f"{TAG} {GIVE_UP_TEXT}"
 @dataclass(frozen=True)
 class RetryPolicy:
     """How a failed power-up is retried: ``max_retries`` retries, the k-th after ``backoff_s * 2**(k-1)``
-    seconds; a boot lasting ``stuck_factor`` x ResumeTimeout is forced down."""
+    seconds; a boot lasting ``stuck_slack_s`` longer than ResumeTimeout is forced down."""
 
     max_retries: int = 2
     backoff_s: float = 60.0
-    stuck_factor: float = 2.0
+    stuck_slack_s: float = 120.0
 
     def backoff(self, failures: int) -> float:
         return self.backoff_s * 2 ** max(failures - 1, 0)
@@ -52,12 +52,11 @@ def seen_power(node: NodeState, before: Power | None = None) -> tuple[Power, str
     flags = {f.lower() for f in node.flags}
     shown = "+".join([node.state.upper(), *(f.upper() for f in node.flags)])
     reason = node.reason.strip()
-    if node.state == "down":
+    if node.state == "down" and not {"powering_up", "power_up"} & flags:  # a boot under way is not a failure
         if reason.startswith(GIVE_UP_TAG):
             return Power.HELD, reason
         if reason.startswith(SLURM_TIMEOUT) or (before == Power.POWERING_UP and reason
-                                                  and not reason.startswith(TAG)
-                                                  and not ({"powering_up", "power_up"} & flags)):
+                                                  and not reason.startswith(TAG)):
             return Power.FAILED, reason
     if "power_down" in flags and "powered_down" not in flags:
         return Power.POWERING_DOWN, f"Slurm shows {shown}"
@@ -76,7 +75,7 @@ def sync_records(nodes: Iterable[NodeState], records: dict[str, NodePower], now:
                             last_error=why if seen in (Power.FAILED, Power.HELD) else "")
         else:
             rec = sync(rec, seen, now, why)
-        limit = policy.stuck_factor * resume_timeout
+        limit = resume_timeout + policy.stuck_slack_s
         if rec.state == Power.POWERING_UP and seen == Power.POWERING_UP and now - rec.since > limit:
             rec = rec.apply(Event.TIMED_OUT, now, f"still powering up {now - rec.since:.0f} s after the "
                                                   f"request (ResumeTimeout {resume_timeout:g} s)")

@@ -100,7 +100,7 @@ def test_booting_node_far_past_resume_timeout_is_forced_down_once():
     _, mem, _ = run(snapshot(booting), now=0)
     acts, _, _ = run(snapshot(booting), mem, now=SITE.slurm.resume_timeout + 1)
     assert acts == set()  # Slurm marks it DOWN at ResumeTimeout itself; the planner does not race it
-    acts, mem, decision = run(snapshot(booting), mem, now=2 * SITE.slurm.resume_timeout + 1)
+    acts, mem, decision = run(snapshot(booting), mem, now=SITE.slurm.resume_timeout + 121)
     assert ("POWER_DOWN_FORCE", ("npun1",)) in acts
     assert mem.power["npun1"].failures == 1 and mem.power["npun1"].state.value == "powering_down"
     slurm_says = {"npun1": node("npun1", "down", flags=("powered_down",), reason="ResumeTimeout reached")}

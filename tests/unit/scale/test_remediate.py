@@ -32,6 +32,7 @@ OURS = "hetsched: rvn1 stuck powering up past ResumeTimeout (300 s); forced down
     ("down", ("powered_down",), "bmc: connection refused", Power.OFF, Power.OFF),
     ("down", ("not_responding",), "Not responding", Power.ON, Power.ON),  # slurmd died: not a power failure
     ("down", ("not_responding", "powering_up"), "", Power.FAILED, Power.POWERING_UP),  # retry under way
+    ("down", ("power_up", "powered_down"), "ResumeTimeout reached", Power.POWERING_UP, Power.POWERING_UP),
 ])
 def test_seen_power(state, flags, reason, before, want):
     assert seen_power(node("rvn1", state, flags, reason=reason), before)[0] == want
