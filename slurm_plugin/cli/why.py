@@ -140,8 +140,11 @@ def job_cmd(job_spec: str, journal: Path, as_json: bool) -> None:
 @click.argument("node")
 @journal_option
 @json_option
+@click.option("--scale-state", type=click.Path(dir_okay=False, path_type=Path),
+              default="/var/lib/hetsched/scale-memory.json", show_default=True, envvar="HETSCHED_SCALE_STATE",
+              help="The planner's memory (the node's power history).")
 @handle_errors(SlurmError)
-def node_cmd(node: str, journal: Path, as_json: bool) -> None:
+def node_cmd(node: str, journal: Path, as_json: bool, scale_state: Path) -> None:
     """Why NODE is up, down, drained or in its partitions (the journal alone if Slurm does not know it)."""
     try:
         view = SlurmClient().show_node(node)
@@ -153,5 +156,9 @@ def node_cmd(node: str, journal: Path, as_json: bool) -> None:
         emit_json({"slurm": {k: view.get(k) for k in NODE_KEYS}, "decisions": entries})
     else:
         _show(view, NODE_KEYS, entries)
+        from ..scale.memory_store import describe_power
+
+        for i, line in enumerate(describe_power(scale_state, node)):
+            click.echo(f"{'power':>16}: {line}" if i == 0 else line)
     if not view and not entries:
         fail(f"no record of node {node} in Slurm or the journal {journal}", EXIT_FAIL)

@@ -249,7 +249,8 @@ class LocalCluster:
                     log.warning("config changed while running: `scontrol reconfigure` (node changes need down/up)")
                     client.run("scontrol", "reconfigure", check=False)
             else:
-                self._check_ports_free(site, layout, mine=[h for h in layout.slurmd_ports if self.slurmd_running(h)])
+                # warm: only slurmctld's port must be free (a slurmd that cannot start is Slurm's to mark DOWN)
+                self._check_ports_free(site, layout, skip=list(layout.slurmd_ports) if warm else [])
                 # -c (cold start) unless slurmctld died under a running cluster: then its saved state (queued
                 # and running jobs, node power states) is what must survive.
                 if warm:
@@ -264,15 +265,19 @@ class LocalCluster:
             self._save_state(state)
             self._wait_ctld(client, wait)
             hosts = [h for g in site.node_groups for h in g.hostnames]
-            if recovering:  # nodes Slurm powered down stay off (their slurmd was stopped on purpose)
+            if recovering:  # nodes in a power state (off, booting, going down) are the power programs' business
                 shown = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
-                hosts = [h for h in hosts if "POWERED_DOWN" not in shown.get(h, "")
-                         and "POWERING_DOWN" not in shown.get(h, "")]
+                hosts = [h for h in hosts if "POWER" not in shown.get(h, "")]
             for host in hosts:
                 if not self.slurmd_running(host):
                     self.start_slurmd(host)
                     started.append(f"slurmd {host}")
-            self._wait_nodes(client, hosts, wait, registered_only=recovering)
+            try:
+                self._wait_nodes(client, hosts, wait, registered_only=recovering)
+            except ClusterError as err:
+                if not recovering:
+                    raise
+                log.warning("%s (the rest of the cluster runs)", err)
             if job_submit and daemon is not False:
                 if not is_running(read_pid(self._pidfile("daemon")), "slurm_plugin daemon run"):
                     started.append("hetsched daemon")
@@ -341,11 +346,12 @@ class LocalCluster:
     def _ctld_running(self, state: dict) -> bool:
         return is_running(state.get("slurmctld_pid"), "slurmctld")
 
-    def _check_ports_free(self, site: Site, layout: LocalLayout, mine: list[str] = ()) -> None:
-        """Raise if a port this cluster needs is taken, except the ports of its own running slurmds ``mine``."""
+    def _check_ports_free(self, site: Site, layout: LocalLayout, skip: list[str] = ()) -> None:
+        """Raise if a port this cluster needs is taken (slurmctld's, and the slurmd ports of hosts not in
+        ``skip``)."""
         import socket
 
-        ports = [site.slurm.slurmctld_port, *(p for h, p in layout.slurmd_ports.items() if h not in mine)]
+        ports = [site.slurm.slurmctld_port, *(p for h, p in layout.slurmd_ports.items() if h not in skip)]
         for port in ports:
             with socket.socket() as s:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

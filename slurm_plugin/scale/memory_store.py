@@ -79,8 +79,9 @@ def _move_aside(path: Path, why: str) -> None:
                     path, why, err)
 
 
-def load_memory(path: Path) -> ScaleMemory:
-    """The saved memory; a fresh one if the file is missing, unreadable or invalid (then moved aside)."""
+def load_memory(path: Path, move_aside: bool = True) -> ScaleMemory:
+    """The saved memory; a fresh one if the file is missing, unreadable or invalid (then moved aside, unless
+    ``move_aside`` is False: readers such as ``why`` leave the file to the cycle)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -94,8 +95,28 @@ def load_memory(path: Path) -> ScaleMemory:
     try:
         return _from_file(_schema().model_validate_json(text))
     except ValidationError as err:  # not JSON, or a wrong type anywhere
-        _move_aside(path, _explain(err))
+        if move_aside:
+            _move_aside(path, _explain(err))
+        else:
+            log.warning("scale memory %s is invalid (%s)", path, _explain(err))
         return ScaleMemory()
+
+
+def describe_power(path: Path, node: str) -> list[str]:
+    """Lines for ``hetsched why node``: the node's power record (state, since, failures, last error) and its
+    history, oldest first; [] if the planner keeps no record of it."""
+    rec = load_memory(path, move_aside=False).power.get(node)
+    if rec is None:
+        return []
+
+    def when(t: float) -> str:
+        return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    head = f"{rec.state.value} since {when(rec.since)}"
+    if rec.failures:
+        head += f"; {rec.failures} failed power-up(s) in a row, last: {rec.last_error}"
+    return [head] + [f"  {when(c.t)} {c.frm.value} -> {c.to.value} ({c.event.value}): {c.cause}"
+                     for c in rec.history]
 
 
 def _explain(err) -> str:

@@ -17,6 +17,7 @@ suite's (issue 11: its own "stuck ... past ResumeTimeout" text made it force a n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -26,8 +27,9 @@ from ..snapshot import NodeState
 from .power_state import Event, NodePower, Power, observed, sync
 
 SLURM_TIMEOUT = "ResumeTimeout reached"
+BACKEND_FAILED = f"{TAG} resume failed: "  # what `hetsched power resume` sets when a backend fails (mark_down.py)
 GIVE_UP_TEXT = "resume failed"
-GIVE_UP_TAG = f"{TAG} {GIVE_UP_TEXT}"
+HELD = re.compile(rf"{re.escape(TAG)} {GIVE_UP_TEXT} \d+ times: ")  # the give-up reason below
 
 
 @dataclass(frozen=True)
@@ -46,18 +48,19 @@ class RetryPolicy:
 def seen_power(node: NodeState, before: Power | None = None) -> tuple[Power, str]:
     """What Slurm shows of ``node`` as a power state, and the text that says so.
 
-    Flags first (powering up/down); then DOWN with our give-up reason is HELD, DOWN with Slurm's
-    "ResumeTimeout reached" (or any reason not ours while the node was powering up: its resume program marked
-    it down) is FAILED; otherwise powered down is OFF and anything else ON."""
+    Flags first (powering up/down); then DOWN with our give-up reason is HELD; DOWN with Slurm's
+    "ResumeTimeout reached", with the power command's "hetsched: resume failed: <error>", or with any reason
+    not ours while the node was powering up is FAILED (the text is the error, without that prefix); otherwise
+    powered down is OFF and anything else ON."""
     flags = {f.lower() for f in node.flags}
     shown = "+".join([node.state.upper(), *(f.upper() for f in node.flags)])
     reason = node.reason.strip()
     if node.state == "down" and not {"powering_up", "power_up"} & flags:  # a boot under way is not a failure
-        if reason.startswith(GIVE_UP_TAG):
+        if HELD.match(reason):
             return Power.HELD, reason
-        if reason.startswith(SLURM_TIMEOUT) or (before == Power.POWERING_UP and reason
-                                                  and not reason.startswith(TAG)):
-            return Power.FAILED, reason
+        if reason.startswith((SLURM_TIMEOUT, BACKEND_FAILED)) or (before == Power.POWERING_UP and reason
+                                                                  and not reason.startswith(TAG)):
+            return Power.FAILED, reason.removeprefix(BACKEND_FAILED)
     if "power_down" in flags and "powered_down" not in flags:
         return Power.POWERING_DOWN, f"Slurm shows {shown}"
     return observed(shown), f"Slurm shows {shown}"

@@ -12,7 +12,9 @@ import time
 from collections import Counter
 
 import pytest
+from click.testing import CliRunner
 
+from slurm_plugin.cli import main
 from slurm_plugin.cycle import CycleConfig, CycleRunner
 from slurm_plugin.decision import Journal, PowerNodes
 from slurm_plugin.scale.planner import ScaleConfig
@@ -105,6 +107,11 @@ def test_a_node_that_never_boots_is_retried_then_held_until_an_admin_resumes_it(
     journal = [e["cause"] for e in Journal(tmp_path / "journal.jsonl").about_node(NODE)]
     assert journal == ["RETRY", "RETRY", "GIVE_UP"], journal
     print(f"held after {held_after:.0f} s, {len(per_cycle)} cycles, actions {dict(totals)}")
+    why = CliRunner().invoke(main, ["why", "node", NODE, "--journal", str(tmp_path / "journal.jsonl"),
+                                    "--scale-state", str(runner.memory_file)], env={"SLURM_CONF": str(rcluster.conf)})
+    assert why.exit_code == 0, why.output
+    assert "power: held since" in why.output and "3 failed power-up(s) in a row" in why.output, why.output
+    assert "failed -> held (give_up)" in why.output and "powering_up -> failed (timed_out)" in why.output
     # the fault is fixed (port free) and an admin resumes the node: the waiting job runs there
     client.scontrol_update("nodename", NODE, state="RESUME")
     deadline = time.monotonic() + 60

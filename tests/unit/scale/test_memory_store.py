@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from slurm_plugin.scale.memory_store import load_memory, save_memory
+from slurm_plugin.scale.memory_store import describe_power, load_memory, save_memory
 from slurm_plugin.scale.pid import PidState
 from slurm_plugin.scale.planner import ScaleMemory
 from slurm_plugin.scale.power_state import Event, NodePower, Power
@@ -46,3 +46,14 @@ def test_a_bad_file_is_moved_aside_and_the_cycle_starts_fresh(tmp_path, caplog, 
     assert f"({field}:" in caplog.text and "moved aside" in caplog.text
     save_memory(path, ScaleMemory())  # the next cycle writes a good file again
     assert load_memory(path) == ScaleMemory()
+
+
+def test_why_lines_show_the_record_and_history_and_leave_a_bad_file_alone(tmp_path):
+    rec = NodePower("rvn1", Power.POWERING_UP, 0.0).apply(Event.TIMED_OUT, 60.0, "ResumeTimeout reached")
+    save_memory(tmp_path / "m.json", ScaleMemory(power={"rvn1": rec}))
+    lines = describe_power(tmp_path / "m.json", "rvn1")
+    assert lines == ["failed since 1970-01-01T00:01:00Z; 1 failed power-up(s) in a row, last: ResumeTimeout reached",
+                     "  1970-01-01T00:01:00Z powering_up -> failed (timed_out): ResumeTimeout reached"]
+    assert describe_power(tmp_path / "m.json", "armn1") == []
+    (tmp_path / "m.json").write_text("{bad")
+    assert describe_power(tmp_path / "m.json", "rvn1") == [] and (tmp_path / "m.json").exists()

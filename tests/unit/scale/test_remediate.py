@@ -28,6 +28,7 @@ OURS = "hetsched: rvn1 stuck powering up past ResumeTimeout (300 s); forced down
     ("down", ("powered_down", "not_responding"), "ResumeTimeout reached", None, Power.FAILED),
     ("down", ("powered_down",), "hetsched: resume failed 3 times: ResumeTimeout reached", None, Power.HELD),
     ("down", ("powered_down",), OURS, None, Power.OFF),  # our own text is never a timeout (issue 11)
+    ("down", ("powered_down",), "hetsched: resume failed: BMC x: HTTP 500", None, Power.FAILED),  # the backend
     ("down", ("powered_down",), "bmc: connection refused", Power.POWERING_UP, Power.FAILED),  # resume program
     ("down", ("powered_down",), "bmc: connection refused", Power.OFF, Power.OFF),
     ("down", ("not_responding",), "Not responding", Power.ON, Power.ON),  # slurmd died: not a power failure
@@ -35,7 +36,10 @@ OURS = "hetsched: rvn1 stuck powering up past ResumeTimeout (300 s); forced down
     ("down", ("power_up", "powered_down"), "ResumeTimeout reached", Power.POWERING_UP, Power.POWERING_UP),
 ])
 def test_seen_power(state, flags, reason, before, want):
-    assert seen_power(node("rvn1", state, flags, reason=reason), before)[0] == want
+    seen, why = seen_power(node("rvn1", state, flags, reason=reason), before)
+    assert seen == want
+    if want == Power.FAILED:
+        assert why == reason.removeprefix("hetsched: resume failed: ")  # the error, for the give-up reason
 
 
 @pytest.mark.parametrize("before,failures,slurm,want,want_failures", [
