@@ -12,8 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 
-ON, OFF, BOOTING, SHUTTING = 0, 1, 2, 3
+from ..scale.power_state import Power
+
+# The simulator's node states are the live planner's (scale/power_state.Power), coded as small ints for numpy
+# arrays (codes unchanged: ON 0, OFF 1, BOOTING 2, SHUTTING 3); FAILED/HELD do not occur in the simulator.
+SIM_STATES = (Power.ON, Power.OFF, Power.POWERING_UP, Power.POWERING_DOWN)
+ON, OFF, BOOTING, SHUTTING = range(len(SIM_STATES))
 STATE_NAMES = ("on", "off", "booting", "shutting")
+
+
+def power_of(code: int) -> Power:
+    """The shared :class:`~slurm_plugin.scale.power_state.Power` state of a simulator state code."""
+    return SIM_STATES[code]
 
 
 class PowerMeter:

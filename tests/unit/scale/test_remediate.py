@@ -133,3 +133,11 @@ def test_guard_keeps_one_power_action_per_node():
                          PowerNodes(("n1",), "POWER_DOWN_FORCE", "stuck", Cause.STUCK_BOOT)), "scale")
     kept = one_power_action_per_node(decision).actions
     assert [(a.action, a.nodes) for a in kept] == [("POWER_UP", ("n1",)), ("POWER_DOWN", ("n2",))]
+
+
+def test_the_simulator_codes_its_node_states_with_the_same_enum():
+    from slurm_plugin.sim.power import BOOTING, OFF, ON, SHUTTING, power_of
+
+    assert (ON, OFF, BOOTING, SHUTTING) == (0, 1, 2, 3)  # the codes the engine's arrays hold, unchanged
+    assert [power_of(c) for c in (ON, OFF, BOOTING, SHUTTING)] == [
+        Power.ON, Power.OFF, Power.POWERING_UP, Power.POWERING_DOWN]
