@@ -27,7 +27,8 @@ from ..snapshot import NodeState
 from .power_state import Event, NodePower, Power, observed, sync
 
 SLURM_TIMEOUT = "ResumeTimeout reached"
-BACKEND_FAILED = f"{TAG} resume failed: "  # what `hetsched power resume` sets when a backend fails (mark_down.py)
+# what `hetsched power resume` sets when a backend fails (power/mark_down.py): "resume failed (redfish): <error>"
+BACKEND_FAILED = re.compile(r"resume failed \(([\w.-]+)\): ")
 GIVE_UP_TEXT = "resume failed"
 HELD = re.compile(rf"{re.escape(TAG)} {GIVE_UP_TEXT} \d+ times: ")  # the give-up reason below
 
@@ -49,8 +50,8 @@ def seen_power(node: NodeState, before: Power | None = None) -> tuple[Power, str
     """What Slurm shows of ``node`` as a power state, and the text that says so.
 
     Flags first (powering up/down); then DOWN with our give-up reason is HELD; DOWN with Slurm's
-    "ResumeTimeout reached", with the power command's "hetsched: resume failed: <error>", or with any reason
-    not ours while the node was powering up is FAILED (the text is the error, without that prefix); otherwise
+    "ResumeTimeout reached", with the power command's "resume failed (<backend>): <error>" (the error is then
+    "<backend>: <error>"), or with any reason not ours while the node was powering up is FAILED; otherwise
     powered down is OFF and anything else ON."""
     flags = {f.lower() for f in node.flags}
     shown = "+".join([node.state.upper(), *(f.upper() for f in node.flags)])
@@ -58,9 +59,10 @@ def seen_power(node: NodeState, before: Power | None = None) -> tuple[Power, str
     if node.state == "down" and not {"powering_up", "power_up"} & flags:  # a boot under way is not a failure
         if HELD.match(reason):
             return Power.HELD, reason
-        if reason.startswith((SLURM_TIMEOUT, BACKEND_FAILED)) or (before == Power.POWERING_UP and reason
-                                                                  and not reason.startswith(TAG)):
-            return Power.FAILED, reason.removeprefix(BACKEND_FAILED)
+        if backend := BACKEND_FAILED.match(reason):
+            return Power.FAILED, f"{backend.group(1)}: {reason[backend.end():]}"
+        if reason.startswith(SLURM_TIMEOUT) or (before == Power.POWERING_UP and reason and not reason.startswith(TAG)):
+            return Power.FAILED, reason
     if "power_down" in flags and "powered_down" not in flags:
         return Power.POWERING_DOWN, f"Slurm shows {shown}"
     return observed(shown), f"Slurm shows {shown}"

@@ -105,7 +105,7 @@ def test_node_whose_boot_times_out_is_retried_and_boots_once_fixed(scluster, sit
             decision, memory = cycle(scluster, site, cfg, memory)
             actions += [a for a in decision.actions if node in a.nodes]
             time.sleep(1)
-    assert actions == [] and memory.power[node].state.value == "powering_up"
+    assert actions == []  # no force-down at (or before) ResumeTimeout
     deadline = time.monotonic() + 60  # port free again: the retry boots it
     while not (state := client.show_node(node)["State"]).startswith("IDLE") or "POWER" in state:
         assert time.monotonic() < deadline, (state, actions)

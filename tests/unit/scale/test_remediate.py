@@ -28,7 +28,7 @@ OURS = "hetsched: rvn1 stuck powering up past ResumeTimeout (300 s); forced down
     ("down", ("powered_down", "not_responding"), "ResumeTimeout reached", None, Power.FAILED),
     ("down", ("powered_down",), "hetsched: resume failed 3 times: ResumeTimeout reached", None, Power.HELD),
     ("down", ("powered_down",), OURS, None, Power.OFF),  # our own text is never a timeout (issue 11)
-    ("down", ("powered_down",), "hetsched: resume failed: BMC x: HTTP 500", None, Power.FAILED),  # the backend
+    ("down", ("powered_down",), "resume failed (redfish): BMC x: HTTP 500", None, Power.FAILED),  # the backend
     ("down", ("powered_down",), "bmc: connection refused", Power.POWERING_UP, Power.FAILED),  # resume program
     ("down", ("powered_down",), "bmc: connection refused", Power.OFF, Power.OFF),
     ("down", ("not_responding",), "Not responding", Power.ON, Power.ON),  # slurmd died: not a power failure
@@ -38,8 +38,8 @@ OURS = "hetsched: rvn1 stuck powering up past ResumeTimeout (300 s); forced down
 def test_seen_power(state, flags, reason, before, want):
     seen, why = seen_power(node("rvn1", state, flags, reason=reason), before)
     assert seen == want
-    if want == Power.FAILED:
-        assert why == reason.removeprefix("hetsched: resume failed: ")  # the error, for the give-up reason
+    if want == Power.FAILED:  # the error, for the give-up reason
+        assert why == reason.replace("resume failed (redfish): ", "redfish: ")
 
 
 @pytest.mark.parametrize("before,failures,slurm,want,want_failures", [
