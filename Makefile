@@ -22,7 +22,7 @@ PY := $(VENV)/bin/python
 RUN := PATH="$(abspath $(VENV))/bin:$$PATH"
 INSTALLED := $(VENV)/.hetsched-installed
 
-.PHONY: deps install demo test test-unit fresh clean-cluster
+.PHONY: deps install demo test test-unit fresh soak clean-cluster
 
 deps:
 	@missing=; for p in $(APT_PACKAGES); do \
@@ -59,6 +59,12 @@ test-unit: install
 # Not part of `make test`: both commands on fresh minbase containers of each release (tests/fresh/run.sh).
 fresh:
 	rc=0; for r in $(RELEASES); do tests/fresh/run.sh $$r || rc=1; done; exit $$rc
+
+# Not part of `make test` either: the suite on a real local cluster under steady submissions, with slurmctld and
+# daemon restarts and a failing node, for SOAK_S seconds (tests/soak/run.py); the report goes to results/soak/.
+SOAK_S ?= 1800
+soak: install
+	$(RUN) python -m tests.soak.run --duration $(SOAK_S) --out results/soak/soak-$$(date -u +%Y%m%dT%H%M%SZ).json
 
 clean-cluster:
 	$(RUN) hetsched cluster down --root $(DEMO_ROOT)
