@@ -133,3 +133,20 @@ def test_with_block_replaces_only_its_own_block():
     text = with_block("A=1\n", block)
     assert text == f"A=1\n\n{block}"
     assert with_block(text + "B=2\n", f"{BEGIN}\nInclude /b\n{END}\n") == f"A=1\n\n{BEGIN}\nInclude /b\n{END}\nB=2\n"
+
+
+def test_a_whole_file_render_of_an_earlier_version_is_replaced_after_a_backup(tmp_path: Path):
+    """Before the merge mode, `conf render` wrote whole files; those are the suite's, not the site's."""
+    from slurm_plugin.conf import DeployPaths, render_site, write_atomic
+    from slurm_plugin.site import load_site
+
+    old = render_site(load_site("demo"), DeployPaths())
+    write_atomic(tmp_path, old)
+    result = _render(tmp_path)
+    assert result.exit_code == 0, result.output
+    conf = (tmp_path / "slurm.conf").read_text()
+    assert "It is the site's own" in conf and "NodeName=" not in conf and f"Include {tmp_path}/hetsched" in conf
+    baks = {p.name.split(".hetsched-")[0]: p.read_text() for p in tmp_path.glob("*.bak")}
+    assert baks == old  # slurm.conf, gres.conf and hetsched-shim.json kept as they were
+    assert os.readlink(tmp_path / "hetsched-shim.json") == "hetsched/hetsched-shim.json"
+    assert _render(tmp_path).output.strip().endswith("already up to date")  # and now it is the site's own
