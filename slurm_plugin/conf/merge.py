@@ -228,6 +228,7 @@ def _write_set(sets: Path, stamp: str, plan: MergePlan) -> Path:
     """The whole set in ``sets/.new-<stamp>``, fsynced, then renamed to ``sets/<stamp>``."""
     tmp = sets / f".new-{stamp}"
     tmp.mkdir(parents=True)
+    tmp.chmod(0o755)  # SlurmUser reads the parts again on `scontrol reconfigure`, whatever root's umask is
     for name, text in plan.set_files.items():
         path = tmp / name
         with open(path, "w") as fh:
@@ -272,6 +273,7 @@ def apply_merge(plan: MergePlan, keep: int = KEEP) -> list[str]:
     """Carry out ``plan``: returns one line per change (``switched``, ``backed up``, ``updated``)."""
     out, sets = plan.out_dir, plan.out_dir / SETS
     sets.mkdir(parents=True, exist_ok=True)
+    sets.chmod(0o755)
     _clean(out, sets, keep)
     stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{time.time_ns() % 10**9:09d}"
     done = []

@@ -75,7 +75,13 @@ def test_site_settings_stay_and_the_suite_parts_are_included(etc: Path):
 
 
 def test_render_again_changes_nothing_and_a_site_change_switches_the_set(etc: Path, tmp_path: Path):
-    assert _render(etc).exit_code == 0
+    old_umask = os.umask(0o077)  # root's umask must not hide the parts from SlurmUser
+    try:
+        assert _render(etc).exit_code == 0
+    finally:
+        os.umask(old_umask)
+    assert all(p.stat().st_mode & 0o005 == 0o005 for p in [etc / "hetsched.d", (etc / "hetsched").resolve()])
+    assert (etc / "hetsched" / "nodes.conf").stat().st_mode & 0o004
     before = _tree(etc)
     again = _render(etc)
     assert again.exit_code == 0 and "already up to date" in again.output
