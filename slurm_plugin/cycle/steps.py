@@ -1,0 +1,178 @@
+"""Cycle steps: each decision the cycle makes is a :class:`CycleStep`, registered by name, run in order.
+
+A step is a frozen value with typed arguments and one pure method, ``decide(inputs, memory) -> (Decision,
+memory)``: it reads the snapshot, the site, the time and what earlier steps of this cycle decided
+(``inputs.earlier``: the ranker's SiteFactor bands reach packing this way), and returns its actions and the
+cycle memory for the next cycle (most steps return it unchanged). :func:`run_steps` runs steps in order, times
+each (logged, and kept in ``Decision.timings``) and adds their decisions up. New capabilities add steps
+(``register_step``), not branches in :func:`~.decide.decide`.
+
+Built in: ``rank`` (a ranker's SiteFactor bands), ``pack`` (move flexible pending jobs), ``reshape``
+(partitions by calendar), ``power`` (the scale planner).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from ..decision import Decision, MoveJob, SetSiteFactor
+from ..pack.plan import plan_moves
+from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
+from ..scale.reshape import plan_reshape
+from ..snapshot import Snapshot
+from .inputs import group_states, packing_jobs
+
+if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
+    from ..site import Site
+
+log = logging.getLogger(__name__)
+BANDS = 8
+# A ranker: (snapshot, site, now) -> Decision of SetSiteFactor actions (e.g. the DQN's live ranker).
+Ranker = Callable[[Snapshot, "Site", float], Decision]
+
+
+@dataclass(frozen=True)
+class CycleMemory:
+    """What the next cycle must remember; each step reads and replaces its own part."""
+
+    scale: ScaleMemory = field(default_factory=ScaleMemory)
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """What a step sees: the snapshot, the site, the time, and the (step name, decision) of earlier steps."""
+
+    snapshot: Snapshot
+    site: Site
+    now: float
+    earlier: tuple[tuple[str, Decision], ...] = ()
+
+    def decided(self) -> Decision:
+        """Everything earlier steps of this cycle decided, in order."""
+        out = Decision()
+        for _, d in self.earlier:
+            out += d
+        return out
+
+
+class CycleStep(Protocol):
+    """One decision of the cycle. ``decide`` is pure: it reads its arguments only."""
+
+    name: str
+
+    def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]: ...
+
+
+def bands_from(decision: Decision) -> dict[int, int]:
+    """Job id -> packing band 0..7 (7 most urgent) from the ranker's SiteFactor actions: the rank of the job's
+    value among the distinct values set, spread evenly over the bands (lowest 0, highest 7)."""
+    acts = [a for a in decision.actions if isinstance(a, SetSiteFactor)]
+    values = sorted({a.site_factor for a in acts})
+    top = max(len(values) - 1, 1)
+    band = {v: round((BANDS - 1) * i / top) if len(values) > 1 else BANDS - 1 for i, v in enumerate(values)}
+    return {j: band[a.site_factor] for a in acts for j in a.job_ids}
+
+
+def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s: float) -> Decision:
+    """MoveJob actions for flexible pending jobs (none for pinned ones, none when nothing is pending)."""
+    moves, result = plan_moves(packing_jobs(snapshot, site, bands), site, group_states(snapshot, site), time_cap_s)
+    if result is None:
+        return Decision((), "pack")
+    log.info("pack: %s objective %.1f (greedy %.1f) gap %.2f%% in %.3f s", result.status.value, result.objective,
+             result.greedy_objective, 100 * (result.gap or 0), result.build_s + result.solve_s)
+    return Decision(tuple(MoveJob(int(m.job_id), m.partition, "&".join(m.features),
+                                  f"pack ({result.status.value}, gap {100 * (result.gap or 0):.1f}%): {m.reason}")
+                          for m in moves), "pack")
+
+
+@dataclass(frozen=True)
+class RankStep:
+    """SiteFactor bands from ``ranker`` (None: no ranking; Slurm's own priority/multifactor decides)."""
+
+    ranker: Ranker | None = None
+    name: str = "rank"
+
+    def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]:
+        if self.ranker is None:
+            return Decision((), "rank:off"), memory
+        return self.ranker(inputs.snapshot, inputs.site, inputs.now), memory
+
+
+@dataclass(frozen=True)
+class PackStep:
+    """Move flexible pending jobs, most urgent first by the bands earlier steps set (0 for unranked jobs)."""
+
+    time_cap_s: float = 1.0
+    name: str = "pack"
+
+    def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]:
+        bands = bands_from(inputs.decided())
+        return pack_moves(inputs.snapshot, inputs.site, bands, self.time_cap_s), memory
+
+
+@dataclass(frozen=True)
+class ReshapeStep:
+    """Partitions by the site's calendars (``policy.reshapes``)."""
+
+    name: str = "reshape"
+
+    def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]:
+        when = dt.datetime.fromtimestamp(inputs.now, dt.timezone.utc)
+        return plan_reshape(inputs.snapshot, inputs.site, when), memory
+
+
+@dataclass(frozen=True)
+class PowerStep:
+    """Nodes up and down (:func:`~slurm_plugin.scale.planner.plan_power`); keeps the scale memory."""
+
+    scale: ScaleConfig = field(default_factory=ScaleConfig)
+    name: str = "power"
+
+    def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]:
+        power, scale = plan_power(inputs.snapshot, inputs.site, self.scale, memory.scale, inputs.now)
+        return power, dataclasses.replace(memory, scale=scale)
+
+
+# name -> factory(**typed args): every step, in one place
+STEPS: dict[str, Callable[..., CycleStep]] = {"rank": RankStep, "pack": PackStep, "reshape": ReshapeStep,
+                                               "power": PowerStep}
+
+
+def register_step(name: str, factory: Callable[..., CycleStep]) -> None:
+    STEPS[name] = factory
+
+
+def make_step(name: str, **args) -> CycleStep:
+    """The step registered as ``name`` with ``args``; ValueError lists the valid names (and arguments)."""
+    if name not in STEPS:
+        raise ValueError(f"unknown cycle step '{name}' (valid: {', '.join(sorted(STEPS))})")
+    factory = STEPS[name]
+    if dataclasses.is_dataclass(factory):
+        valid = [f.name for f in dataclasses.fields(factory) if f.name != "name"]
+        bad = sorted(set(args) - set(valid))
+        if bad:
+            raise ValueError(f"cycle step '{name}': unknown argument(s) {', '.join(bad)} "
+                             f"(valid: {', '.join(valid) or 'none'})")
+    return factory(**args)
+
+
+def run_steps(steps: tuple[CycleStep, ...] | list[CycleStep], snapshot: Snapshot, site: Site, memory: CycleMemory,
+              now: float) -> tuple[Decision, CycleMemory]:
+    """Every step in order, each seeing what the earlier ones decided; one Decision with each step's time."""
+    earlier: list[tuple[str, Decision]] = []
+    decision = Decision()
+    for step in steps:
+        t0 = time.perf_counter()
+        got, memory = step.decide(StepInputs(snapshot, site, now, tuple(earlier)), memory)
+        took = time.perf_counter() - t0
+        log.info("step %s: %d action(s) in %.3f s", step.name, len(got.actions), took)
+        got = dataclasses.replace(got, timings=((step.name, took),))
+        earlier.append((step.name, got))
+        decision += got
+    return decision, memory

@@ -1,0 +1,183 @@
+"""The policy spec: which ranking, packing and scaling a cluster runs, with their parameters, as one frozen value.
+
+Both the live cycle (``hetsched cycle once|run --policy-file F``, built by :mod:`slurm_plugin.cycle.policy`) and
+the simulator (``hetsched sim run --policy-file F``, built by :mod:`slurm_plugin.sim.policy`) are built from it,
+so a simulated policy is the policy that runs live. This module imports nothing from ``sim/`` or ``cycle/``.
+
+A policy file (YAML or JSON; every key optional, unknown keys refused with the valid ones)::
+
+    ranking: {name: sjf, age_floor: true, age_floor_hours: 24}    # fcfs sjf wfp3 unicep f1 multifactor dqn
+    packing: {enabled: true, time_cap_s: 1.0}
+    scaling: {name: planner, wait_price_w: 10000, arch: true, pid: false}  # always-on idle-timer planner
+    reshape: true                                                  # live only: the simulator has no calendar
+
+Choices:
+
+* ranking ``multifactor`` is Slurm's own priority/multifactor: live it sets no SiteFactor (only the age floor,
+  when on); the simulator uses its approximation. ``dqn`` reads ``model`` (a path; default: the shipped model).
+  The other heuristics are the simulator's scorers; live, their order becomes SiteFactor levels.
+* scaling ``always-on``: nothing powers down. ``idle-timer``: a node idle ``suspend_time_s`` goes down (Slurm's
+  SuspendTime; live this is the planner with no warm pool, no architecture controller and no PID).
+  ``planner``: the hetsched planner (``scale/planner.py`` live, ``scale/sim_policy.WarmPoolPower`` simulated):
+  the break-even rule at ``wait_price_w`` (null: a fixed ``warm_nodes`` per group and ``grace_s``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..scale.warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S
+
+RANKINGS = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
+SCALINGS = ("always-on", "idle-timer", "planner")
+MAX_FILE_BYTES = 1 << 20
+
+
+class PolicyError(ValueError):
+    """A bad policy: ``where`` (file and field path) and what is wrong."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(f"{where}: {message}" if where else message)
+        self.where, self.message = where, message
+
+
+def _choice(*names: str):
+    return lambda v: None if v in names else f"unknown choice {v!r} (valid: {', '.join(names)})"
+
+
+def _positive(v) -> str | None:
+    return None if v > 0 else f"must be > 0 (got {v})"
+
+
+def _non_negative(v) -> str | None:
+    return None if v >= 0 else f"must be >= 0 (got {v})"
+
+
+def _fraction(v) -> str | None:
+    return None if 0 < v <= 1 else f"must be in (0, 1] (got {v})"
+
+
+def _spec(default, check=None, optional: bool = False):
+    """A spec field: its default, an optional check (value -> error text or None), whether null is allowed."""
+    return field(default=default, metadata={"check": check, "optional": optional})
+
+
+@dataclass(frozen=True)
+class RankingSpec:
+    name: str = _spec("multifactor", _choice(*RANKINGS))
+    model: str | None = _spec(None, optional=True)  # dqn only: the model file (.npz); null: the shipped one
+    age_floor: bool = _spec(True)  # jobs pending age_floor_hours or more go first, oldest first
+    age_floor_hours: float = _spec(24.0, _positive)
+
+
+@dataclass(frozen=True)
+class PackingSpec:
+    enabled: bool = _spec(True)
+    time_cap_s: float = _spec(1.0, _positive)  # the MILP's time limit per cycle
+
+
+@dataclass(frozen=True)
+class ScalingSpec:
+    name: str = _spec("planner", _choice(*SCALINGS))
+    suspend_time_s: float = _spec(600.0, _positive)  # idle-timer
+    wait_price_w: float | None = _spec(DEFAULT_WAIT_PRICE_W, _positive, optional=True)  # planner; null: fixed
+    warm_nodes: int = _spec(1, _non_negative)  # planner without wait price: idle nodes kept on per group
+    grace_s: float = _spec(300.0, _non_negative)  # planner without wait price: idle time before power-down
+    min_grace_s: float = _spec(DEFAULT_MIN_GRACE_S, _non_negative)
+    window_s: float = _spec(DEFAULT_WINDOW_S, _positive)  # arrival rate window
+    target_util: float = _spec(0.75, _fraction)
+    arch: bool = _spec(True)  # the architecture controller (scale/arch.py)
+    pid: bool = _spec(False)  # PID headroom on utilization
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    ranking: RankingSpec = field(default_factory=RankingSpec)
+    packing: PackingSpec = field(default_factory=PackingSpec)
+    scaling: ScalingSpec = field(default_factory=ScalingSpec)
+    reshape: bool = _spec(True)  # live only: partitions by calendar (policy.reshapes of the site)
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+SECTIONS = {"ranking": RankingSpec, "packing": PackingSpec, "scaling": ScalingSpec}
+
+
+def _value(f: dataclasses.Field, value, where: str):
+    """``value`` checked against the field's type (from its default) and its check."""
+    if value is None:
+        if f.metadata.get("optional"):
+            return None
+        raise PolicyError(where, "must not be null")
+    kind = type(f.default)
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind is float or f.default is None and f.type.startswith("float"):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, str) and value != ""
+    if not ok:
+        want = {bool: "true or false", int: "an integer", str: "text"}.get(kind, "a finite number")
+        raise PolicyError(where, f"must be {want} (got {value!r})")
+    error = f.metadata["check"](value) if f.metadata.get("check") else None
+    if error:
+        raise PolicyError(where, error)
+    return value
+
+
+def _fields(cls, data, where: str) -> dict:
+    if not isinstance(data, dict):
+        raise PolicyError(where, f"expected a mapping, got {type(data).__name__}")
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in known:
+            raise PolicyError(f"{where}.{key}" if where else str(key),
+                              f"unknown key (valid: {', '.join(known)})")
+    out = {}
+    for key, value in data.items():
+        path = f"{where}.{key}" if where else key
+        out[key] = policy_section(SECTIONS[key], value, path) if key in SECTIONS and not where else \
+            _value(known[key], value, path)
+    return out
+
+
+def policy_section(cls, data, where: str):
+    return cls(**_fields(cls, data, where))
+
+
+def policy_from_dict(data, source: str = "<policy>") -> PolicySpec:
+    """A :class:`PolicySpec` from parsed YAML/JSON; :class:`PolicyError` names ``source:field.path``."""
+    try:
+        spec = PolicySpec(**_fields(PolicySpec, {} if data is None else data, ""))
+        if spec.ranking.model is not None and spec.ranking.name != "dqn":
+            raise PolicyError("ranking.model", f"only the dqn ranking reads a model (ranking is {spec.ranking.name})")
+    except PolicyError as err:
+        raise PolicyError(f"{source}: {err.where}" if err.where else source, err.message) from None
+    return spec
+
+
+def load_policy(path: str | Path) -> PolicySpec:
+    """The policy file at ``path`` (YAML or JSON); :class:`PolicyError` names the file and the field or line."""
+    import yaml
+
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise PolicyError(str(p), f"larger than {MAX_FILE_BYTES} bytes: not a policy file")
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise PolicyError(str(p), f"cannot read: {err}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        raise PolicyError(where, f"not YAML/JSON: {getattr(err, 'problem', None) or err}") from None
+    return policy_from_dict(data, str(p))
