@@ -1,0 +1,107 @@
+"""decide() over the cycle steps: which steps run, in which order, what each sees and returns (case table)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from slurm_plugin.cycle import CycleConfig, CycleMemory, decide
+from slurm_plugin.cycle.steps import STEPS, CycleStep, StepInputs, make_step, register_step, run_steps
+from slurm_plugin.decision import Decision, MoveJob, PowerNodes, SetSiteFactor
+from slurm_plugin.scale.planner import ScaleMemory
+
+from .builders import SITE, demo_node, demo_snapshot, waiting
+
+FULL_X86 = dict(x86n1=demo_node("x86n1", "allocated", alloc=16), x86n2=demo_node("x86n2", "allocated", alloc=16))
+FLEX = waiting(1, features="x86_64", cpus=4, comment="hetsched:class=web,flex=aarch64|x86_64")  # admission's
+PINNED = waiting(2, features="x86_64", cpus=4)
+ARM_IDLE_SINCE = CycleMemory(ScaleMemory(idle_since={"armn1": 0.0, "armn2": 0.0, "armn3": 0.0}, last_t=0.0))
+
+
+def top_first(snapshot, site, now) -> Decision:
+    """A ranker: job 2 above job 1."""
+    return Decision((SetSiteFactor((2,), 200, "top"), SetSiteFactor((1,), 100, "second")), "rank:test")
+
+
+def flex_first(snapshot, site, now) -> Decision:
+    """A ranker: job 1 above job 2."""
+    return Decision((SetSiteFactor((1,), 300, "top"), SetSiteFactor((2,), 100, "second")), "rank:test")
+
+
+def summary(decision: Decision) -> list[tuple]:
+    out = []
+    for a in decision.actions:
+        if isinstance(a, SetSiteFactor):
+            out.append(("site_factor", a.job_ids, a.site_factor))
+        elif isinstance(a, MoveJob):
+            out.append(("move", a.job_id, a.features))
+        elif isinstance(a, PowerNodes):
+            out.append((a.action, a.nodes))
+    return out
+
+
+CASES = {
+    # name: (config, ranker, now, steps run, source, actions)
+    "all off": (CycleConfig(pack=False, reshape=False, power=False), None, 400.0, ["rank"], "rank:off", []),
+    "rank only": (CycleConfig(pack=False, reshape=False, power=False), top_first, 400.0, ["rank"], "rank:test",
+                  [("site_factor", (2,), 200), ("site_factor", (1,), 100)]),
+    "pack moves the flexible job, not the pinned one": (
+        CycleConfig(reshape=False, power=False), None, 400.0, ["rank", "pack"], "rank:off+pack",
+        [("move", 1, "aarch64")]),
+    "rank then pack": (
+        CycleConfig(reshape=False, power=False), top_first, 400.0, ["rank", "pack"], "rank:test+pack",
+        [("site_factor", (2,), 200), ("site_factor", (1,), 100), ("move", 1, "aarch64")]),
+    "power: idle arm nodes past the grace go down, one stays warm": (
+        CycleConfig(pack=False, reshape=False), None, 400.0, ["rank", "power"], "rank:off+scale",
+        [("POWER_DOWN", ("armn1", "armn2"))]),
+    "power: within the grace nothing goes down": (
+        CycleConfig(pack=False, reshape=False), None, 200.0, ["rank", "power"], "rank:off+scale", []),
+    "every step, in order": (
+        CycleConfig(), None, 400.0, ["rank", "pack", "reshape", "power"], "rank:off+pack+reshape+scale",
+        [("move", 1, "aarch64"), ("POWER_DOWN", ("armn1", "armn2"))]),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_decide_runs_the_configured_steps(case):
+    config, ranker, now, steps, source, want = CASES[case]
+    decision, memory = decide(demo_snapshot([FLEX, PINNED], **FULL_X86), SITE, config, ARM_IDLE_SINCE, now, ranker)
+    assert [name for name, _ in decision.timings] == steps
+    assert all(t >= 0 for _, t in decision.timings)
+    assert decision.source == source
+    assert summary(decision) == want
+    assert (memory.scale.last_t == now) == ("power" in steps)  # only the power step changes the memory
+
+
+@dataclass(frozen=True)
+class Recorder:
+    """A step that records what it saw (a new capability as a step)."""
+
+    seen: list
+    name: str = "recorder"
+
+    def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]:
+        self.seen.append([(name, len(d.actions)) for name, d in inputs.earlier])
+        return Decision((), "recorder"), memory
+
+
+def test_later_steps_see_earlier_decisions_and_bands_reach_packing():
+    seen: list = []
+    register_step("recorder", Recorder)
+    try:
+        steps: tuple[CycleStep, ...] = (make_step("rank", ranker=flex_first), make_step("recorder", seen=seen),
+                                        make_step("pack", time_cap_s=1.0), make_step("recorder", seen=seen))
+    finally:
+        del STEPS["recorder"]
+    decision, _ = run_steps(steps, demo_snapshot([FLEX, PINNED], **FULL_X86), SITE, CycleMemory(), 400.0)
+    assert seen == [[("rank", 2)], [("rank", 2), ("recorder", 0), ("pack", 1)]]
+    move = next(a for a in decision.actions if isinstance(a, MoveJob))
+    assert move.reason.startswith("pack (optimal, gap 0.0%): band 7 web")  # job 1: the top of two bands
+
+
+def test_step_registry_lists_valid_names_and_arguments():
+    with pytest.raises(ValueError, match=r"unknown cycle step 'health' \(valid: pack, power, rank, reshape\)"):
+        make_step("health")
+    with pytest.raises(ValueError, match=r"'pack': unknown argument\(s\) cap \(valid: time_cap_s\)"):
+        make_step("pack", cap=2.0)
