@@ -14,12 +14,13 @@ from pathlib import Path
 
 import click
 
-from ..cycle import CycleConfig, CycleRunner
+from ..cycle import CycleRunner
 from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from . import actions
-from .common import handle_errors, one_writer, scale_config, scale_options, site_arguments, site_from, stack
+from .common import handle_errors, one_writer, scale_options, site_arguments, site_from, stack
 from .output import TABLE_CONTEXT
+from .policyfile import load_policy_file, policy_file_option
 
 log = logging.getLogger(__name__)
 
@@ -33,28 +34,34 @@ _options = stack(
     click.option("--no-reshape", is_flag=True, help="Do not reshape partitions by calendar."),
     click.option("--no-power", is_flag=True, help="Do not power nodes up or down."),
     scale_options,
+    policy_file_option,
     click.option("--dry-run", is_flag=True, help="Decide and log, change nothing (shadow mode; takes no lock)."),
 )
 
 
-def _runner(site, site_option, state_dir, model, no_pack, no_reshape, no_power, dry_run, **knobs) -> CycleRunner:
-    ranker = None
+def _flags_policy(model, no_pack, no_reshape, no_power, grace, warm, wait_price, arch, pid):
+    """The policy the per-choice options name (what a policy file says otherwise)."""
+    from ..policy import PackingSpec, PolicySpec, RankingSpec, ScalingSpec
+
+    ranking = RankingSpec("dqn", model) if model else RankingSpec("multifactor", age_floor=False)
+    scaling = ScalingSpec("always-on") if no_power else ScalingSpec(
+        "planner", wait_price_w=wait_price if wait_price > 0 else None, warm_nodes=warm, grace_s=grace, arch=arch,
+        pid=pid)
+    return PolicySpec(ranking, PackingSpec(enabled=not no_pack), scaling, reshape=not no_reshape)
+
+
+def _runner(site, site_option, state_dir, model, no_pack, no_reshape, no_power, dry_run, policy_file,
+            **knobs) -> CycleRunner:
+    from ..cycle.policy import cycle_config, live_ranker
+
     client = SlurmClient()
-    if model:
-        from ..admission.trust import Accounting
-        from ..rank.dqn.live import RankOptions, rank_pending, resolve_model
-
-        loaded = resolve_model(model)  # once: a bad file is reported here, and the cycle runs without ranking
-        options = RankOptions(accounting=Accounting.of_file(client.conf))  # which --qos/--account to believe
-        if loaded is not None:
-            def ranker(snapshot, site_model, now):
-                return rank_pending(snapshot, loaded, site_model, now, options)
-
-    config = CycleConfig(pack=not no_pack, reshape=not no_reshape, power=not no_power,
-                         scale=scale_config(**knobs))
+    flags = ("model", "no_pack", "no_reshape", "no_power", *knobs)
+    spec = load_policy_file(policy_file, flags) or _flags_policy(model, no_pack, no_reshape, no_power, **knobs)
+    # a DQN model that cannot be loaded is reported here, once, and the cycle runs without ranking
+    ranker = live_ranker(spec.ranking, client.conf)
     state_dir.mkdir(parents=True, exist_ok=True)
-    return CycleRunner(load_site(site_from(site, site_option)), client, config, state_dir, ranker=ranker,
-                       dry_run=dry_run)
+    return CycleRunner(load_site(site_from(site, site_option)), client, cycle_config(spec), state_dir,
+                       ranker=ranker, dry_run=dry_run)
 
 
 def _writer(state_dir: Path, dry_run: bool):

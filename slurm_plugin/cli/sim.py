@@ -12,6 +12,7 @@ import click
 from ..workload import WorkloadError
 from .common import handle_errors, stack
 from .output import deliver, json_output_options
+from .policyfile import load_policy_file, policy_file_option
 
 log = logging.getLogger(__name__)
 POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
@@ -71,15 +72,22 @@ _sim_options = stack(_semantics, _power, _suspend, _drop, _compress, _model)
 @click.option("--policy", "-p", type=click.Choice(POLICIES), default="fcfs", show_default=True)
 @click.option("--backfill/--no-backfill", default=True, show_default=True, help="EASY backfill.")
 @_sim_options
+@policy_file_option
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
-def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, compress,
+def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, compress, policy_file,
             as_json, output) -> None:
-    """Simulate one policy; print (and optionally write) the result row."""
+    """Simulate one policy; print (and optionally write) the result row. With --policy-file the ranking,
+    packing and scaling come from the file (the policy `hetsched cycle --policy-file` runs live)."""
     from ..sim.run import prepare, provenance, simulate
+    spec = load_policy_file(policy_file, ("policy", "power", "suspend_time", "semantics"))
     p = prepare(workload, site, drop_unfit, compress)
     with _progress(len(p.workload.jobs), policy) as bar:
-        row, _ = simulate(p, policy, backfill, semantics, power, suspend_time, progress=bar)
+        if spec is not None:
+            from ..sim.policy import simulate_policy
+            row, _ = simulate_policy(p, spec, backfill, progress=bar)
+        else:
+            row, _ = simulate(p, policy, backfill, semantics, power, suspend_time, progress=bar)
     row["provenance"] = provenance()
     deliver(row, as_json, output, lambda: _key_values(row))
 

@@ -6,7 +6,8 @@
   group's arrival rate over the last ``window_s`` (from :attr:`PowerView.arrived`, jobs counted against the
   cheapest group they may use): quiet groups and expensive idle nodes go down after ``min_grace_s``, busy groups
   keep ``rate x break-even`` nodes warm;
-* ``wait_price_w=None``: the fixed rule of the first round (grace ``grace_s``, ``warm_fraction`` of each group);
+* ``wait_price_w=None``: the fixed rule of the first round (grace ``grace_s``, ``warm_fraction`` of each group,
+  or ``warm_nodes`` per group as the live planner's ``GroupLimits.warm``);
 * ``use_pid``: plus the PID controller's headroom when a group runs hotter than ``target_util``;
 * ``forecast`` (``"max"`` or ``"mean"``, off by default): the rate is combined with the rate this policy saw at
   the same time ``forecast_days`` before, ``forecast_lead_s`` ahead (:func:`.forecast.forecast_rate`, from the
@@ -110,13 +111,15 @@ class WarmPoolPower:
     forecast: str | None = None  # "max"/"mean": combine with the same time on earlier days (scale/forecast.py)
     forecast_days: tuple[int, ...] = (1,)
     forecast_lead_s: float = 1800.0
+    warm_nodes: int | None = None  # without wait price: this many per group (the live planner's GroupLimits.warm)
     _pid: list[PidState] = field(default_factory=list, init=False)
     _group: np.ndarray = field(default=None, init=False)  # type: ignore[assignment]
     headroom: list[list[int]] = field(default_factory=list, init=False)  # per tick, per group (for plots)
 
     def __post_init__(self) -> None:
         counts = [g.count for g in self.machine.groups]
-        self._warm = [int(self.warm_fraction * c) for c in counts]
+        self._warm = [min(self.warm_nodes, c) if self.warm_nodes is not None else int(self.warm_fraction * c)
+                      for c in counts]
         # output = change in powered nodes as a fraction of those on; only headroom (negative) is used, so the
         # output saturates at 0 and the integral stops growing while the group is under its target
         self._gains = replace(self.gains, out_min=-1.0, out_max=0.0)

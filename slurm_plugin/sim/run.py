@@ -16,7 +16,7 @@ from ..site import Site, load_site
 from ..workload import UnfitJobsError, Workload, WorkloadError, load_workload, unfit_jobs
 from .engine import Engine, Outcome
 from .hooks import packing as packing_policy
-from .hooks import ranking, scaling
+from .hooks import RankingPolicy, ScalingPolicy, ranking, scaling
 from .machine import Machine, homogeneous, machine_from_site
 from .metrics import compute_metrics
 from .rlsched import SelectThenWait
@@ -69,21 +69,24 @@ def prepare(workload: str, site: str | None = None, drop_unfit: bool = False, co
     return Prepared(s, machine, w)
 
 
-def simulate(p: Prepared, policy: str, backfill: bool = True, semantics: str = "slurm",
-             power: str = "always-on", suspend_time_s: float = 600.0, progress=None,
-             packing: str | None = None) -> tuple[dict, Outcome]:
-    """One run; returns (result row, outcome). ``packing`` (a name in ``hooks.PACKINGS``, "off" included) also
-    turns on the site's speed factors, so runs with packing on and off compare the same physics; None: neither."""
+def simulate(p: Prepared, policy: str | RankingPolicy, backfill: bool = True, semantics: str = "slurm",
+             power: str | ScalingPolicy = "always-on", suspend_time_s: float = 600.0, progress=None,
+             packing: str | None = None, packing_kw: dict | None = None) -> tuple[dict, Outcome]:
+    """One run; returns (result row, outcome). ``policy`` and ``power`` are names in the hooks' registries or
+    built hooks (:mod:`.policy` builds them from a policy spec). ``packing`` (a name in ``hooks.PACKINGS``, "off"
+    included, with ``packing_kw``) also turns on the site's speed factors, so runs with packing on and off
+    compare the same physics; None: neither."""
     if packing is not None and semantics != "slurm":
         raise ValueError(f"packing runs only under --semantics slurm (got {semantics})")
     extra: dict = {}
     t0 = time.perf_counter()
-    rank = ranking(policy, p.site, float(p.machine.cores))
+    rank = ranking(policy, p.site, float(p.machine.cores)) if isinstance(policy, str) else policy
     if semantics == "slurm":
-        scale = scaling(power, **({"suspend_time_s": suspend_time_s} if power == "idle-suspend" else {}))
+        scale = power if not isinstance(power, str) else scaling(
+            power, **({"suspend_time_s": suspend_time_s} if power == "idle-suspend" else {}))
         if packing is not None:
             from .packing import speed_matrix
-            extra = dict(packing=packing_policy(packing, p.site, p.machine, p.workload.jobs),
+            extra = dict(packing=packing_policy(packing, p.site, p.machine, p.workload.jobs, **(packing_kw or {})),
                          speed=speed_matrix(p.site, p.machine, p.workload.jobs))
         engine = Engine(p.machine, p.workload.jobs, rank, backfill=backfill, scaling=scale, **extra)
         out = engine.run(progress)
@@ -94,8 +97,8 @@ def simulate(p: Prepared, policy: str, backfill: bool = True, semantics: str = "
     metrics = compute_metrics(p.workload.jobs, out, p.machine)
     row = {
         "workload": p.workload.name, "site": p.site.name if p.site else None, "machine": p.machine.name,
-        "nodes": p.machine.nodes, "cores": p.machine.cores, "policy": policy, "backfill": backfill,
-        "semantics": semantics, "power": power, "compress": p.workload.compress, "jobs": len(p.workload.jobs),
+        "nodes": p.machine.nodes, "cores": p.machine.cores, "policy": _name(policy), "backfill": backfill,
+        "semantics": semantics, "power": _name(power), "compress": p.workload.compress, "jobs": len(p.workload.jobs),
         "unstarted": int(np.isnan(out.begin).sum()), "timeouts": out.timeouts, "skipped": p.workload.skipped,
         "dropped_unfit": len(p.workload.dropped), "adjusted": p.workload.adjusted, "metrics": metrics,
         "events": out.events,
@@ -106,6 +109,11 @@ def simulate(p: Prepared, policy: str, backfill: bool = True, semantics: str = "
         row["speed_timeouts"] = engine.speed_timeouts
         row["pack_stats"] = extra["packing"].stats.as_dict() if extra["packing"] is not None else None
     return row, out
+
+
+def _name(hook) -> str:
+    """A hook's name (a name given as such stays as it was)."""
+    return hook if isinstance(hook, str) else hook.name
 
 
 def provenance() -> dict:

@@ -1,0 +1,100 @@
+"""Policy files: defaults, strict keys, clear errors; `sim run` and `cycle` read the same file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+from slurm_plugin.cli.common import scale_config
+from slurm_plugin.cycle.policy import cycle_config
+from slurm_plugin.cycle.decide import CycleConfig
+from slurm_plugin.policy import PolicyError, PolicySpec, RankingSpec, ScalingSpec, load_policy, policy_from_dict
+
+
+def test_an_empty_file_is_the_default_policy_and_its_cycle_is_todays_default(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("# nothing set\n")
+    assert load_policy(f) == PolicySpec()
+    # pack, reshape and the planner as `hetsched cycle` runs them without options (scale_options' defaults)
+    assert cycle_config(PolicySpec()) == CycleConfig(scale=scale_config(300.0, 1, 10000.0, True, False))
+
+
+def test_yaml_and_json_name_the_same_policy(tmp_path):
+    data = {"ranking": {"name": "dqn", "model": "m.npz", "age_floor_hours": 12},
+            "packing": {"enabled": False}, "scaling": {"name": "idle-timer", "suspend_time_s": 900}, "reshape": False}
+    (tmp_path / "p.json").write_text(json.dumps(data))
+    (tmp_path / "p.yaml").write_text("ranking: {name: dqn, model: m.npz, age_floor_hours: 12}\npacking:\n"
+                                     "  enabled: false\nscaling: {name: idle-timer, suspend_time_s: 900}\n"
+                                     "reshape: false\n")
+    spec = load_policy(tmp_path / "p.json")
+    assert spec == load_policy(tmp_path / "p.yaml")
+    assert spec.ranking == RankingSpec("dqn", "m.npz", True, 12.0) and spec.scaling.suspend_time_s == 900.0
+    assert not cycle_config(spec).pack and not cycle_config(spec).reshape
+
+
+@pytest.mark.parametrize("data,error", [
+    ({"rankin": {}}, "p.yaml: rankin: unknown key (valid: ranking, packing, scaling, reshape)"),
+    ({"ranking": {"name": "lifo"}}, "p.yaml: ranking.name: unknown choice 'lifo' (valid: fcfs, sjf, wfp3, unicep, "
+                                    "f1, multifactor, dqn)"),
+    ({"ranking": {"floor": 1}}, "p.yaml: ranking.floor: unknown key (valid: name, model, age_floor, "
+                                "age_floor_hours)"),
+    ({"ranking": {"name": "sjf", "model": "m.npz"}}, "p.yaml: ranking.model: only the dqn ranking reads a model"),
+    ({"scaling": {"name": "planner", "warm_nodes": -1}}, "p.yaml: scaling.warm_nodes: must be >= 0 (got -1)"),
+    ({"scaling": {"wait_price_w": "high"}}, "p.yaml: scaling.wait_price_w: must be a finite number"),
+    ({"scaling": {"grace_s": float("nan")}}, "p.yaml: scaling.grace_s: must be a finite number"),
+    ({"packing": {"enabled": "yes"}}, "p.yaml: packing.enabled: must be true or false (got 'yes')"),
+    ({"packing": []}, "p.yaml: packing: expected a mapping, got list"),
+    (["ranking"], "p.yaml: expected a mapping, got list"),
+])
+def test_bad_policies_name_the_file_and_field(data, error):
+    with pytest.raises(PolicyError) as err:
+        policy_from_dict(data, "p.yaml")
+    assert str(err.value).startswith(error)
+
+
+def test_a_yaml_syntax_error_names_the_line(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("ranking:\n  name: sjf\n scaling: [\n")
+    with pytest.raises(PolicyError, match=r"p\.yaml:3: not YAML/JSON"):
+        load_policy(f)
+
+
+def test_optional_values_take_null_and_others_do_not():
+    assert policy_from_dict({"scaling": {"wait_price_w": None}}).scaling == ScalingSpec(wait_price_w=None)
+    with pytest.raises(PolicyError, match="scaling.name: must not be null"):
+        policy_from_dict({"scaling": {"name": None}})
+
+
+def test_sim_run_with_a_policy_file_is_sim_run_with_the_same_choices(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("ranking: {name: sjf, age_floor: false}\npacking: {enabled: false}\n"
+                 "scaling: {name: idle-timer, suspend_time_s: 300}\n")
+    common = ["sim", "run", "--site", "demo", "-w", "synthetic:jobs=300,seed=3,load=0.8", "--json"]
+    by_file = CliRunner().invoke(main, [*common, "--policy-file", str(f)])
+    by_options = CliRunner().invoke(main, [*common, "--policy", "sjf", "--power", "idle-suspend",
+                                           "--suspend-time", "300"])
+    assert by_file.exit_code == 0 and by_options.exit_code == 0, by_file.output + by_options.output
+    a, b = json.loads(by_file.output), json.loads(by_options.output)
+    assert a["metrics"] == b["metrics"] and a["policy"] == "sjf" and a["power"] == "idle-suspend"
+    assert a["policy_spec"]["scaling"]["suspend_time_s"] == 300.0
+
+
+@pytest.mark.parametrize("argv,error", [
+    (["sim", "run", "-w", "synthetic:jobs=10", "--policy", "sjf"], "--policy-file replaces --policy"),
+    (["cycle", "once", "--dry-run", "--site", "demo", "--no-pack"], "--policy-file replaces --no-pack"),
+])
+def test_a_policy_file_and_the_options_it_replaces_are_refused_together(tmp_path, argv, error):
+    f = tmp_path / "p.yaml"
+    f.write_text("{}\n")
+    res = CliRunner().invoke(main, [*argv, "--policy-file", str(f)])
+    assert res.exit_code == 2 and error in res.output, res.output
+
+
+def test_cycle_refuses_a_bad_policy_file_before_touching_slurm(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("scaling: {name: sometimes}\n")
+    res = CliRunner().invoke(main, ["cycle", "once", "--dry-run", "--site", "demo", "--policy-file", str(f)])
+    assert res.exit_code == 2 and "scaling.name: unknown choice 'sometimes'" in res.output, res.output
