@@ -135,7 +135,7 @@ def live_power(spec: PolicySpec) -> tuple[set, set]:
             for part, count in RUNNING for k in range(count)]
     snap = demo_snapshot(jobs, taken_at=NOW, **{h: n for h, (n, _) in STATE.items()})
     idle = {h: NOW - t for h, (_, t) in STATE.items() if t is not None}
-    memory = CycleMemory(ScaleMemory(idle_since=idle, booting_since={"gh200n1": NOW - 30}, last_t=NOW - 60))
+    memory = CycleMemory(ScaleMemory(idle_since=idle, last_t=NOW - 60))
     decision, _ = run_steps(policy_steps(spec), snap, SITE, memory, NOW)
     acts = [a for a in decision.actions if isinstance(a, PowerNodes)]
     assert all(a.action in ("POWER_UP", "POWER_DOWN") for a in acts)
