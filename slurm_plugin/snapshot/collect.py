@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 
-from ..slurm import SlurmClient
+from ..slurm import SlurmClient, SlurmError
 from .model import Snapshot
 from .parse import parse_jobs, parse_nodes, parse_partitions
 
@@ -39,6 +39,9 @@ def _nodes_doc(client: SlurmClient) -> dict:
     doc = json.loads(client.run("sinfo", "--json").stdout)
     if doc.get("nodes"):  # 22.05 (v0.0.38): per-node records
         return doc
+    if doc.get("errors"):  # 22.05 with slurmctld down: exit 0, no nodes, {"error": "Unspecified error"}
+        said = "; ".join(str(e.get("error", e)) if isinstance(e, dict) else str(e) for e in doc["errors"])
+        raise SlurmError(["sinfo", "--json"], 1, f"reported no nodes: {said}")
     # 23.02+: sinfo --json groups nodes; scontrol has per-node JSON instead
     return json.loads(client.run("scontrol", "show", "nodes", "--json").stdout)
 
