@@ -13,7 +13,7 @@ from ..slurm import SlurmClient, SlurmError
 from .common import EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, fail
 from .output import emit_table, table_options
 
-FIELDS = ("status", "kind", "target", "reason", "error", "failed_ids", "commands")
+FIELDS = ("status", "kind", "cause", "target", "reason", "error", "failed_ids", "commands")
 DEFAULT_FIELDS = ("status", "kind", "target", "reason", "error")
 action_table_options = table_options(FIELDS, DEFAULT_FIELDS)
 
@@ -36,7 +36,8 @@ def rows(decision: Decision, results: list[Applied] | None) -> list[dict]:
     out = []
     for i, action in enumerate(decision.actions):
         r = results[i] if results is not None else None
-        out.append({"status": r.status if r else "planned", "kind": action.kind, "target": target(action),
+        out.append({"status": r.status if r else "planned", "kind": action.kind,
+                    "cause": action.cause.value if action.cause else "", "target": target(action),
                     "reason": action.reason, "error": r.error if r else "",
                     "failed_ids": {str(k): v for k, v in r.failed_ids.items()} if r else {},
                     "commands": commands_for(action)})

@@ -49,7 +49,7 @@ def plan(site: str | None, site_option: str | None, state: Path, fields, noheade
          **knobs) -> None:
     """Show what would be powered up/down and why (dry run: changes nothing, remembers nothing).
 
-    Fields (-o): status, kind, target, reason, error, failed_ids, commands."""
+    Fields (-o): status, kind, cause, target, reason, error, failed_ids, commands."""
     decision, _ = _plan(site_from(site, site_option), state, **knobs)
     actions.show(decision, None, fields, noheader, parsable, as_json)
 

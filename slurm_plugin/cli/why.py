@@ -68,7 +68,8 @@ def _show(view: dict, keys: tuple[str, ...], entries: list[dict], job_id: int | 
     click.echo(f"{'decisions':>16}: {len(entries) or 'none by hetsched'}")
     for e in entries:
         when = _when(e["t"]) if isinstance(e.get("t"), (int, float)) else "?"
-        click.echo(f"  {when} {e.get('kind', '?')}: {e.get('reason', '')} [{status_for(e, job_id)}]")
+        cause = f" ({e['cause']})" if e.get("cause") else ""
+        click.echo(f"  {when} {e.get('kind', '?')}{cause}: {e.get('reason', '')} [{status_for(e, job_id)}]")
 
 
 @click.group()

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from ..decision import Decision, MoveJob, SetSiteFactor
+from ..decision import Cause, Decision, MoveJob, SetSiteFactor
 from ..pack.plan import plan_moves
 from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
 from ..scale.reshape import plan_reshape
@@ -87,7 +87,8 @@ def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s
     log.info("pack: %s objective %.1f (greedy %.1f) gap %.2f%% in %.3f s", result.status.value, result.objective,
              result.greedy_objective, 100 * (result.gap or 0), result.build_s + result.solve_s)
     return Decision(tuple(MoveJob(int(m.job_id), m.partition, "&".join(m.features),
-                                  f"pack ({result.status.value}, gap {100 * (result.gap or 0):.1f}%): {m.reason}")
+                                  f"pack ({result.status.value}, gap {100 * (result.gap or 0):.1f}%): {m.reason}",
+                                  Cause.PACKING)
                           for m in moves), "pack")
 
 

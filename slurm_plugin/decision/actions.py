@@ -15,8 +15,8 @@ TAG = "hetsched:"
 
 
 class Cause(str, enum.Enum):
-    """Why a power action was taken, for code (journal counts, metrics, guards); people read ``reason``.
-    A str enum: it serialises as its name (``"RETRY"``)."""
+    """Why an action was taken, for code (journal counts, metrics, guards); people read ``reason``.
+    A str enum: it serialises as its name (``"RETRY"``). Every action of the cycle's steps carries one."""
 
     BACKLOG = "BACKLOG"  # pending jobs need the nodes
     WARM_POOL = "WARM_POOL"  # kept ready for short jobs (warm pool, PID headroom)
@@ -26,6 +26,9 @@ class Cause(str, enum.Enum):
     RETRY = "RETRY"  # a failed power-up, retried after its backoff
     GIVE_UP = "GIVE_UP"  # retries used up: left DOWN with the error as its reason
     CALENDAR = "CALENDAR"  # a calendar (policy.reshapes) says so
+    RANKING = "RANKING"  # the configured ranking's order (SiteFactor level inside the job's band)
+    AGE_FLOOR = "AGE_FLOOR"  # pending past the age floor: ahead of every band
+    PACKING = "PACKING"  # packing moved a flexible pending job to the node class it chose
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class SetSiteFactor:
     job_ids: tuple[int, ...]
     site_factor: int
     reason: str
+    cause: Cause | None = None
     kind: Literal["site_factor"] = "site_factor"
 
 
@@ -46,6 +50,7 @@ class MoveJob:
     partition: str | None
     features: str | None
     reason: str
+    cause: Cause | None = None
     kind: Literal["move_job"] = "move_job"
 
 
@@ -68,6 +73,7 @@ class SetPartitionNodes:
     partition: str
     nodes: tuple[str, ...]
     reason: str
+    cause: Cause | None = None
     kind: Literal["partition_nodes"] = "partition_nodes"
 
 
@@ -78,6 +84,7 @@ class DrainNodes:
     nodes: tuple[str, ...]
     action: Literal["DRAIN", "RESUME"]
     reason: str
+    cause: Cause | None = None
     kind: Literal["drain"] = "drain"
 
 

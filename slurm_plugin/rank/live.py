@@ -41,7 +41,8 @@ def rank_by(snapshot: Snapshot, ranking, site=None, now: float | None = None,
         return Decision((), source)
     level = score_levels(ranking.scores(snapshot_view(snapshot, q, now)))
     top = top_band(site) if site is not None else 0
-    return Decision(tuple(level_actions(q["ids"], level, q["policy"], now - q["submit"], top, options)), source)
+    return Decision(tuple(level_actions(q["ids"], level, q["policy"], now - q["submit"], top, options,
+                                          ranking.name)), source)
 
 
 def age_floor_only(snapshot: Snapshot, site=None, now: float | None = None,

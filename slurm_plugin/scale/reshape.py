@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import hostlist
 
-from ..decision import Decision, SetPartitionNodes
+from ..decision import Cause, Decision, SetPartitionNodes
 from ..snapshot import Snapshot
 from .calendar import is_active
 
@@ -69,5 +69,5 @@ def plan_reshape(snapshot: Snapshot, site: Site, now: dt.datetime) -> Decision:
                   f"{len(target)} nodes")
         if held:
             reason += f"; {hostlist.collect_hostlist(held)} still run jobs of {partition} and leave when they end"
-        actions.append(SetPartitionNodes(partition, tuple(target), reason))
+        actions.append(SetPartitionNodes(partition, tuple(target), reason, Cause.CALENDAR))
     return Decision(tuple(actions), "reshape")

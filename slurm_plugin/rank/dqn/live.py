@@ -37,7 +37,7 @@ import numpy as np
 from ...admission.classify import LEVEL_STEP, RANK_LEVELS, band_site_factor, classify, top_band
 from ...admission.request import JobRequest
 from ...admission.trust import Accounting
-from ...decision import Decision, SetSiteFactor
+from ...decision import Cause, Decision, SetSiteFactor
 from ...snapshot.constraint import constraint_matches
 from ...snapshot.model import Snapshot
 from .features import job_features, scarcity_of
@@ -169,9 +169,9 @@ def levels(limit: np.ndarray, bands: np.ndarray) -> np.ndarray:
 
 
 def level_actions(ids: np.ndarray, level: np.ndarray, policy: np.ndarray, wait_s: np.ndarray, top_policy: int,
-                  options: RankOptions) -> list[SetSiteFactor]:
+                  options: RankOptions, ranking: str = "dqn") -> list[SetSiteFactor]:
     """SetSiteFactor actions, one per distinct value (see the module docstring for the value), highest
-    first, job ids in the given order inside an action."""
+    first, job ids in the given order inside an action; ``ranking`` names the levels' source in the reason."""
     step = options.band_step
     span = LEVELS * step  # one policy band unit is worth more than every level
     floor = wait_s >= options.age_floor_s
@@ -184,8 +184,9 @@ def level_actions(ids: np.ndarray, level: np.ndarray, policy: np.ndarray, wait_s
     out = []
     for v, chunk in zip((-uniq).tolist(), np.split(np.asarray(ids)[order], first[1:])):
         if v >= base:
-            reason = f"age floor: pending >= {options.age_floor_s / 3600:g} h"
+            reason, cause = f"age floor: pending >= {options.age_floor_s / 3600:g} h", Cause.AGE_FLOOR
         else:
-            reason = f"policy band {v // span}, dqn level {(v % span) // step} of {LEVELS} (higher = sooner)"
-        out.append(SetSiteFactor(tuple(chunk.tolist()), int(v), reason))
+            reason = f"policy band {v // span}, {ranking} level {(v % span) // step} of {LEVELS} (higher = sooner)"
+            cause = Cause.RANKING
+        out.append(SetSiteFactor(tuple(chunk.tolist()), int(v), reason, cause))
     return out

@@ -105,3 +105,17 @@ def test_step_registry_lists_valid_names_and_arguments():
         make_step("health")
     with pytest.raises(ValueError, match=r"'pack': unknown argument\(s\) cap \(valid: time_cap_s\)"):
         make_step("pack", cap=2.0)
+
+
+def test_every_action_of_every_step_carries_a_typed_cause():
+    from slurm_plugin.cycle.policy import live_ranker
+    from slurm_plugin.decision import Cause
+    from slurm_plugin.policy import RankingSpec
+
+    old = waiting(3, cpus=2, submit=-100000.0)  # past the 24 h age floor at t=400
+    snap = demo_snapshot([FLEX, PINNED, old], **FULL_X86)
+    decision, _ = decide(snap, SITE, CycleConfig(), ARM_IDLE_SINCE, 400.0, live_ranker(RankingSpec("sjf")))
+    causes = {(a.kind, a.cause) for a in decision.actions}
+    assert causes == {("site_factor", Cause.AGE_FLOOR), ("site_factor", Cause.RANKING), ("move_job", Cause.PACKING),
+                      ("power", Cause.IDLE_GRACE)}, causes
+    assert all("sjf level" in a.reason for a in decision.actions if a.cause == Cause.RANKING)

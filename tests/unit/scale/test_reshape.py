@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from slurm_plugin.decision import SetPartitionNodes
+from slurm_plugin.decision import Cause, SetPartitionNodes
 from slurm_plugin.scale.reshape import plan_reshape, wanted_nodes
 from slurm_plugin.site import load_site
 from slurm_plugin.snapshot import JobState, PartitionState, Snapshot
@@ -38,7 +38,7 @@ def test_a_node_running_a_job_of_the_partition_stays_until_the_job_ends():
     current = {"dev": ("armn1", "armn2", "armn3"), "render": ("x86n1", "x86n2"), "arm": ("armn1", "armn2", "armn3")}
     job = JobState(7, "RUNNING", partition="dev", nodes="armn3")
     [act] = plan_reshape(snap(current, [job]), SITE, at("2026-12-01T10:00")).actions
-    assert act == SetPartitionNodes("dev", ("armn1", "armn3"), act.reason)
+    assert act == SetPartitionNodes("dev", ("armn1", "armn3"), act.reason, Cause.CALENDAR)
     assert "armn3 still run jobs of dev and leave when they end" in act.reason
     assert "dev-small-on-workdays (cpu-arm keeps 33%)" in act.reason
     # a job of another partition on the node does not hold it
