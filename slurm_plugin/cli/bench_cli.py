@@ -20,19 +20,15 @@ import click
 from .common import handle_errors
 from .output import deliver, json_output_options
 
-# key in the result -> the command's arguments after `python -m slurm_plugin` (None: bare interpreter).
-# The power path is measured through --help: it imports the power command and its backends' registry, which
-# is what every real power call pays before it reaches a BMC, without touching one.
-MEASURED: dict[str, list[str] | None] = {
-    "python_startup_ms": None,
-    "help_startup_ms": ["--help"],
-    "power_startup_ms": ["power", "resume", "--help"],
-    "power_group_startup_ms": ["power", "--help"],
+# key in the result -> what runs after the interpreter. The power path is measured through --help: it imports
+# the power command, which is what every real power call pays before it reads the site or reaches a BMC.
+MEASURED: dict[str, list[str]] = {
+    "python_startup_ms": ["-c", "pass"],  # the bare interpreter, for scale
+    "help_startup_ms": ["-m", "slurm_plugin", "--help"],
+    "power_startup_ms": ["-m", "slurm_plugin", "power", "resume", "--help"],
+    "power_group_startup_ms": ["-m", "slurm_plugin", "power", "--help"],
+    "cycle_import_ms": ["-c", "import slurm_plugin.cycle"],  # issue 20: the steering cycle's modules
 }
-
-
-def _argv(args: list[str] | None) -> list[str]:
-    return [sys.executable, "-c", "pass"] if args is None else [sys.executable, "-m", "slurm_plugin", *args]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -49,50 +45,74 @@ def _children_cpu_ms() -> float:
     return (usage.ru_utime + usage.ru_stime) * 1000
 
 
-def measure(runs: int, warmup: int = 2) -> dict:
-    """``{key: {"p50", "p95", "min", "cpu_p50", "runs"}}`` in ms for every command in :data:`MEASURED`.
+def _env(tree: str | None) -> dict[str, str] | None:
+    """This process's environment, or one whose PYTHONPATH starts with ``tree`` (a baseline's sources)."""
+    if tree is None:
+        return None
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")]))}
+
+
+def measure(runs: int, warmup: int = 2, trees: dict[str, str | None] | None = None) -> dict[str, dict]:
+    """``{tree label: {key: {"p50", "p95", "min", "cpu_p50", "runs"}}}`` in ms for every command in
+    :data:`MEASURED`, run with each of ``trees`` first on PYTHONPATH (None: as this process runs; the default
+    is ``{"current": None}``), every command and tree once per round.
 
     Raises RuntimeError if a command exits non-zero (a broken command would otherwise look fast)."""
-    wall: dict[str, list[float]] = {k: [] for k in MEASURED}
-    cpu: dict[str, list[float]] = {k: [] for k in MEASURED}
+    trees = trees or {"current": None}
+    wall = {(t, k): [] for t in trees for k in MEASURED}
+    cpu = {(t, k): [] for t in trees for k in MEASURED}
     for i in range(warmup + runs):
         for key, args in MEASURED.items():
-            cpu0, t0 = _children_cpu_ms(), time.perf_counter()
-            done = subprocess.run(_argv(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            elapsed, used = (time.perf_counter() - t0) * 1000, _children_cpu_ms() - cpu0
-            if done.returncode != 0:
-                raise RuntimeError(f"{' '.join(_argv(args))} exited {done.returncode}: {done.stderr.strip()}")
-            if i >= warmup:
-                wall[key].append(elapsed)
-                cpu[key].append(used)
-    return {k: {"p50": round(percentile(v, 0.5), 1), "p95": round(percentile(v, 0.95), 1), "min": round(min(v), 1),
-                "cpu_p50": round(percentile(cpu[k], 0.5), 1), "runs": len(v)} for k, v in wall.items()}
+            for label, tree in trees.items():
+                argv = [sys.executable, *args]
+                cpu0, t0 = _children_cpu_ms(), time.perf_counter()
+                # cwd "/": `-m`/`-c` put the working directory first on sys.path, a checkout there would win
+                done = subprocess.run(argv, env=_env(tree), cwd="/", stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True)
+                elapsed, used = (time.perf_counter() - t0) * 1000, _children_cpu_ms() - cpu0
+                if done.returncode != 0:
+                    raise RuntimeError(f"{' '.join(argv)} ({label}) exited {done.returncode}: {done.stderr.strip()}")
+                if i >= warmup:
+                    wall[label, key].append(elapsed)
+                    cpu[label, key].append(used)
+    return {t: {k: {"p50": round(percentile(wall[t, k], 0.5), 1), "p95": round(percentile(wall[t, k], 0.95), 1),
+                    "min": round(min(wall[t, k]), 1), "cpu_p50": round(percentile(cpu[t, k], 0.5), 1),
+                    "runs": runs} for k in MEASURED} for t in trees}
 
 
 @click.command("cli")
 @click.option("--runs", type=click.IntRange(3, 1000), default=30, show_default=True, help="Fresh processes per command.")
+@click.option("--baseline", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Also run every command with this source tree (holding slurm_plugin/) first on PYTHONPATH, "
+                   "interleaved: e.g. an earlier version from `git archive REV slurm_plugin | tar -x -C DIR`.")
 @json_output_options
 @handle_errors(RuntimeError, OSError)
-def cli_cmd(runs: int, as_json: bool, output: Path | None) -> None:
+def cli_cmd(runs: int, baseline: str | None, as_json: bool, output: Path | None) -> None:
     """Start-up time of `hetsched --help` and `hetsched power resume --help` in fresh processes.
 
-    Writes {"power_startup_ms": {"p50", "p95", ...}, "help_startup_ms": {...}, "python_startup_ms": {...}
-    (the bare interpreter, `python -c pass`, for scale), "machine": ..., "commit": ..., "commands": ...}.
+    Writes {"power_startup_ms": {"p50", "p95", "min", "cpu_p50", "runs"}, "help_startup_ms": {...},
+    "power_group_startup_ms", "cycle_import_ms", "python_startup_ms" (the bare interpreter, for scale),
+    "machine": ..., "commit": ..., "commands": ...}, and with --baseline the same figures of that tree under
+    "baseline".
     """
     from ..sim.run import provenance
 
     load_before = os.getloadavg()
-    figures = measure(runs)
+    trees = {"current": None, **({"baseline": str(Path(baseline).resolve())} if baseline else {})}
+    figures = measure(runs, trees=trees)
     host = {**provenance(), "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
-    doc = {**figures, "machine": host, "commit": host.get("git_commit", ""),
-           "commands": {k: " ".join(_argv(a)[1:]) if a is not None else "python -c pass" for k, a in MEASURED.items()}}
+    doc = {**figures["current"], "machine": host, "commit": host.get("git_commit", ""),
+           "commands": {k: " ".join(["python", *a]) for k, a in MEASURED.items()}}
+    if baseline:
+        doc["baseline"] = {**figures["baseline"], "path": trees["baseline"]}
     deliver(doc, as_json, output, lambda: _text(figures))
 
 
-def _text(figures: dict) -> None:
-    for key, fig in figures.items():
-        click.echo(f"{key:<24} p50 {fig['p50']:7.1f} ms   p95 {fig['p95']:7.1f} ms   min {fig['min']:7.1f} ms   "
-                   f"cpu p50 {fig['cpu_p50']:7.1f} ms")
-    target = figures["power_startup_ms"]["p50"] < 150
+def _text(figures: dict[str, dict]) -> None:
+    for label, rows in figures.items():
+        for key, fig in rows.items():
+            click.echo(f"{label:<9} {key:<24} p50 {fig['p50']:7.1f} ms   p95 {fig['p95']:7.1f} ms   "
+                       f"min {fig['min']:7.1f} ms   cpu p50 {fig['cpu_p50']:7.1f} ms")
+    target = figures["current"]["power_startup_ms"]["p50"] < 150
     click.echo(f"power start-up median < 150 ms: {'met' if target else 'MISSED'}")
