@@ -113,7 +113,7 @@ def test_installed_wheel_runs_from_anywhere(installed, tmp_path):
 
     result = tmp_path / "sim.json"
     sim = run(installed, cwd, "sim", "run", "--site", "demo", "-w", "synthetic:jobs=200,seed=1", "--policy", "dqn",
-              "--json", str(result))
+              "--output", str(result))
     assert sim.returncode == 0, sim.stderr
     assert json.loads(result.read_text())["policy"].startswith("dqn")
 
