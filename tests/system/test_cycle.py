@@ -42,3 +42,35 @@ def test_flexible_job_moves_to_the_free_architecture_and_pinned_job_stays(cluste
         assert entry["kind"] == "move_job" and entry["reason"].startswith("pack (")
     finally:
         slurm.cancel(*fill, flexible, pinned)
+
+
+def test_a_policy_file_ranks_the_live_queue_as_it_names(cluster, slurm, tmp_path):
+    """`hetsched cycle once --policy-file F` (the command itself) with ranking sjf: the pending jobs' SiteFactor
+    in slurmctld follows their time limits, shortest highest; the journal records the typed cause."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("ranking: {name: sjf, age_floor: false}\npacking: {enabled: false}\n"
+                      "scaling: {name: always-on}\nreshape: false\n")
+    blocker = slurm.sbatch("-p", "riscv", "-n", "64", "--time=10", "--output=/dev/null", wrap="sleep 120")
+    jobs: list[int] = []
+    try:
+        slurm.wait_job(blocker, until=("RUNNING",), timeout=60)
+        jobs = [slurm.sbatch("-p", "riscv", "-n", "1", f"--time={m}", "--output=/dev/null", wrap="true")
+                for m in (240, 1, 30)]
+        env = {**os.environ, "SLURM_CONF": str(cluster.conf)}
+        out = subprocess.run([sys.executable, "-m", "slurm_plugin", "cycle", "once", cluster.state()["site_path"],
+                              "--policy-file", str(policy), "--state-dir", str(tmp_path / "state"), "--json"],
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        rows = json.loads(out.stdout)
+        assert rows and all(r["kind"] == "site_factor" and r["cause"] == "RANKING" for r in rows), rows
+        factor = slurm.site_factors(*jobs)
+        assert factor[jobs[1]] > factor[jobs[2]] > factor[jobs[0]], factor  # 1 min, 30 min, 240 min
+        entries = Journal(tmp_path / "state" / "journal.jsonl").about_job(jobs[1])
+        assert [e["cause"] for e in entries] == ["RANKING"]
+    finally:
+        slurm.cancel(blocker, *jobs)
