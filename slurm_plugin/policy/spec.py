@@ -164,7 +164,8 @@ def policy_from_dict(data, source: str = "<policy>") -> PolicySpec:
 
 
 def load_policy(path: str | Path) -> PolicySpec:
-    """The policy file at ``path`` (YAML or JSON); :class:`PolicyError` names the file and the field or line."""
+    """The policy file at ``path`` (YAML or JSON); :class:`PolicyError` names the file and the field or line.
+    A relative ``ranking.model`` is relative to the file's directory."""
     import yaml
 
     p = Path(path)
@@ -180,4 +181,8 @@ def load_policy(path: str | Path) -> PolicySpec:
         mark = getattr(err, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
         raise PolicyError(where, f"not YAML/JSON: {getattr(err, 'problem', None) or err}") from None
-    return policy_from_dict(data, str(p))
+    spec = policy_from_dict(data, str(p))
+    model = spec.ranking.model
+    if model is not None and not Path(model).is_absolute():  # a model next to the file is found from anywhere
+        spec = dataclasses.replace(spec, ranking=dataclasses.replace(spec.ranking, model=str(p.parent / model)))
+    return spec

@@ -31,7 +31,9 @@ def test_yaml_and_json_name_the_same_policy(tmp_path):
                                      "reshape: false\n")
     spec = load_policy(tmp_path / "p.json")
     assert spec == load_policy(tmp_path / "p.yaml")
-    assert spec.ranking == RankingSpec("dqn", "m.npz", True, 12.0) and spec.scaling.suspend_time_s == 900.0
+    # a relative model path is relative to the policy file
+    assert spec.ranking == RankingSpec("dqn", str(tmp_path / "m.npz"), True, 12.0)
+    assert spec.scaling.suspend_time_s == 900.0
     assert not cycle_config(spec).pack and not cycle_config(spec).reshape
 
 
@@ -98,3 +100,23 @@ def test_cycle_refuses_a_bad_policy_file_before_touching_slurm(tmp_path):
     f.write_text("scaling: {name: sometimes}\n")
     res = CliRunner().invoke(main, ["cycle", "once", "--dry-run", "--site", "demo", "--policy-file", str(f)])
     assert res.exit_code == 2 and "scaling.name: unknown choice 'sometimes'" in res.output, res.output
+
+
+def test_the_spec_sits_below_the_simulator_and_the_cycle():
+    """policy/ imports nothing from sim/ or cycle/ (they build their hooks and steps from it)."""
+    import ast
+    from pathlib import Path
+
+    import slurm_plugin.policy as pkg
+
+    def absolute(node: ast.ImportFrom) -> list[str]:
+        base = ["slurm_plugin", "policy"][: 2 - node.level + 1] if node.level else []
+        module = ".".join(base + ([node.module] if node.module else []))
+        return [module] if node.module else [f"{module}.{a.name}" for a in node.names]
+
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = absolute(node) if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            bad = [n for n in names if n.startswith(("slurm_plugin.sim", "slurm_plugin.cycle"))]
+            assert not bad, f"{path.name} imports {bad}"
