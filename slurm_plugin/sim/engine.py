@@ -24,6 +24,7 @@ import numpy as np
 from ..rank import QueueView
 from ..workload.fit import able_cores
 from ..workload.jobs import JobTable
+from . import exclusive
 from .cluster import INF, ClusterState, Reservation
 from .hooks import AlwaysOn, FirstFit, PackingPolicy, PackView, PlacementPolicy, PowerView, RankingPolicy, ScalingPolicy
 from .machine import Machine
@@ -120,6 +121,8 @@ class Engine:
         heapq.heappush(self._heap, (t, self._seq, kind, data))
 
     def run(self, progress: Callable[[int], None] | None = None) -> Outcome:
+        if exclusive.eligible(self):
+            return exclusive.run(self, progress)  # same schedule, on counts (one group of whole-node jobs)
         t0 = time.perf_counter()
         jobs, n = self.jobs, len(self.jobs)
         submit = jobs.submit

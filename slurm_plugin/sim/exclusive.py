@@ -1,0 +1,219 @@
+"""The engine's loop for its commonest case, on counts instead of per-node arrays: one node group, every job
+takes whole nodes, every node always on, first-fit placement, one reservation (EASY), backfill at every event
+(an SWF trace on its own machine). Same schedule as :class:`~.engine.Engine`'s general loop, job for job.
+
+Why counts are enough. With whole-node jobs on identical nodes a node is idle or busy until its job's planned end
+(start + time limit). The head's plan (:meth:`.cluster.ClusterState.plan`) takes the k nodes free soonest,
+preferring busy ones, so its time is the (k - idle)-th smallest planned end (each running job counted once per
+node) and it holds ``m = max(0, k - busy nodes free by then)`` idle nodes: the m lowest-numbered ones (ties in
+the plan's stable sort go by node index). First-fit starts take the lowest idle nodes, so between re-plans (a
+release, or a start ahead of the head) the held idle nodes stay the lowest ones: a backfilled job that ends
+before the reservation takes ``min(m, its nodes)`` of them, a longer one needs ``idle - m`` nodes outside. Every
+other figure (energy, core-seconds, timeline) is summed in the engine's order, so it matches bit for bit.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import logging
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from .hooks import FirstFit
+
+log = logging.getLogger(__name__)
+INF = float("inf")
+
+
+def eligible(e) -> bool:
+    """Whether :func:`run` reproduces ``e``'s general loop: see the module docstring (no observer, no packing,
+    no speed factors, no backfill clock, no power states)."""
+    m, jobs = e.machine, e.jobs
+    if (len(m.groups) != 1 or not e._all_on or e._bf_clocked or e.packing is not None or e.speed is not None
+            or e.reservations != 1 or e.observer is not None or type(e.placement) is not FirstFit):
+        return False
+    g = m.groups[0]
+    if not len(jobs):
+        return False
+    if (jobs.gres_count > 0).any() or (jobs.gres_name >= 0).any() or (jobs.cores != g.cores).any():
+        return False
+    if (jobs.nodes < 1).any() or (jobs.nodes > g.count).any():
+        return False
+    # arch / memory: every job must fit this group (the reader's fit check guarantees it for prepared runs)
+    shapes = np.unique(np.column_stack([jobs.arch_mask, jobs.mem_gb]), axis=0, return_index=True)[1]
+    return all(e.cluster.req(jobs, int(i)).options == ((0, -1),) and e.cluster.req(jobs, int(i)).whole
+               for i in shapes)
+
+
+def run(e, progress: Callable[[int], None] | None = None):
+    """Simulate ``e`` (an :class:`~.engine.Engine` for which :func:`eligible` holds); returns its Outcome and
+    leaves ``e``'s per-job arrays filled as the general loop would."""
+    from .engine import Outcome
+    t0 = time.perf_counter()
+    jobs, n = e.jobs, len(e.jobs)
+    g = e.machine.groups[0]
+    cpn, total_nodes, machine_cores = int(g.cores), int(g.count), int(e.machine.cores)
+    submit = jobs.submit.tolist()
+    limit = jobs.limit.tolist()
+    knodes = jobs.nodes.tolist()
+    run_eff = e.run_eff.tolist()
+    dyn_w = e.meter.group_dyn_w[0]
+    backfill, bf_max, static = e.backfill, e.bf_max, e.ranking.static
+    by_rank = e._by_rank.tolist() if static else None
+    rank_of = e._rank_of.tolist() if static else None
+    queue = e._queue  # static: queued ranks, sorted (shared with e._order)
+    begin = [None] * n
+    dw = [cpn * k * dyn_w for k in knodes]  # extra watts while a job runs (the meter's load_change, same floats)
+    heappush, heappop, insort, bisect_left = heapq.heappush, heapq.heappop, bisect.insort, bisect.bisect_left
+
+    free = total_nodes  # idle nodes
+    heap: list = []  # (end, seq, job): job ends
+    seq = 0
+    ends: list = []  # sorted (planned end, seq, nodes) of running jobs, for plans
+    pend_of: dict[int, tuple] = {}  # job -> its entry in ``ends``
+    epoch = 0
+    resv_job, resv_epoch, resv_time, held = -1, -1, 0.0, 0  # the head's plan: job, epoch, time, idle nodes held
+    pending = 0
+    watts, joules, cost = e.meter.watts, 0.0, 0.0
+    cost_rate = e.meter.cost_rate
+    mt = submit[0]  # the meter's clock (the first event is the first submit)
+    core_s = float(e.group_core_s[0])
+    samples: list = []  # (t, pending, idle nodes, watts) after each event time
+    last_t = None
+    nxt = events = last_report = 0
+
+    def start(j: int, t: float) -> None:
+        nonlocal free, seq, watts, core_s
+        k = knodes[j]
+        free -= k
+        watts += dw[j]
+        r = run_eff[j]
+        begin[j] = t
+        core_s += cpn * r * k
+        seq += 1
+        entry = (t + limit[j], seq, k)
+        insort(ends, entry)
+        pend_of[j] = entry
+        heappush(heap, (t + r, seq, j))
+
+    def plan(k: int) -> tuple[float, int]:
+        """(time, idle nodes held) of a plan for ``k`` > ``free`` nodes."""
+        need, busy = k - free, 0
+        for i, (when, _, nodes) in enumerate(ends):
+            busy += nodes
+            if busy >= need:
+                # every busy node planned free by ``when`` (later entries with the same end included)
+                for when2, _, nodes2 in ends[i + 1:]:
+                    if when2 != when:
+                        break
+                    busy += nodes2
+                return when, max(0, k - busy)
+        raise RuntimeError(f"a job of {k} nodes can never fit")
+
+    while nxt < n or heap:
+        t = submit[nxt] if nxt < n else INF
+        if heap and heap[0][0] < t:
+            t = heap[0][0]
+        if t > mt:  # meter.advance(t): event times never decrease here
+            dt = t - mt
+            joules += watts * dt
+            cost += cost_rate * dt
+            mt = t
+        while heap and heap[0][0] <= t:
+            j = heappop(heap)[2]
+            free += knodes[j]
+            ends.remove(pend_of.pop(j))
+            watts -= dw[j]
+            epoch += 1
+        while nxt < n and submit[nxt] <= t:
+            pending += 1
+            if static:
+                insort(queue, rank_of[nxt])
+            else:
+                e._queued[nxt] = True
+                e._hi = nxt + 1
+            nxt += 1
+        if pending:
+            started: list[int] = []
+            head = 64 + (bf_max if backfill else 0)
+            if static:
+                keys = queue
+            else:
+                keys, _ = e._order(t, head)
+                if len(keys) < pending:
+                    stops = False
+                    for j in keys[:64]:
+                        if knodes[j] > free:
+                            stops = True
+                            break
+                    if not stops:
+                        keys, _ = e._order(t)
+            ahead = 0  # started from the head of the order: a prefix of it
+            for pos, key in enumerate(keys):
+                if free <= 0:
+                    break
+                j = by_rank[key] if static else key
+                k = knodes[j]
+                if k <= free:
+                    start(j, t)
+                    started.append(j)
+                    ahead += 1
+                    epoch += 1
+                    continue
+                if backfill:
+                    if resv_job != j or resv_epoch != epoch:
+                        resv_time, held = plan(k)
+                        resv_job, resv_epoch = j, epoch
+                    for key2 in keys[pos + 1:pos + 1 + bf_max]:
+                        j2 = by_rank[key2] if static else key2
+                        k2 = knodes[j2]
+                        if k2 > free:
+                            continue
+                        if t + limit[j2] <= resv_time:
+                            start(j2, t)
+                            held = held - k2 if held > k2 else 0
+                        elif k2 <= free - held:
+                            start(j2, t)
+                        else:
+                            continue
+                        started.append(j2)
+                        if free <= 0:
+                            break
+                break
+            if started:
+                pending -= len(started)
+                if static:
+                    del queue[:ahead]
+                    for j in started[ahead:]:
+                        del queue[bisect_left(queue, rank_of[j])]
+                else:
+                    e._queued[started] = False
+                    while e._lo < e._hi and not e._queued[e._lo]:
+                        e._lo += 1
+        events += 1
+        if t == last_t:  # the engine's _sample: one point per distinct time
+            samples.pop()
+        samples.append((t, pending, free, watts))
+        last_t = t
+        if progress and nxt - last_report >= 2000:
+            progress(nxt - last_report)
+            last_report = nxt
+        if not heap and nxt >= n and pending:
+            log.warning("%d job(s) can never start (nothing running, nothing to come)", pending)
+            break
+    if progress:
+        progress(nxt - last_report)
+    b = np.array([np.nan if x is None else x for x in begin], dtype=float)
+    e.alloc[:] = b
+    e.begin[:] = b
+    e.end[:] = b + e.run_eff
+    e.group_core_s[0] = core_s
+    e.meter.joules, e.meter.cost, e.meter.watts, e.meter.t = joules, cost, watts, mt
+    e.pending = pending
+    tl_t, tl_q, idle, tl_w = (list(c) for c in zip(*samples)) if samples else ([], [], [], [])
+    e.timeline = {"t": tl_t, "queue": tl_q, "busy_cores": [machine_cores - f * cpn for f in idle], "watts": tl_w}
+    return Outcome(e.alloc, e.begin, e.end, e.group_core_s, joules, cost, int((jobs.run > jobs.limit).sum()), events,
+                   e.timeline, time.perf_counter() - t0)
