@@ -14,6 +14,8 @@ BENCHMARKS: dict[str, LazyCommand] = {
                           "Measure the job_submit shim + daemon on a real local cluster and write one JSON result."),
     "rank": LazyCommand(".bench_rank:rank_cmd",
                         "Median ms of rank_pending (features + inference + band grouping) over --repeat runs."),
+    "sim": LazyCommand(".bench_sim:sim_cmd",
+                       "Jobs per second of simulation (the trace already read), fastest of --repeat runs."),
     "cli": LazyCommand(".bench_cli:cli_cmd",
                        "Start-up time of `hetsched --help` and `hetsched power resume --help` in fresh processes."),
     "power": LazyCommand(".bench_power:power_cmd",

@@ -15,10 +15,12 @@ other figure (energy, core-seconds, timeline) is summed in the engine's order, s
 from __future__ import annotations
 
 import bisect
+import gc
 import heapq
 import logging
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -26,6 +28,19 @@ from .hooks import FirstFit
 
 log = logging.getLogger(__name__)
 INF = float("inf")
+
+
+@contextmanager
+def no_gc():
+    """Cyclic garbage collection off inside (restored after): the event loops allocate millions of small tuples
+    and no reference cycles, so the collector's periodic scans are pure cost."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def eligible(e) -> bool:
@@ -67,7 +82,8 @@ def run(e, progress: Callable[[int], None] | None = None):
     queue = e._queue  # static: queued ranks, sorted (shared with e._order)
     begin = [None] * n
     dw = [cpn * k * dyn_w for k in knodes]  # extra watts while a job runs (the meter's load_change, same floats)
-    heappush, heappop, insort, bisect_left = heapq.heappush, heapq.heappop, bisect.insort, bisect.bisect_left
+    heappush, heappop, insort = heapq.heappush, heapq.heappop, bisect.insort
+    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
 
     free = total_nodes  # idle nodes
     heap: list = []  # (end, seq, job): job ends
@@ -77,11 +93,11 @@ def run(e, progress: Callable[[int], None] | None = None):
     epoch = 0
     resv_job, resv_epoch, resv_time, held = -1, -1, 0.0, 0  # the head's plan: job, epoch, time, idle nodes held
     pending = 0
-    watts, joules, cost = e.meter.watts, 0.0, 0.0
-    cost_rate = e.meter.cost_rate
-    mt = submit[0]  # the meter's clock (the first event is the first submit)
+    watts = e.meter.watts
     core_s = float(e.group_core_s[0])
-    samples: list = []  # (t, pending, idle nodes, watts) after each event time
+    fresh: list = []  # static: ranks queued since the last pass
+    scanned = (-1, -1, -1)  # static: (epoch, head rank, last rank in its window) of the last backfill scan
+    tl_t, tl_q, tl_idle, tl_w = [], [], [], []  # after each event time: t, pending, idle nodes, watts
     last_t = None
     nxt = events = last_report = 0
 
@@ -117,11 +133,6 @@ def run(e, progress: Callable[[int], None] | None = None):
         t = submit[nxt] if nxt < n else INF
         if heap and heap[0][0] < t:
             t = heap[0][0]
-        if t > mt:  # meter.advance(t): event times never decrease here
-            dt = t - mt
-            joules += watts * dt
-            cost += cost_rate * dt
-            mt = t
         while heap and heap[0][0] <= t:
             j = heappop(heap)[2]
             free += knodes[j]
@@ -132,17 +143,17 @@ def run(e, progress: Callable[[int], None] | None = None):
             pending += 1
             if static:
                 insort(queue, rank_of[nxt])
+                fresh.append(rank_of[nxt])
             else:
                 e._queued[nxt] = True
                 e._hi = nxt + 1
             nxt += 1
         if pending:
             started: list[int] = []
-            head = 64 + (bf_max if backfill else 0)
             if static:
                 keys = queue
             else:
-                keys, _ = e._order(t, head)
+                keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
                 if len(keys) < pending:
                     stops = False
                     for j in keys[:64]:
@@ -167,7 +178,20 @@ def run(e, progress: Callable[[int], None] | None = None):
                     if resv_job != j or resv_epoch != epoch:
                         resv_time, held = plan(k)
                         resv_job, resv_epoch = j, epoch
-                    for key2 in keys[pos + 1:pos + 1 + bf_max]:
+                    hi = pos + 1 + bf_max
+                    if static and scanned[0] == epoch and scanned[1] == key:
+                        # nothing freed since the last pass and the same head: what it looked at and left still
+                        # cannot start (idle nodes, outside ones and the time left only shrank); look at the rest
+                        last = scanned[2]
+                        window = keys[bisect_right(keys, last):hi]
+                        early = [x for x in fresh if x < last and bisect_left(keys, x) < hi]
+                        if early:
+                            window = sorted(early) + window
+                    else:
+                        window = keys[pos + 1:hi]
+                    if static:
+                        scanned = (epoch, key, keys[min(hi, len(keys)) - 1])
+                    for key2 in window:
                         j2 = by_rank[key2] if static else key2
                         k2 = knodes[j2]
                         if k2 > free:
@@ -187,16 +211,22 @@ def run(e, progress: Callable[[int], None] | None = None):
                 pending -= len(started)
                 if static:
                     del queue[:ahead]
-                    for j in started[ahead:]:
-                        del queue[bisect_left(queue, rank_of[j])]
+                    if len(started) > ahead:
+                        for j in started[ahead:]:
+                            del queue[bisect_left(queue, rank_of[j])]
                 else:
                     e._queued[started] = False
                     while e._lo < e._hi and not e._queued[e._lo]:
                         e._lo += 1
+        if fresh:
+            fresh.clear()
         events += 1
         if t == last_t:  # the engine's _sample: one point per distinct time
-            samples.pop()
-        samples.append((t, pending, free, watts))
+            tl_t.pop(), tl_q.pop(), tl_idle.pop(), tl_w.pop()
+        tl_t.append(t)
+        tl_q.append(pending)
+        tl_idle.append(free)
+        tl_w.append(watts)
         last_t = t
         if progress and nxt - last_report >= 2000:
             progress(nxt - last_report)
@@ -211,9 +241,20 @@ def run(e, progress: Callable[[int], None] | None = None):
     e.begin[:] = b
     e.end[:] = b + e.run_eff
     e.group_core_s[0] = core_s
-    e.meter.joules, e.meter.cost, e.meter.watts, e.meter.t = joules, cost, watts, mt
+    joules, cost = _meter(tl_t, tl_w, e.meter.cost_rate)
+    e.meter.joules, e.meter.cost, e.meter.watts, e.meter.t = joules, cost, watts, tl_t[-1] if tl_t else None
     e.pending = pending
-    tl_t, tl_q, idle, tl_w = (list(c) for c in zip(*samples)) if samples else ([], [], [], [])
-    e.timeline = {"t": tl_t, "queue": tl_q, "busy_cores": [machine_cores - f * cpn for f in idle], "watts": tl_w}
+    e.timeline = {"t": tl_t, "queue": tl_q, "busy_cores": [machine_cores - f * cpn for f in tl_idle], "watts": tl_w}
     return Outcome(e.alloc, e.begin, e.end, e.group_core_s, joules, cost, int((jobs.run > jobs.limit).sum()), events,
                    e.timeline, time.perf_counter() - t0)
+
+
+def _meter(t: list, watts: list, cost_rate: float) -> tuple[float, float]:
+    """The engine's PowerMeter.advance summed after the loop: joules and cost over the (time, watts after that time)
+    samples. ``np.cumsum`` adds left to right like the meter, so the figures are the same to the last bit."""
+    if len(t) < 2:
+        return 0.0, 0.0
+    ta = np.asarray(t, dtype=float)
+    dt = ta[1:] - ta[:-1]
+    joules = float(np.cumsum(np.asarray(watts[:-1], dtype=float) * dt)[-1])
+    return joules, float(np.cumsum(cost_rate * dt)[-1])

@@ -1,0 +1,52 @@
+"""``hetsched bench sim``: simulator speed per (workload, policy, backfill), beside the reference EASY loop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .common import handle_errors
+
+
+def _line(r: dict) -> str:
+    s = (f"{r['workload']:34s} {r['policy']:12s} bf={'on ' if r['backfill'] else 'off'} {r['jobs']:7d} jobs "
+         f"{r['sim_s']:7.2f} s {r['jobs_per_s']:9.0f} jobs/s (CPU {r['cpu_s']:.2f} s)")
+    ref = r.get("reference")
+    if ref:
+        same = "same schedule" if ref["same_schedule"] else f"{ref['jobs_differ']} jobs start differently"
+        s += (f" | reference {ref['sim_s']:.2f} s (CPU {ref['cpu_s']:.2f} s): engine x{ref['engine_speedup_wall']:.2f}"
+              f" wall, x{ref['engine_speedup_cpu']:.2f} CPU, {same}")
+    return s
+
+
+@click.command("sim")
+@click.option("--workload", "-w", "workloads", multiple=True,
+              help="Workload (repeatable; default: the shared Lublin-1, KTH-SP2 and LANL-CM5 traces).")
+@click.option("--site", default=None, help="Site for the workloads (default: the machine each trace names).")
+@click.option("--policies", default="fcfs,sjf,dqn", show_default=True, help="Comma-separated rankings.")
+@click.option("--backfill", "bf", type=click.Choice(["both", "on", "off"]), default="on", show_default=True)
+@click.option("--power", type=click.Choice(["always-on", "idle-suspend"]), default="always-on", show_default=True)
+@click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True, help="Runs each (fastest kept).")
+@click.option("--reference", is_flag=True,
+              help="Also run the reference FCFS+EASY loop (slurm_plugin/sim/reference.py) beside each FCFS+EASY "
+                   "run on a one-group machine, and check both start every job at the same time.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write {rows, machine, commit} here.")
+@handle_errors(ValueError, OSError)
+def sim_cmd(workloads, site, policies, bf, power, repeat, reference, json_out) -> None:
+    """Jobs per second of simulation (the trace already read), fastest of --repeat runs."""
+    from ..sim.bench import bench_sim, default_traces
+    from ..sim.run import provenance
+    ws = list(workloads) or default_traces()
+    if not ws:
+        raise click.UsageError("no workload given and the shared traces (../shared/workloads/swf) are absent")
+    pols = [x.strip() for x in policies.split(",") if x.strip()]
+    backfills = {"both": [False, True], "on": [True], "off": [False]}[bf]
+    rows = bench_sim(ws, pols, backfills, site, power, repeat, reference, log=lambda r: click.echo(_line(r)))
+    prov = provenance()
+    out = {"rows": rows, "machine": {k: prov[k] for k in ("uname_m", "nproc", "cpu_model", "python")},
+           "commit": prov["git_commit"]}
+    if json_out:
+        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_out).write_text(json.dumps(out, indent=2) + "\n")
