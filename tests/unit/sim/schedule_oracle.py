@@ -99,8 +99,16 @@ def digest(begin: np.ndarray) -> dict:
 
 def run_case(case: Case) -> tuple[dict, float]:
     """The digest of one case and the simulation's wall time."""
+    import os
+
+    from slurm_plugin.rank.dqn.policy import MODEL_ENV
     from slurm_plugin.sim.run import simulate
-    row, out = simulate(prepared(case), case.policy, backfill=case.backfill, power=case.power)
+    saved = os.environ.pop(MODEL_ENV, None)  # the shipped model (`sim run --model` sets this in its process)
+    try:
+        row, out = simulate(prepared(case), case.policy, backfill=case.backfill, power=case.power)
+    finally:
+        if saved is not None:
+            os.environ[MODEL_ENV] = saved
     return digest(out.begin), row["sim_wall_s"]
 
 
