@@ -113,9 +113,11 @@ def _key_values(row: dict) -> None:
               help="Also run the daemon's packing step (MILP every 60 s) with 'on', Slurm's placement only with "
                    "'off', or both (the table then ends with on/off ratios); either turns on the site's speed "
                    "factors. Needs --site. Default: neither (no speed factors).")
+@click.option("--jobs", "-j", "njobs", type=click.IntRange(1), default=None,
+              help="Simulations at once, each in its own process (default: every core).")
 @handle_errors(WorkloadError, ValueError, OSError)
 def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, compress, as_json,
-                output, plot_out, table_out, packing) -> None:
+                output, plot_out, table_out, packing, njobs) -> None:
     """Every policy with and/or without backfill (and packing): a table of policies x metrics, JSON rows, plots."""
     from ..sim.compare import compare, table
     from ..sim.plots import plot_timelines
@@ -129,7 +131,7 @@ def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, dr
     kw = dict(power=power, suspend_time_s=suspend_time) if semantics == "slurm" else {}
     rows, timelines = compare(p, pols, backfills, semantics,
                               on_row=lambda r: log.info("%s bf=%s %.2fs", r["policy"], r["backfill"], r["wall_s"]),
-                              packings=PACKINGS[packing], **kw)
+                              packings=PACKINGS[packing], jobs=njobs, **kw)
     text = table(rows)
     if packing == "both":
         from ..sim.compare import packing_ratios

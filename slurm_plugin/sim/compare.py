@@ -14,19 +14,25 @@ TABLE_COLS = (("avg_wait_s", "avg wait s", "{:.0f}"), ("p95_wait_s", "p95 wait s
 
 def compare(p: Prepared, policies: list[str], backfills: list[bool], semantics: str = "slurm",
             on_row: Callable[[dict], None] | None = None, packings: tuple[str | None, ...] = (None,),
-            **kw) -> tuple[list[dict], list[tuple[str, bool, dict]]]:
+            jobs: int | None = 1, **kw) -> tuple[list[dict], list[tuple[str, bool, dict]]]:
     """Every (policy, backfill, packing) on ``p``; returns the rows and (label, backfill, timeline) for plotting
-    (label: the policy, with ``+pack=NAME`` when packings are compared)."""
-    rows, timelines = [], []
-    for bf in backfills:
-        for pol in policies:
-            for pk in packings:
-                row, out = simulate(p, pol, backfill=bf, semantics=semantics, packing=pk, **kw)
-                rows.append(row)
-                timelines.append((pol if pk is None else f"{pol} pack={pk}", bf, out.timeline))
-                if on_row:
-                    on_row(row)
+    (label: the policy, with ``+pack=NAME`` when packings are compared). ``jobs`` processes run the simulations
+    (None: every core); rows come back in the serial order and, but for wall times, equal the serial ones."""
+    from .parallel import run_all
+    tasks = [(pol, bf, pk, semantics, kw) for bf in backfills for pol in policies for pk in packings]
+    results = run_all(_one, p, tasks, jobs, desc=p.workload.name,
+                      on_result=(lambda i, res: on_row(res[0])) if on_row else None)
+    rows = [row for row, _ in results]
+    timelines = [(pol if pk is None else f"{pol} pack={pk}", bf, tl)
+                 for (pol, bf, pk, _, _), (_, tl) in zip(tasks, results)]
     return rows, timelines
+
+
+def _one(p: Prepared, task: tuple) -> tuple[dict, dict]:
+    """One run of :func:`compare`: (row, timeline)."""
+    pol, bf, pk, semantics, kw = task
+    row, out = simulate(p, pol, backfill=bf, semantics=semantics, packing=pk, **kw)
+    return row, out.timeline
 
 
 def table(rows: list[dict]) -> str:
