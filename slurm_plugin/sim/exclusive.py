@@ -71,7 +71,7 @@ def run(e, progress: Callable[[int], None] | None = None):
     jobs, n = e.jobs, len(e.jobs)
     g = e.machine.groups[0]
     cpn, total_nodes, machine_cores = int(g.cores), int(g.count), int(e.machine.cores)
-    submit = jobs.submit.tolist()
+    submit = jobs.submit.tolist() + [INF]  # a sentinel: no bounds checks in the loop
     limit = jobs.limit.tolist()
     knodes = jobs.nodes.tolist()
     run_eff = e.run_eff.tolist()
@@ -110,7 +110,7 @@ def run(e, progress: Callable[[int], None] | None = None):
         begin[j] = t
         core_s += cpn * r * k
         seq += 1
-        entry = (t + limit[j], seq, k)
+        entry = (t + limit[j], k)
         insort(ends, entry)
         pend_of[j] = entry
         heappush(heap, (t + r, seq, j))
@@ -118,19 +118,39 @@ def run(e, progress: Callable[[int], None] | None = None):
     def plan(k: int) -> tuple[float, int]:
         """(time, idle nodes held) of a plan for ``k`` > ``free`` nodes."""
         need, busy = k - free, 0
-        for i, (when, _, nodes) in enumerate(ends):
+        for i, (when, nodes) in enumerate(ends):
             busy += nodes
             if busy >= need:
                 # every busy node planned free by ``when`` (later entries with the same end included)
-                for when2, _, nodes2 in ends[i + 1:]:
+                for when2, nodes2 in ends[i + 1:]:
                     if when2 != when:
                         break
                     busy += nodes2
                 return when, max(0, k - busy)
         raise RuntimeError(f"a job of {k} nodes can never fit")
 
+    def backfill_jobs(window, t: float) -> list[int]:
+        """Start, in order, the jobs of ``window`` that fit now without delaying the head's plan."""
+        nonlocal held
+        out = []
+        for j in window:
+            k = knodes[j]
+            if k > free:
+                continue
+            if t + limit[j] <= resv_time:  # ends before the plan: may use the held nodes, lowest first
+                start(j, t)
+                held = held - k if held > k else 0
+            elif k <= free - held:  # runs past it: only on nodes the plan does not hold
+                start(j, t)
+            else:
+                continue
+            out.append(j)
+            if free <= 0:
+                break
+        return out
+
     while nxt < n or heap:
-        t = submit[nxt] if nxt < n else INF
+        t = submit[nxt]
         if heap and heap[0][0] < t:
             t = heap[0][0]
         while heap and heap[0][0] <= t:
@@ -139,7 +159,7 @@ def run(e, progress: Callable[[int], None] | None = None):
             ends.remove(pend_of.pop(j))
             watts -= dw[j]
             epoch += 1
-        while nxt < n and submit[nxt] <= t:
+        while submit[nxt] <= t:
             pending += 1
             if static:
                 insort(queue, rank_of[nxt])
@@ -148,76 +168,65 @@ def run(e, progress: Callable[[int], None] | None = None):
                 e._queued[nxt] = True
                 e._hi = nxt + 1
             nxt += 1
-        if pending:
-            started: list[int] = []
-            if static:
-                keys = queue
-            else:
-                keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
-                if len(keys) < pending:
-                    stops = False
-                    for j in keys[:64]:
-                        if knodes[j] > free:
-                            stops = True
-                            break
-                    if not stops:
-                        keys, _ = e._order(t)
-            ahead = 0  # started from the head of the order: a prefix of it
-            for pos, key in enumerate(keys):
-                if free <= 0:
-                    break
-                j = by_rank[key] if static else key
+        if pending and static:
+            # the queue is sorted by rank; jobs that start from its head leave it at once
+            while queue and free > 0:
+                key = queue[0]
+                j = by_rank[key]
                 k = knodes[j]
                 if k <= free:
+                    del queue[0]
                     start(j, t)
-                    started.append(j)
-                    ahead += 1
+                    pending -= 1
                     epoch += 1
                     continue
                 if backfill:
                     if resv_job != j or resv_epoch != epoch:
                         resv_time, held = plan(k)
                         resv_job, resv_epoch = j, epoch
-                    hi = pos + 1 + bf_max
-                    if static and scanned[0] == epoch and scanned[1] == key:
+                    hi = 1 + bf_max
+                    if scanned[0] == epoch and scanned[1] == key:
                         # nothing freed since the last pass and the same head: what it looked at and left still
                         # cannot start (idle nodes, outside ones and the time left only shrank); look at the rest
                         last = scanned[2]
-                        window = keys[bisect_right(keys, last):hi]
-                        early = [x for x in fresh if x < last and bisect_left(keys, x) < hi]
+                        window = queue[bisect_right(queue, last):hi]
+                        early = [x for x in fresh if x < last and bisect_left(queue, x) < hi]
                         if early:
                             window = sorted(early) + window
                     else:
-                        window = keys[pos + 1:hi]
-                    if static:
-                        scanned = (epoch, key, keys[min(hi, len(keys)) - 1])
-                    for key2 in window:
-                        j2 = by_rank[key2] if static else key2
-                        k2 = knodes[j2]
-                        if k2 > free:
-                            continue
-                        if t + limit[j2] <= resv_time:
-                            start(j2, t)
-                            held = held - k2 if held > k2 else 0
-                        elif k2 <= free - held:
-                            start(j2, t)
-                        else:
-                            continue
-                        started.append(j2)
-                        if free <= 0:
-                            break
+                        window = queue[1:hi]
+                    scanned = (epoch, key, queue[min(hi, len(queue)) - 1])
+                    got = backfill_jobs([by_rank[x] for x in window], t)
+                    if got:
+                        pending -= len(got)
+                        for j in got:
+                            del queue[bisect_left(queue, rank_of[j])]
+                break
+        elif pending:
+            keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
+            if len(keys) < pending and all(knodes[j] <= free for j in keys[:64]):
+                keys, _ = e._order(t)  # the truncated order might not stop inside: rank the whole queue
+            started: list[int] = []
+            for pos, j in enumerate(keys):
+                if free <= 0:
+                    break
+                k = knodes[j]
+                if k <= free:
+                    start(j, t)
+                    started.append(j)
+                    epoch += 1
+                    continue
+                if backfill:
+                    if resv_job != j or resv_epoch != epoch:
+                        resv_time, held = plan(k)
+                        resv_job, resv_epoch = j, epoch
+                    started += backfill_jobs(keys[pos + 1:pos + 1 + bf_max], t)
                 break
             if started:
                 pending -= len(started)
-                if static:
-                    del queue[:ahead]
-                    if len(started) > ahead:
-                        for j in started[ahead:]:
-                            del queue[bisect_left(queue, rank_of[j])]
-                else:
-                    e._queued[started] = False
-                    while e._lo < e._hi and not e._queued[e._lo]:
-                        e._lo += 1
+                e._queued[started] = False
+                while e._lo < e._hi and not e._queued[e._lo]:
+                    e._lo += 1
         if fresh:
             fresh.clear()
         events += 1
