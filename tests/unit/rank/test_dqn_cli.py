@@ -64,7 +64,8 @@ def test_rank_record_stores_eval_figures_in_the_model(workloads, tmp_path):
 def test_sim_run_and_compare_take_the_dqn_and_its_model(tmp_path, monkeypatch):
     from slurm_plugin.rank.dqn import DqnModel, save_model
     from slurm_plugin.rank.dqn.policy import MODEL_ENV
-    monkeypatch.delenv(MODEL_ENV, raising=False)  # --model sets it for this process; undone after the test
+    monkeypatch.setenv(MODEL_ENV, "")  # recorded, so the undo removes what --model sets in this process
+    monkeypatch.delenv(MODEL_ENV)  # (delenv alone records nothing when the variable is absent: it leaked)
     model = save_model(DqnModel.init(seed=4), tmp_path / "m.npz")
     w = ["-w", "synthetic:jobs=150,seed=1,load=0.9", "--site", "demo"]
     res = CliRunner().invoke(main, ["sim", "run", *w, "--policy", "dqn", "--model", str(model),

@@ -16,7 +16,9 @@ def _strip(rows):
     return [{k: v for k, v in r.items() if k not in TIMES} for r in rows]
 
 
-def test_parallel_compare_equals_serial():
+def test_parallel_compare_equals_serial(monkeypatch):
+    from slurm_plugin.rank.dqn.policy import MODEL_ENV
+    monkeypatch.delenv(MODEL_ENV, raising=False)  # the shipped model
     p = prepare("synthetic:jobs=300,seed=5", "demo")
     kw = dict(power="idle-suspend", suspend_time_s=600.0)
     pols = ["fcfs", "wfp3", "multifactor", "dqn"]
