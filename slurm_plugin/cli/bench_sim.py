@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import click
 
 from .common import handle_errors
+from .output import deliver, json_output_options
 
 
 def _line(r: dict) -> str:
@@ -32,10 +30,11 @@ def _line(r: dict) -> str:
 @click.option("--reference", is_flag=True,
               help="Also run the reference FCFS+EASY loop (slurm_plugin/sim/reference.py) beside each FCFS+EASY "
                    "run on a one-group machine, and check both start every job at the same time.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write {rows, machine, commit} here.")
+@json_output_options
 @handle_errors(ValueError, OSError)
-def sim_cmd(workloads, site, policies, bf, power, repeat, reference, json_out) -> None:
-    """Jobs per second of simulation (the trace already read), fastest of --repeat runs."""
+def sim_cmd(workloads, site, policies, bf, power, repeat, reference, as_json, output) -> None:
+    """Jobs per second of simulation (the trace already read), fastest of --repeat runs. The result is
+    ``{"rows": [{"workload", "policy", "backfill", "jobs", "sim_s", "jobs_per_s", ...}], "machine", "commit"}``."""
     from ..sim.bench import bench_sim, default_traces
     from ..sim.run import provenance
     ws = list(workloads) or default_traces()
@@ -43,10 +42,9 @@ def sim_cmd(workloads, site, policies, bf, power, repeat, reference, json_out) -
         raise click.UsageError("no workload given and the shared traces (../shared/workloads/swf) are absent")
     pols = [x.strip() for x in policies.split(",") if x.strip()]
     backfills = {"both": [False, True], "on": [True], "off": [False]}[bf]
-    rows = bench_sim(ws, pols, backfills, site, power, repeat, reference, log=lambda r: click.echo(_line(r)))
+    rows = bench_sim(ws, pols, backfills, site, power, repeat, reference,
+                     log=None if as_json else lambda r: click.echo(_line(r)))
     prov = provenance()
     out = {"rows": rows, "machine": {k: prov[k] for k in ("uname_m", "nproc", "cpu_model", "python")},
            "commit": prov["git_commit"]}
-    if json_out:
-        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_out).write_text(json.dumps(out, indent=2) + "\n")
+    deliver(out, as_json, output, lambda: None)

@@ -43,7 +43,23 @@ def test_cli_compare_jobs(tmp_path):
     out = {}
     for j in ("1", "2"):
         res = CliRunner().invoke(main, ["sim", "compare", "--site", "demo", "-w", "synthetic:jobs=200,seed=2",
-                                        "--policies", "fcfs,sjf", "-j", j, "--json", str(tmp_path / f"{j}.json")])
+                                        "--policies", "fcfs,sjf", "-j", j, "--output", str(tmp_path / f"{j}.json")])
         assert res.exit_code == 0, res.output
         out[j] = _strip(json.loads((tmp_path / f"{j}.json").read_text())["rows"])
     assert out["1"] == out["2"] and len(out["1"]) == 4
+
+
+def test_bench_sim_with_the_reference(tmp_path):
+    """`hetsched bench sim --reference`: the engine and the reference loop on one trace, same schedule."""
+    from slurm_plugin.sim.bench import LUBLIN
+    if not LUBLIN.exists():
+        import pytest
+        pytest.skip(f"shared traces absent ({LUBLIN})")
+    out = tmp_path / "b.json"
+    res = CliRunner().invoke(main, ["bench", "sim", "-w", str(LUBLIN), "--policies", "fcfs", "--reference",
+                                    "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    (row,) = doc["rows"]
+    assert {"workload", "policy", "backfill", "jobs", "sim_s", "jobs_per_s"} <= set(row) and doc["commit"]
+    assert row["jobs"] == 10000 and row["reference"]["same_schedule"] and doc["machine"]["nproc"] >= 1
