@@ -129,6 +129,13 @@ def run(e, progress: Callable[[int], None] | None = None):
                 return when, max(0, k - busy)
         raise RuntimeError(f"a job of {k} nodes can never fit")
 
+    def reserve(j: int, k: int) -> None:
+        """The head ``j``'s plan, kept until something is freed or starts ahead of it (as the engine caches it)."""
+        nonlocal resv_job, resv_epoch, resv_time, held
+        if resv_job != j or resv_epoch != epoch:
+            resv_time, held = plan(k)
+            resv_job, resv_epoch = j, epoch
+
     def backfill_jobs(window, t: float) -> list[int]:
         """Start, in order, the jobs of ``window`` that fit now without delaying the head's plan."""
         nonlocal held
@@ -181,9 +188,7 @@ def run(e, progress: Callable[[int], None] | None = None):
                     epoch += 1
                     continue
                 if backfill:
-                    if resv_job != j or resv_epoch != epoch:
-                        resv_time, held = plan(k)
-                        resv_job, resv_epoch = j, epoch
+                    reserve(j, k)
                     hi = 1 + bf_max
                     if scanned[0] == epoch and scanned[1] == key:
                         # nothing freed since the last pass and the same head: what it looked at and left still
@@ -217,9 +222,7 @@ def run(e, progress: Callable[[int], None] | None = None):
                     epoch += 1
                     continue
                 if backfill:
-                    if resv_job != j or resv_epoch != epoch:
-                        resv_time, held = plan(k)
-                        resv_job, resv_epoch = j, epoch
+                    reserve(j, k)
                     started += backfill_jobs(keys[pos + 1:pos + 1 + bf_max], t)
                 break
             if started:
