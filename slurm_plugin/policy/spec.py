@@ -20,6 +20,7 @@ Choices:
   SuspendTime; live this is the planner with no warm pool, no architecture controller and no PID).
   ``planner``: the hetsched planner (``scale/planner.py`` live, ``scale/sim_policy.WarmPoolPower`` simulated):
   the break-even rule at ``wait_price_w`` (null: a fixed ``warm_nodes`` per group and ``grace_s``).
+  A scaling key the chosen scaling does not read is refused rather than ignored.
 """
 
 from __future__ import annotations
@@ -152,12 +153,29 @@ def policy_section(cls, data, where: str):
     return cls(**_fields(cls, data, where))
 
 
+# what each scaling choice reads; a key another choice reads is refused (it would be silently ignored)
+SCALING_READS = {"always-on": set(), "idle-timer": {"suspend_time_s"},
+                 "planner": {"wait_price_w", "min_grace_s", "window_s", "target_util", "arch", "pid"}}
+FIXED_POOL_READS = {"warm_nodes", "grace_s"}  # the planner without a wait price
+
+
+def _unread_scaling_keys(spec: ScalingSpec, given: dict) -> None:
+    reads = SCALING_READS[spec.name] | (FIXED_POOL_READS if spec.name == "planner" and spec.wait_price_w is None
+                                        else set())
+    for key in given:
+        if key != "name" and key not in reads:
+            who = "the planner with wait_price_w: null" if key in FIXED_POOL_READS else " / ".join(
+                n for n, keys in SCALING_READS.items() if key in keys)
+            raise PolicyError(f"scaling.{key}", f"not read by scaling {spec.name} (only by {who})")
+
+
 def policy_from_dict(data, source: str = "<policy>") -> PolicySpec:
     """A :class:`PolicySpec` from parsed YAML/JSON; :class:`PolicyError` names ``source:field.path``."""
     try:
         spec = PolicySpec(**_fields(PolicySpec, {} if data is None else data, ""))
         if spec.ranking.model is not None and spec.ranking.name != "dqn":
             raise PolicyError("ranking.model", f"only the dqn ranking reads a model (ranking is {spec.ranking.name})")
+        _unread_scaling_keys(spec.scaling, (data or {}).get("scaling") or {})
     except PolicyError as err:
         raise PolicyError(f"{source}: {err.where}" if err.where else source, err.message) from None
     return spec

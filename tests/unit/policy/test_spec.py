@@ -44,9 +44,14 @@ def test_yaml_and_json_name_the_same_policy(tmp_path):
     ({"ranking": {"floor": 1}}, "p.yaml: ranking.floor: unknown key (valid: name, model, age_floor, "
                                 "age_floor_hours)"),
     ({"ranking": {"name": "sjf", "model": "m.npz"}}, "p.yaml: ranking.model: only the dqn ranking reads a model"),
-    ({"scaling": {"name": "planner", "warm_nodes": -1}}, "p.yaml: scaling.warm_nodes: must be >= 0 (got -1)"),
+    ({"scaling": {"wait_price_w": None, "warm_nodes": -1}}, "p.yaml: scaling.warm_nodes: must be >= 0 (got -1)"),
     ({"scaling": {"wait_price_w": "high"}}, "p.yaml: scaling.wait_price_w: must be a finite number"),
     ({"scaling": {"grace_s": float("nan")}}, "p.yaml: scaling.grace_s: must be a finite number"),
+    ({"scaling": {"suspend_time_s": 60}}, "p.yaml: scaling.suspend_time_s: not read by scaling planner (only by "
+                                          "idle-timer)"),
+    ({"scaling": {"name": "planner", "warm_nodes": 2}}, "p.yaml: scaling.warm_nodes: not read by scaling planner "
+                                                        "(only by the planner with wait_price_w: null)"),
+    ({"scaling": {"name": "always-on", "pid": True}}, "p.yaml: scaling.pid: not read by scaling always-on"),
     ({"packing": {"enabled": "yes"}}, "p.yaml: packing.enabled: must be true or false (got 'yes')"),
     ({"packing": []}, "p.yaml: packing: expected a mapping, got list"),
     (["ranking"], "p.yaml: expected a mapping, got list"),
