@@ -82,7 +82,7 @@ def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, dr
     from ..sim.run import prepare, provenance, simulate
     spec = load_policy_file(policy_file, ("policy", "power", "suspend_time", "semantics"))
     p = prepare(workload, site, drop_unfit, compress)
-    with _progress(len(p.workload.jobs), policy) as bar:
+    with _progress(len(p.workload.jobs), spec.ranking.name if spec else policy) as bar:
         if spec is not None:
             from ..sim.policy import simulate_policy
             row, _ = simulate_policy(p, spec, backfill, progress=bar)

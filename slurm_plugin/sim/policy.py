@@ -53,6 +53,9 @@ def sim_packing(spec: PackingSpec) -> tuple[str | None, dict]:
 
 def simulate_policy(p: Prepared, spec: PolicySpec, backfill: bool = True, progress=None) -> tuple[dict, Outcome]:
     """One simulation of ``spec`` (Slurm semantics); the row also carries the spec itself (``policy_spec``)."""
+    if spec.packing.enabled and p.site is None:
+        raise ValueError("the policy packs (packing.enabled) but the workload names no site: give --site, or set "
+                         "packing: {enabled: false}")
     packing, packing_kw = sim_packing(spec.packing)
     row, out = simulate(p, sim_ranking(spec.ranking, p.site, float(p.machine.cores)), backfill, "slurm",
                         sim_scaling(spec.scaling, p.machine, p.workload.jobs), progress=progress, packing=packing,
