@@ -1,12 +1,12 @@
 """Admission: the pure decision for one job submission, from a request, a snapshot and the site.
 
-``admit(JobRequest, Snapshot, Site) -> Decision``; see :mod:`.classify` for the class/tier convention.
+``admit(JobRequest, Snapshot, Site) -> Admission``; see :mod:`.classify` for the class/tier convention.
 """
 
 from .admit import AdmissionOptions, admit
 from .classify import CLASS_STEP, Classification, classify
-from .decision import SETTABLE, Decision
+from .decision import SETTABLE, Admission
 from .request import ArchChoice, JobRequest, arch_choice
 
-__all__ = ["CLASS_STEP", "SETTABLE", "AdmissionOptions", "ArchChoice", "Classification", "Decision", "JobRequest",
+__all__ = ["CLASS_STEP", "SETTABLE", "Admission", "AdmissionOptions", "ArchChoice", "Classification", "JobRequest",
            "admit", "arch_choice", "classify"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..snapshot import GresCount, NodeState, PartitionState, Snapshot
-from .decision import Decision, DecisionBuilder
+from .decision import Admission, AdmissionBuilder
 from .request import JobRequest, arch_choice
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
@@ -64,8 +64,8 @@ def _best_partition(snap: Snapshot, eligible: set[str], req: JobRequest) -> tupl
 
 
 def map_accelerators(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None,
-                     out: DecisionBuilder) -> Decision | None:
-    """Check and route a job's GRES; returns a reject Decision, or None after adding any changes to ``out``.
+                     out: AdmissionBuilder) -> Admission | None:
+    """Check and route a job's GRES; returns a reject Admission, or None after adding any changes to ``out``.
 
     A request no node could ever satisfy (unknown GRES or type, more units than any node has, none on the
     arches the constraint allows, or a named partition without such nodes) is refused. A job that names no
@@ -78,7 +78,7 @@ def map_accelerators(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | No
     key = ("accel", req.routing_gres, req.features, wclass.name if wclass else None, req.partition,
            req.time_limit, req.cpus_per_node)
     plan = snap.memo(key, lambda: _plan(req, snap, wclass))
-    if isinstance(plan, Decision):
+    if isinstance(plan, Admission):
         return plan
     if plan:
         out.add("accel", plan[0], **plan[1])
@@ -86,16 +86,16 @@ def map_accelerators(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | No
 
 
 def _plan(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None):
-    """A reject Decision, None (nothing to do), or (reason, changes) for :func:`map_accelerators`."""
+    """A reject Admission, None (nothing to do), or (reason, changes) for :func:`map_accelerators`."""
     items = req.routing_gres
     archs = arch_choice(req.features).archs
     for g in items:
         why = _impossible(g, snap, archs)
         if why:
-            return Decision.reject(f"--gres={','.join(map(_fmt, items))}: {why}")
+            return Admission.reject(f"--gres={','.join(map(_fmt, items))}: {why}")
     capable = [n for n in snap.nodes if all(_serves(n, g, archs) for g in items)]
     if not capable:
-        return Decision.reject(f"no single node has all of {', '.join(map(_fmt, items))}")
+        return Admission.reject(f"no single node has all of {', '.join(map(_fmt, items))}")
     preferred = _class_types(wclass, capable, items)
     eligible = [n for n in capable if not preferred or any(
         t in preferred for g in items if not g.type for t in n.gres_types(g.name))]
@@ -104,7 +104,7 @@ def _plan(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None):
         asked = req.partition.split(",")
         if not any(n.name in names for p in asked for n in snap.nodes_in(p)) and all(snap.partition(p) for p in asked):
             holders = sorted({p.name for p in snap.partitions for n in snap.nodes_in(p.name) if n.name in names})
-            return Decision.reject(f"partition {req.partition} has no node with {', '.join(map(_fmt, items))} "
+            return Admission.reject(f"partition {req.partition} has no node with {', '.join(map(_fmt, items))} "
                                    f"(partitions that do: {', '.join(holders)})")
         return None
     best = _best_partition(snap, names, req)

@@ -7,11 +7,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..snapshot import Snapshot
+from ..tags import format_tags
 from .accel import map_accelerators
 from .arch import route_arch
 from .classify import band_site_factor, classify
-from .decision import Decision, DecisionBuilder
-from .request import TAG_PREFIX, JobRequest
+from .decision import Admission, AdmissionBuilder
+from .request import JobRequest
 from .rightsize import rightsize_request
 from .trust import Accounting
 
@@ -40,7 +41,7 @@ class AdmissionOptions:
     accounting: Accounting = Accounting()
 
 
-def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions = AdmissionOptions()) -> Decision:
+def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions = AdmissionOptions()) -> Admission:
     """Decide one request (pure, no I/O): accept with changes, or reject, always with reasons.
 
     Submissions get class/tier (priority band), accelerator mapping and arch routing; modifications are only
@@ -53,11 +54,11 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     try:
         _ = req.routing_gres
     except ValueError as err:
-        return Decision(reasons=(f"GRES request not understood ({err}): unchanged",))
-    out = DecisionBuilder()
+        return Admission(reasons=(f"GRES request not understood ({err}): unchanged",))
+    out = AdmissionBuilder()
     if req.op == "modify":  # checked and re-classified (logged); class and tier are re-derived by the cycle
-        refused = map_accelerators(req, snap, None, DecisionBuilder())
-        return refused or Decision(reasons=("modification checked", classify(req, site, options.accounting).why))
+        refused = map_accelerators(req, snap, None, AdmissionBuilder())
+        return refused or Admission(reasons=("modification checked", classify(req, site, options.accounting).why))
     cls = snap.memo(("class", req.comment, req.wckey, req.account, req.qos, req.user_id, id(site)),
                     lambda: classify(req, site, options.accounting))
     wclass = cls.workload_class
@@ -67,7 +68,7 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     if options.set_qos and cls.tier and not req.qos:
         changes["qos"] = cls.tier.name
     if options.annotate_comment and not req.comment and (wclass or cls.tier):
-        changes["comment"] = f"{TAG_PREFIX}class={wclass.name if wclass else '-'},tier={cls.tier.name if cls.tier else '-'}"
+        changes["comment"] = format_tags(class_=wclass.name if wclass else "-", tier=cls.tier.name if cls.tier else "-")
         if wclass and cls.priority_class != wclass.name:  # a claim not granted: say whose band it has
             changes["comment"] += f",band-of={cls.priority_class or '-'}"
     out.add("class", cls.why, **changes)
@@ -82,7 +83,7 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
         return refused
     allowed = route_arch(req, snap, wclass, out)
     if allowed and options.annotate_comment and not req.comment:
-        tag = out.changes.get("comment") or f"{TAG_PREFIX}class=-,tier=-"
+        tag = out.changes.get("comment") or format_tags(class_="-", tier="-")
         out.changes["comment"] = f"{tag},flex={'|'.join(sorted(allowed))}"
     if sized and sized[2]:
         base = out.changes.get("comment") or req.comment

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..snapshot import PartitionState, Snapshot
-from .decision import DecisionBuilder
+from .decision import AdmissionBuilder
 from .request import JobRequest, arch_choice
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
@@ -41,7 +41,7 @@ def _room(snap: Snapshot, part: PartitionState, arch: str, req: JobRequest) -> t
 
 
 def route_arch(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None,
-               out: DecisionBuilder) -> frozenset[str] | None:
+               out: AdmissionBuilder) -> frozenset[str] | None:
     """Narrow a multi-arch job to the arch (and partition) with free capacity now; adds to ``out``.
 
     Routable: ``--constraint`` exactly an OR of arches, or no constraint and a portable workload class

@@ -10,7 +10,7 @@ SETTABLE = ("partition", "features", "qos", "site_factor", "comment",
 
 
 @dataclass(frozen=True)
-class Decision:
+class Admission:
     """``action`` is ``accept`` or ``reject``; ``changes`` maps job_desc fields (:data:`SETTABLE`) to new
     values; ``reasons`` says why, one sentence each, shown to the user by the shim; ``kinds`` tags what was
     decided (``arch``, ``accel``, ``class``, ``rightsize``, ``refuse``) for tests and logs.
@@ -31,12 +31,12 @@ class Decision:
         return "; ".join(self.reasons)
 
     @classmethod
-    def reject(cls, reason: str) -> Decision:
+    def reject(cls, reason: str) -> Admission:
         return cls(action="reject", reasons=(reason,), kinds=("refuse",))
 
 
 @dataclass
-class DecisionBuilder:
+class AdmissionBuilder:
     """Collects the parts of a decision as each step runs (one per request, never shared)."""
 
     changes: dict[str, str | int] = field(default_factory=dict)
@@ -49,5 +49,5 @@ class DecisionBuilder:
         if kind not in self.kinds:
             self.kinds.append(kind)
 
-    def build(self) -> Decision:
-        return Decision("accept", dict(self.changes), tuple(self.reasons), tuple(self.kinds))
+    def build(self) -> Admission:
+        return Admission("accept", dict(self.changes), tuple(self.reasons), tuple(self.kinds))

@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from ..snapshot import GresCount, parse_tres_per_node
 from ..snapshot.constraint import try_parse
 from ..snapshot.model import ARCH_FEATURES
-
-_TOKEN = re.compile(r"[\s,;]+")
-TAG_PREFIX = "hetsched:"
-
-
-def comment_tags(comment: str | None) -> dict[str, str]:
-    """``key=value`` words of a job comment, keys lower case, first one wins; the suite's own annotation
-    prefix is read away, so ``--comment="class=web tier=silver"`` and admission's
-    ``hetsched:class=web,tier=silver,flex=aarch64|x86_64`` read alike."""
-    out: dict[str, str] = {}
-    for word in _TOKEN.split(comment or ""):
-        key, eq, value = word.partition("=")
-        key = key.lower().removeprefix(TAG_PREFIX)
-        if eq and key and value:
-            out.setdefault(key, value)
-    return out
-
+from ..tags import comment_tags
 
 @dataclass(frozen=True)
 class JobRequest:
@@ -78,7 +61,7 @@ class JobRequest:
 
     @cached_property
     def comment_tags(self) -> dict[str, str]:
-        """See :func:`comment_tags`."""
+        """See :func:`slurm_plugin.tags.comment_tags`."""
         return comment_tags(self.comment)
 
     @cached_property

@@ -20,7 +20,8 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from .request import TAG_PREFIX, JobRequest
+from ..tags import format_tags
+from .request import JobRequest
 
 if TYPE_CHECKING:
     from ..scale.rightsize import ClassSuggestion
@@ -83,4 +84,4 @@ def rightsize_request(req: JobRequest, wclass: str | None,
     if not changes:
         return ({}, f"class {wclass}: {'; '.join(why)}", "") if why else None
     reason = f"right-sized for class {wclass} from {s.jobs} past jobs ({s.confidence} confidence): " + "; ".join(why)
-    return changes, reason, f"{TAG_PREFIX}rightsize={'/'.join(tags)}"
+    return changes, reason, format_tags(rightsize="/".join(tags))

@@ -23,7 +23,7 @@ def rank() -> None:
 
 
 def _sources(workloads: tuple[str, ...], site: str | None):
-    from ..rank.dqn.episodes import Source
+    from ..training.episodes import Source
     from ..sim.run import prepare
     out = []
     for spec in workloads:
@@ -65,7 +65,7 @@ def train_cmd(site, workloads, val_workloads, episodes, seq_len, price, lr, seed
     from tqdm import tqdm
 
     from ..rank.dqn.model import save_model
-    from ..rank.dqn.train import TrainConfig, train
+    from ..training.train import TrainConfig, train
     from ..sim.run import provenance
     srcs = _sources(workloads, site)
     cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, lr=lr, seed=seed, eval_every=eval_every,
@@ -103,7 +103,7 @@ def train_cmd(site, workloads, val_workloads, episodes, seq_len, price, lr, seed
 def eval_cmd(workload, site, model_path, semantics, count, length, part, windows, seed, floor_h, as_json, output,
              plot_out) -> None:
     """DQN vs FCFS, SJF, WFP3, UNICEP, F1, multifactor, with and without backfill, on held-out sequences."""
-    from ..rank.dqn.evaluate import BASELINES, compare_rows, protocol_sequences
+    from ..training.evaluate import BASELINES, compare_rows, protocol_sequences
     from ..rank.dqn.model import DEFAULT_MODEL
     from ..rank.dqn.policy import AgeFloor, dqn_ranking
     from ..rank.dqn.report import plot_rows, table

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..admission.request import comment_tags
+from ..tags import comment_tags
 from ..pack import GroupState, PendingJob, Resources
 from ..pack.classes import accel_type
 from ..snapshot import JobState, Snapshot

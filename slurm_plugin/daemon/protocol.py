@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..admission import Decision, JobRequest
+from ..admission import Admission, JobRequest
 
 VERSION = 1
 MAX_REQUEST_BYTES = 16384
@@ -106,7 +106,7 @@ def _encode(doc: dict) -> bytes:
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
 
 
-def encode_decision(decision: Decision) -> bytes:
+def encode_decision(decision: Admission) -> bytes:
     return _encode({"v": VERSION, "ok": True, "action": decision.action, "set": decision.changes,
                     "reason": decision.reason})
 

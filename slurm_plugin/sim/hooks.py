@@ -19,6 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from ..rank import HEURISTICS, Multifactor, QueueView
+from .views import PackView, PowerView
 
 
 class RankingPolicy(Protocol):
@@ -40,33 +41,6 @@ class PlacementPolicy(Protocol):
     name: str
 
     def choose(self, candidates: np.ndarray, ready_now: np.ndarray, need: int) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class PowerView:
-    """What a scaling policy sees: time, per-node state (see :mod:`.power`), seconds idle (-1 = busy or not
-    on), and the number of pending jobs. Per node group (None when the caller does not track them): ``arrived``,
-    jobs submitted so far, and ``backlog``, jobs pending now, each job counted against the cheapest group it may
-    use (as the live planner counts its backlog)."""
-
-    now: float
-    state: np.ndarray
-    idle_for: np.ndarray
-    pending: int
-    arrived: np.ndarray | None = None
-    backlog: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class PackView:
-    """What a packing policy sees: time, the pending job rows most urgent first, the cluster (read only),
-    a counter that changes whenever a job starts or ends, and each job's current request (``current(j)``)."""
-
-    now: float
-    pending: np.ndarray
-    cluster: object
-    epoch: int
-    current: Callable[[int], object]
 
 
 class PackingPolicy(Protocol):

@@ -29,9 +29,9 @@ from ..pack.plan import plan_moves
 from ..site import ARCHES, Site
 from ..workload.jobs import ARCH_BIT, JobTable
 from .cluster import ClusterState, Req
-from .hooks import PackView
 from .machine import Machine
 from .power import OFF, ON
+from .views import PackView
 
 BANDS = 8
 

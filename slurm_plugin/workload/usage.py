@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..admission.request import comment_tags
+from ..tags import comment_tags
 from .errors import WorkloadError
 from .limits import MAX_DURATION_S, MAX_MEMORY_GB, MAX_NODES, MAX_PROCS, check, read_text, text_lines
 from .sacct import _no_constant, _number, parse_mem_gb, parse_timelimit

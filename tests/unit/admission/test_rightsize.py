@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from slurm_plugin.admission import AdmissionOptions, JobRequest, admit
-from slurm_plugin.admission.request import comment_tags
+from slurm_plugin.tags import comment_tags
 from slurm_plugin.admission.rightsize import rightsize_request
 from slurm_plugin.scale.rightsize import RightsizeParams, apply_table, suggest
 from slurm_plugin.site import load_site

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slurm_plugin.admission import Decision
+from slurm_plugin.admission import Admission
 from slurm_plugin.daemon.protocol import (JOB_FIELDS, MAX_REQUEST_BYTES, ProtocolError, encode_decision,
                                           encode_error, parse_request)
 
@@ -50,7 +50,7 @@ def test_invalid_utf8_is_replaced_not_fatal():
 
 
 def test_replies_are_one_json_line():
-    ok = encode_decision(Decision(changes={"partition": "gpu"}, reasons=("r",)))
+    ok = encode_decision(Admission(changes={"partition": "gpu"}, reasons=("r",)))
     assert ok.endswith(b"\n") and ok.count(b"\n") == 1
     assert json.loads(ok) == {"v": 1, "ok": True, "action": "accept", "set": {"partition": "gpu"}, "reason": "r"}
     err = encode_error("bad\nthing")

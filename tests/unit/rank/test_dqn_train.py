@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from slurm_plugin.rank.dqn.episodes import Recorder, Source, play, transitions
+from slurm_plugin.training.episodes import Recorder, Source, play, transitions
 from slurm_plugin.rank.dqn.model import DqnModel
 from slurm_plugin.sim.machine import homogeneous
 from slurm_plugin.workload.jobs import JobTable
@@ -35,7 +35,7 @@ def test_transitions_reward_and_terminals():
 
 def test_numpy_inference_equals_torch_on_the_same_weights():
     torch = pytest.importorskip("torch", reason="torch is the 'train' extra, not installed")
-    from slurm_plugin.rank.dqn.train import _net, to_numpy
+    from slurm_plugin.training.train import _net, to_numpy
     torch.manual_seed(0)
     net = _net(torch, (32, 32))
     x = np.random.default_rng(1).random((500, 12), dtype=np.float32)
@@ -47,7 +47,7 @@ def test_numpy_inference_equals_torch_on_the_same_weights():
 
 def test_tiny_training_run_is_seeded_and_reproducible():
     pytest.importorskip("torch", reason="torch is the 'train' extra, not installed")
-    from slurm_plugin.rank.dqn.train import TrainConfig, train
+    from slurm_plugin.training.train import TrainConfig, train
     src = [Source("t", homogeneous(8, 1), _jobs())]
     cfg = TrainConfig(episodes=4, seq_len=32, batch=32, updates=5, eval_every=2, val_seqs=2, target_every=3,
                       warm_episodes=2, warm_steps=20)
@@ -62,7 +62,7 @@ def test_tiny_training_run_is_seeded_and_reproducible():
 
 def test_teacher_offsets_big_jobs_only_under_backlog():
     from slurm_plugin.rank.dqn.features import job_features, FEATURES
-    from slurm_plugin.rank.dqn.train import Teacher
+    from slurm_plugin.training.train import Teacher
     procs = np.array([1.0, 10.0, 100.0, 256.0])
     x = job_features(np.zeros(4), np.full(4, 3600.0), procs, np.zeros(4), 0.0, 256.0)
     t = Teacher(0.5, 256.0, backlog=0.0)
@@ -73,7 +73,7 @@ def test_teacher_offsets_big_jobs_only_under_backlog():
 
 def test_teacher_low_puts_big_constrained_jobs_first_on_a_light_queue():
     from slurm_plugin.rank.dqn.features import job_features, FEATURES
-    from slurm_plugin.rank.dqn.train import Teacher
+    from slurm_plugin.training.train import Teacher
     procs = np.array([1.0, 10.0, 256.0, 1.0])
     scarce = np.array([0.5, 0.5, 0.5, 0.0])  # the last job runs anywhere
     x = job_features(np.zeros(4), np.full(4, 3600.0), procs, np.zeros(4), 0.0, 256.0, scarce)

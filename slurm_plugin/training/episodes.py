@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...sim.engine import Engine
-from ...sim.machine import Machine
-from ...workload.jobs import JobTable
-from ..heuristics import QueueView
-from .features import N_FEATURES
-from .model import N_BANDS, DqnModel
-from .policy import band_scores, view_features
+from ..rank.dqn.features import N_FEATURES
+from ..rank.dqn.model import N_BANDS, DqnModel
+from ..rank.dqn.policy import band_scores, view_features
+from ..rank.heuristics import QueueView
+from ..sim.engine import Engine
+from ..sim.machine import Machine
+from ..workload.jobs import JobTable
 
 SPLITS = {"train": (0.0, 0.6), "val": (0.6, 0.7), "test": (0.7, 1.0)}
 TAG = 1e-6  # job index stamped into the submit time's fraction (training only; submits are whole seconds)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...sim.engine import Engine
-from ...sim.hooks import RankingPolicy
-from ...sim.machine import Machine
-from ...sim.metrics import bounded_slowdown
-from ...sim.rlsched import SelectThenWait
-from ...workload.jobs import JobTable
+from ..sim.engine import Engine
+from ..sim.hooks import RankingPolicy
+from ..sim.machine import Machine
+from ..sim.metrics import bounded_slowdown
+from ..sim.rlsched import SelectThenWait
+from ..workload.jobs import JobTable
 
 
 def run_sequence(machine: Machine, seq: JobTable, policy: RankingPolicy, backfill: bool,
@@ -50,7 +50,7 @@ BASELINES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor")
 def protocol_sequences(jobs: JobTable, windows: bool, count: int, length: int, part: str, seed: int) -> list[JobTable]:
     """RLScheduler's 10 x 1,024 windows (``windows``: their seeded starts over the whole trace, run time > 0)
     or ``count`` random ``length``-job sequences from split ``part`` ('all' = every job)."""
-    from ...sim.rlrepro import window_starts
+    from ..sim.rlrepro import window_starts
     from .episodes import sequences, split
     if windows:
         jobs = jobs.take(np.flatnonzero(jobs.run > 0))

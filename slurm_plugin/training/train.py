@@ -31,12 +31,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..rank.dqn.features import FEATURES, N_FEATURES
+from ..rank.dqn.model import N_BANDS, DqnModel
+from ..rank.dqn.policy import DELTA, DqnRanking
+from ..sim.hooks import ranking
 from .episodes import Recorder, Source, play, sequences, split, transitions
 from .evaluate import evaluate
-from .model import N_BANDS, DqnModel
-from .policy import DELTA, DqnRanking
-from .features import FEATURES, N_FEATURES
-from ...sim.hooks import ranking
 
 log = logging.getLogger(__name__)
 
