@@ -98,7 +98,7 @@ def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float,
              as_json: bool, output: Path | None, plot_path: Path | None, pid_plot_path: Path | None) -> None:
     """Energy and wait of always-on, Slurm's idle timer and hetsched in the simulator (same workload), and the
     PID controller's step response and stability measured in the simulator."""
-    from ..scale.evaluate import evaluate, pid_sim_step
+    from ..sim.scaling_eval import evaluate, pid_sim_step
     from ..sim.run import prepare, provenance
 
     prepared = prepare(workload, site)

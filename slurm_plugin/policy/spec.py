@@ -18,7 +18,7 @@ Choices:
   The other heuristics are the simulator's scorers; live, their order becomes SiteFactor levels.
 * scaling ``always-on``: nothing powers down. ``idle-timer``: a node idle ``suspend_time_s`` goes down (Slurm's
   SuspendTime; live this is the planner with no warm pool, no architecture controller and no PID).
-  ``planner``: the hetsched planner (``scale/planner.py`` live, ``scale/sim_policy.WarmPoolPower`` simulated):
+  ``planner``: the hetsched planner (``scale/planner.py`` live, ``sim/scaling.WarmPoolPower`` simulated):
   the break-even rule at ``wait_price_w`` (null: a fixed ``warm_nodes`` per group and ``grace_s``).
   A scaling key the chosen scaling does not read is refused rather than ignored.
 """

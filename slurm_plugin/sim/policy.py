@@ -4,7 +4,7 @@
 * ranking -> the registry's ranking (:func:`.hooks.ranking`; ``dqn`` with the spec's model), wrapped in
   :class:`~slurm_plugin.rank.dqn.policy.AgeFloor` when the age floor is on;
 * scaling: ``always-on`` -> :class:`.hooks.AlwaysOn`; ``idle-timer`` -> :class:`.hooks.IdleSuspend`;
-  ``planner`` -> :class:`~slurm_plugin.scale.sim_policy.WarmPoolPower` with the spec's parameters (the
+  ``planner`` -> :class:`~slurm_plugin.sim.scaling.WarmPoolPower` with the spec's parameters (the
   architecture controller reads the trace's portable demand);
 * packing: on -> ``milp`` with the spec's time cap (needs a site); off -> Slurm's placement only.
 The live-only ``reshape`` choice has no simulated counterpart (the simulator has no calendar).
@@ -38,7 +38,7 @@ def sim_scaling(spec: ScalingSpec, machine: Machine, jobs: JobTable) -> ScalingP
         return AlwaysOn()
     if spec.name == "idle-timer":
         return IdleSuspend(spec.suspend_time_s)
-    from ..scale.sim_policy import PortableDemand, WarmPoolPower
+    from .scaling import PortableDemand, WarmPoolPower
 
     return WarmPoolPower(machine, grace_s=spec.grace_s, wait_price_w=spec.wait_price_w, window_s=spec.window_s,
                          min_grace_s=spec.min_grace_s, target_util=spec.target_util, use_pid=spec.pid,

@@ -29,8 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "pure decisions and their inputs: admission, ranking, packing, scaling, power backends, conf rendering, "
      "workload readers, the Decision/actions/applier and the PolicySpec (data the sim and the cycle are "
      "both built from)"),
-    ("sim", ("sim", "scale.sim_policy", "scale.evaluate"),
-     "the simulator, and the scaling policies' simulator adapters (they implement sim.hooks.ScalingPolicy)"),
+    ("sim", ("sim",), "the simulator, its policies' adapters (sim.scaling, sim.packing) and the policy builder"),
     ("evaluation", ("training", "tuning", "evaluation"),
      "what runs the simulator to learn or compare policies (the DQN's training and evaluation)"),
     ("cycle", ("cycle",), "the live steering cycle: snapshot -> decide -> applier"),

@@ -54,7 +54,7 @@ def test_warm_pool_power_prewarms_from_yesterday():
     12120 s = 33.7 expected, so all 10 nodes are powered up; without the forecast, none."""
     import numpy as np
 
-    from slurm_plugin.scale.sim_policy import WarmPoolPower
+    from slurm_plugin.sim.scaling import WarmPoolPower
     from slurm_plugin.sim.hooks import PowerView
     from slurm_plugin.sim.machine import homogeneous
     from slurm_plugin.sim.power import OFF

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from slurm_plugin.scale.evaluate import evaluate, pid_sim_step, pid_step_response, settling
-from slurm_plugin.scale.sim_policy import WarmPoolPower
+from slurm_plugin.sim.scaling_eval import evaluate, pid_sim_step, pid_step_response, settling
+from slurm_plugin.sim.scaling import WarmPoolPower
 from slurm_plugin.sim.hooks import PowerView
 from slurm_plugin.sim.machine import machine_from_site
 from slurm_plugin.sim.power import OFF, ON

@@ -111,7 +111,7 @@ def test_planner_with_a_wait_price_keeps_a_busy_group_warm_and_powers_a_quiet_on
 
 
 def test_portable_demand_in_the_simulator_reads_the_window_of_submitted_jobs():
-    from slurm_plugin.scale.sim_policy import PortableDemand
+    from slurm_plugin.sim.scaling import PortableDemand
     from slurm_plugin.sim.machine import GroupSpec
 
     from ..sim.helpers import jobs, machine

@@ -1,12 +1,12 @@
 """Energy vs wait of the power policies in the simulator, on the same workload and ranking in one run.
 
 Rows: ``always-on`` (no power saving), ``idle-timer`` (Slurm's SuspendTime: a node goes down after being idle
-that long; jobs placed on an off node boot it), ``hetsched`` (:class:`~.sim_policy.WarmPoolPower`: the
+that long; jobs placed on an off node boot it), ``hetsched`` (:class:`~.scaling.WarmPoolPower`: the
 break-even rule on per-group arrival rates), ``hetsched+pid`` (the same with PID headroom on utilization),
 ``hetsched+arch`` (the same with the architecture controller moving warm pools to the cheapest CPU group) and
-``pid`` (the PID controller alone, :class:`~.sim_policy.PidPower`, whose stability over the run is reported).
+``pid`` (the PID controller alone, :class:`~.scaling.PidPower`, whose stability over the run is reported).
 ``pid_step`` is measured in the simulator (:func:`pid_sim_step`): the PID controller alone
-(:class:`~.sim_policy.PidPower`) on a 40-node machine with 120 s boots whose busy nodes step 12 -> 24 -> 12;
+(:class:`~.scaling.PidPower`) on a 40-node machine with 120 s boots whose busy nodes step 12 -> 24 -> 12;
 :func:`pid_step_response` is the same controller on the bare integrating plant it was tuned on (a unit check).
 """
 
@@ -16,15 +16,15 @@ import logging
 
 import numpy as np
 
-from ..sim.engine import Engine
-from ..sim.hooks import IdleSuspend, ranking
-from ..sim.machine import homogeneous
-from ..sim.metrics import compute_metrics
-from ..sim.run import Prepared
+from ..scale.pid import DEFAULT_GAINS, PidGains, PidState, pid_step
+from ..scale.warm import DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S
 from ..workload.jobs import JobTable
-from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from .sim_policy import PidPower, PortableDemand, WarmPoolPower
-from .warm import DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S
+from .engine import Engine
+from .hooks import IdleSuspend, ranking
+from .machine import homogeneous
+from .metrics import compute_metrics
+from .run import Prepared
+from .scaling import PidPower, PortableDemand, WarmPoolPower
 
 log = logging.getLogger(__name__)
 

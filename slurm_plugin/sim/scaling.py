@@ -10,12 +10,12 @@
   or ``warm_nodes`` per group as the live planner's ``GroupLimits.warm``);
 * ``use_pid``: plus the PID controller's headroom when a group runs hotter than ``target_util``;
 * ``forecast`` (``"max"`` or ``"mean"``, off by default): the rate is combined with the rate this policy saw at
-  the same time ``forecast_days`` before, ``forecast_lead_s`` ahead (:func:`.forecast.forecast_rate`, from the
+  the same time ``forecast_days`` before, ``forecast_lead_s`` ahead (:func:`slurm_plugin.scale.forecast.forecast_rate`, from the
   hourly arrivals it recorded itself). Measured not to meet the issue's goal at one setting (results/scale).
 
 Then :func:`.warm.group_power` picks the nodes. Jobs placed on off nodes boot them (the engine does that, as
 Slurm does), so the simulator passes no backlog. :class:`PidPower` is the PID controller alone, both ways, for
-the step and diurnal stability runs (:mod:`.evaluate`). Unlike the live planner these keep their state (PID,
+the step and diurnal stability runs (:mod:`.scaling_eval`). Unlike the live planner these keep their state (PID,
 arrival history) on the object, because the simulator calls one policy object for a whole run.
 """
 
@@ -27,15 +27,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..sim.hooks import PowerView
-from ..sim.machine import Machine
-from ..sim.power import BOOTING, OFF, ON
+from ..scale.arch import ArchGroup, plan_arch, warm_after
+from ..scale.forecast import HOUR_S, forecast_rate
+from ..scale.pid import DEFAULT_GAINS, PidGains, PidState, pid_step
+from ..scale.warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, group_power, warm_target
 from ..workload.fit import eligible_groups
 from ..workload.jobs import JobTable
-from .arch import ArchGroup, plan_arch, warm_after
-from .forecast import HOUR_S, forecast_rate
-from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from .warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, group_power, warm_target
+from .machine import Machine
+from .power import BOOTING, OFF, ON
+from .views import PowerView
 
 
 def _idle_for_positions(view: PowerView, mask: np.ndarray) -> tuple[np.ndarray, list[float]]:
