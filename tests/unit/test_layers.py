@@ -196,43 +196,38 @@ def _cycles(graph: nx.DiGraph) -> list[list[str]]:
     return [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
 
 
+def _cycle_messages(edges: dict[tuple[str, str], Import], what: str, fix: str, allowed=frozenset()) -> list[str]:
+    """One message per cycle of ``edges`` (node pair -> the first import making it), naming every import in it."""
+    msgs = []
+    for cycle in _cycles(nx.DiGraph(list(edges))):
+        if frozenset(cycle) in allowed:
+            continue
+        inside = [e for (a, b), e in edges.items() if a in cycle and b in cycle]
+        msgs.append(f"{what} {cycle} import each other: "
+                    + "; ".join(f"{e.where} {e.src} -> {e.dst} [{e.kind}]" for e in inside) + f". Fix: {fix}")
+    return msgs
+
+
 def test_no_cycles_between_subpackages() -> None:
     """Units of LAYERS (subpackages, and modules placed on their own) form no cycle, TYPE_CHECKING included."""
-    _, imports = _collect()
-    graph = nx.DiGraph()
     edges: dict[tuple[str, str], Import] = {}
-    for i in imports:
+    for i in _collect()[1]:
         su, du = _unit(i.src), _unit(i.dst)
         if su != du and (su, du) not in EXCEPTIONS and (i.src, i.dst) not in EXCEPTIONS:
-            graph.add_edge(su, du)
             edges.setdefault((su, du), i)
-    msgs = []
-    for cycle in _cycles(graph):
-        inside = [e for (a, b), e in edges.items() if a in cycle and b in cycle]
-        msgs.append(f"subpackages {cycle} import each other: " + "; ".join(
-            f"{e.where} {e.src} -> {e.dst} [{e.kind}]" for e in inside)
-            + ". Fix: move the shared part into the lower one (or a bottom module) so only one points at the other")
+    msgs = _cycle_messages(edges, "subpackages",
+                           "move the shared part into the lower one (or a bottom module) so only one points at the other")
     assert not msgs, "\n".join(msgs)
 
 
 def test_no_module_cycles() -> None:
     """No two modules import each other at run time (TYPE_CHECKING-only imports are free), one-way lazy imports
     and import strings included: ``sim.hooks`` <-> ``sim.packing`` was such a cycle."""
-    _, imports = _collect()
-    graph = nx.DiGraph()
     edges: dict[tuple[str, str], Import] = {}
-    for i in imports:
+    for i in _collect()[1]:
         if i.kind != "type-checking":
-            graph.add_edge(i.src, i.dst)
             edges.setdefault((i.src, i.dst), i)
-    msgs = []
-    for cycle in _cycles(graph):
-        if frozenset(cycle) in CYCLE_EXCEPTIONS:
-            continue
-        inside = [e for (a, b), e in edges.items() if a in cycle and b in cycle]
-        msgs.append(f"modules {cycle} import each other: " + "; ".join(
-            f"{e.where} {e.src} -> {e.dst} [{e.kind}]" for e in inside)
-            + ". Fix: move what both need into a third module below them")
+    msgs = _cycle_messages(edges, "modules", "move what both need into a third module below them", CYCLE_EXCEPTIONS)
     assert not msgs, "\n".join(msgs)
 
 
