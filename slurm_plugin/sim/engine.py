@@ -17,7 +17,6 @@ import heapq
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,27 +27,12 @@ from . import exclusive
 from .cluster import INF, ClusterState, Reservation
 from .hooks import AlwaysOn, FirstFit, PackingPolicy, PackView, PlacementPolicy, PowerView, RankingPolicy, ScalingPolicy
 from .machine import Machine
+from .outcome import Outcome
 from .power import BOOTING, OFF, ON, SHUTTING, PowerMeter
 
 log = logging.getLogger(__name__)
 END, READY, DOWN, TICK, BACKFILL, PACK = 0, 1, 2, 3, 4, 5
 DEFAULT_BF_MAX_JOB_TEST = 500  # Slurm's bf_max_job_test default
-
-
-@dataclass
-class Outcome:
-    """What happened: per-job times (NaN = never started), energy, cost and a timeline."""
-
-    alloc: np.ndarray
-    begin: np.ndarray
-    end: np.ndarray
-    group_core_s: np.ndarray
-    energy_j: float
-    cost: float
-    timeouts: int
-    events: int
-    timeline: dict[str, list[float]] = field(default_factory=dict)
-    wall_s: float = 0.0
 
 
 class Engine:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .hooks import FirstFit
+from .outcome import Outcome
 
 log = logging.getLogger(__name__)
 INF = float("inf")
@@ -66,7 +67,6 @@ def eligible(e) -> bool:
 def run(e, progress: Callable[[int], None] | None = None):
     """Simulate ``e`` (an :class:`~.engine.Engine` for which :func:`eligible` holds); returns its Outcome and
     leaves ``e``'s per-job arrays filled as the general loop would."""
-    from .engine import Outcome
     t0 = time.perf_counter()
     jobs, n = e.jobs, len(e.jobs)
     g = e.machine.groups[0]
