@@ -57,8 +57,8 @@ class CycleRunner:
             self._remember(lambda s: s.failed(f"slurmctld unreachable: {skipped} action(s) not attempted"))
         else:
             self._remember(lambda s: s.succeeded(time.time()))
-        log.info("cycle: %d action(s) (%s) in %.3f s", len(decision.actions), decision.source,
-                 time.perf_counter() - t0)
+        log.info("cycle: %d action(s) (%s) in %.3f s (steps: %s)", len(decision.actions), decision.source,
+                 time.perf_counter() - t0, ", ".join(f"{name} {took:.3f} s" for name, took in decision.timings))
         return decision, results
 
     def _remember(self, update) -> None:
