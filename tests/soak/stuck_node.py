@@ -2,7 +2,7 @@
 cluster (ResumeTimeout 15 s), rvn1's slurmd port held so it never registers, a job waiting for it, the cycle's
 power step every 10 s for 240 s. Prints the actions on rvn1 and the cycles that powered it both up and down.
 
-    HETSCHED_TEST_PORT_BASE=... HETSCHED_TEST_ROOT=... python3 -m tests.soak.stuck_node NAME PORT_OFFSET
+    HETSCHED_TEST_PORT_BASE=... HETSCHED_TEST_ROOT=... python3 -m tests.soak.stuck_node NAME  # ports: the base's next free block
 """
 import json
 import socket
@@ -14,9 +14,9 @@ from collections import Counter
 from slurm_plugin.cycle import CycleConfig, CycleRunner
 from slurm_plugin.scale.planner import ScaleConfig
 from slurm_plugin.site import load_site
-from tests.system.conftest import start_cluster
+from tests.system.conftest import Needs, start_cluster
 
-c = start_cluster(sys.argv[1], int(sys.argv[2]), resume_timeout=15, suspend_timeout=5)
+c = start_cluster(sys.argv[1], Needs(slurm={"resume_timeout": 15, "suspend_timeout": 5}))
 client = c.client()
 site = load_site(c.state()["site_path"])
 client.scontrol_update("nodename", "rvn1", state="POWER_DOWN")

@@ -1,68 +1,119 @@
 """System tests run against a real local Slurm cluster (slurmctld + one slurmd per node) on this host.
 
-Each fixture below brings up its own cluster of the demo site under ``$HETSCHED_TEST_ROOT/<name>`` with its own
-ports (from ``$HETSCHED_TEST_PORT_BASE``), so several test runs can share the machine, and stops every process it
-started at the end of the session.
+A test declares the cluster it needs (:class:`Needs`: site/nodes, job_submit shim, admission daemon,
+accounting, Slurm overrides such as timeouts) and gets it from :func:`start_cluster` or a module fixture from
+:func:`cluster_fixture`; the cluster lives under ``$HETSCHED_TEST_ROOT/<name>`` and its ports are assigned here
+(:func:`allocate_ports`, from ``$HETSCHED_TEST_PORT_BASE``), never picked by hand, so no two clusters of one
+test process collide and several test runs can share the machine. Every process a cluster started is stopped.
 """
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
 import os
-from collections.abc import Iterator
+import shutil
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import yaml
 
 from slurm_plugin.cluster.local import LocalCluster
-from slurm_plugin.site import SITE_CONFIGS
+from slurm_plugin.site import SITE_CONFIGS, Site
 
 TEST_ROOT = Path(os.environ.get("HETSCHED_TEST_ROOT", "/var/lib/hetsched/test"))
 PORT_BASE = int(os.environ.get("HETSCHED_TEST_PORT_BASE", "17817"))
-# Clusters that do not name a port offset get the next free block (a demo cluster uses 12 ports).
-_AUTO_OFFSETS = itertools.count(1000, 20)
+PORT_SPAN = 2000  # a test run owns PORT_BASE .. PORT_BASE + 1999
+PORT_BLOCK = 20  # ports are handed out in blocks of this many (a demo cluster uses 11: slurmctld + 10 slurmd)
+_ports_used = 0
 
 
-def start_cluster(name: str, port_offset: int | None = None, job_submit: bool = False, site: str = "demo",
-                  daemon: bool = False, policy: dict | None = None, **slurm_overrides) -> LocalCluster:
-    """Bring up the bundled ``site`` under TEST_ROOT/name with ports PORT_BASE+port_offset.. (cold start).
+@dataclass(frozen=True)
+class Needs:
+    """What a system test's cluster must have; :func:`start_cluster` builds exactly that.
 
-    With ``job_submit`` slurmctld loads the shim; the admission daemon is only started with ``daemon`` (most
-    tests run their own, to kill, hang or garble it). ``policy`` keys replace the site's ``policy`` keys.
-    Without ``port_offset`` the cluster gets the next unused block of ports of this test process."""
-    if port_offset is None:
-        port_offset = next(_AUTO_OFFSETS)
+    ``site``: the bundled site (its nodes); ``job_submit``: slurmctld loads the shim; ``daemon``: the admission
+    daemon is started too (most shim tests run their own, to kill, hang or garble it); ``accounting``: slurmdbd
+    accounting, which the local cluster does not run, so a test that needs it FAILS saying so (it is never
+    skipped, a skip would read as a pass); ``policy``: keys replacing the site's ``policy`` keys; ``slurm``:
+    keys replacing the site's ``slurm`` keys (``suspend_timeout``, ``resume_timeout``...; not the ports)."""
+
+    site: str = "demo"
+    job_submit: bool = False
+    daemon: bool = False
+    accounting: bool = False
+    policy: Mapping[str, object] = field(default_factory=dict)
+    slurm: Mapping[str, object] = field(default_factory=dict)
+
+
+def allocate_ports(count: int = PORT_BLOCK) -> int:
+    """The first of ``count`` consecutive ports that no other cluster of this test process was given."""
+    global _ports_used
+    blocks = -(-count // PORT_BLOCK)
+    if _ports_used + blocks * PORT_BLOCK > PORT_SPAN:
+        raise RuntimeError(f"test ports exhausted: {_ports_used} of PORT_BASE={PORT_BASE}..+{PORT_SPAN} used, "
+                           f"{count} more asked; raise PORT_SPAN or give the run its own HETSCHED_TEST_PORT_BASE")
+    first = PORT_BASE + _ports_used
+    _ports_used += blocks * PORT_BLOCK
+    return first
+
+
+def accounting_missing() -> str | None:
+    """Why this machine's test clusters have no Slurm accounting (None once they do)."""
+    why = "the local test cluster (slurm_plugin/cluster/local.py) starts no slurmdbd"
+    return why if shutil.which("slurmdbd") else why + " and slurmdbd is not installed"
+
+
+def start_cluster(name: str, needs: Needs | None = None, **kw) -> LocalCluster:
+    """Bring up ``needs`` (cold start) under TEST_ROOT/name on freshly assigned ports.
+
+    Keywords are shorthand: ``Needs`` fields (``job_submit=True``) and anything else as a ``slurm`` override
+    (``suspend_timeout=10``)."""
+    if (needs is not None and not isinstance(needs, Needs)) or {"port_offset", "slurmctld_port", "slurmd_port"} & set(kw):
+        raise TypeError(f"start_cluster({name!r}): declare a Needs (second argument); ports are assigned here "
+                        "(allocate_ports), not picked by hand")
+    fields = {f.name for f in dataclasses.fields(Needs)}
+    needs = dataclasses.replace(needs or Needs(), **{k: v for k, v in kw.items() if k in fields})
+    if extra := {k: v for k, v in kw.items() if k not in fields}:
+        needs = dataclasses.replace(needs, slurm={**needs.slurm, **extra})
+    if needs.accounting and (why := accounting_missing()):
+        pytest.fail(f"cluster {name!r} needs Slurm accounting, but {why}: this test cannot pass here "
+                    "(it fails on purpose instead of skipping)", pytrace=False)
     root = TEST_ROOT / name
     root.mkdir(parents=True, exist_ok=True)
-    data = yaml.safe_load((SITE_CONFIGS / f"{site}.yaml").read_text())
-    data["slurm"].update(cluster_name=f"hs-test-{name}", slurmctld_port=PORT_BASE + port_offset,
-                         slurmd_port=PORT_BASE + port_offset + 1, **slurm_overrides)
-    data["policy"].update(policy or {})
+    data = yaml.safe_load((SITE_CONFIGS / f"{needs.site}.yaml").read_text())
+    ctld_port = allocate_ports(1 + Site.model_validate(data).node_count())
+    data["slurm"].update(needs.slurm)
+    data["slurm"].update(cluster_name=f"hs-test-{name}", slurmctld_port=ctld_port, slurmd_port=ctld_port + 1)
+    data["policy"].update(needs.policy)
     site_file = root / "site.yaml"
     site_file.write_text(yaml.safe_dump(data, sort_keys=False))
     cluster = LocalCluster(root)
     cluster.down()  # a previous run that died leaves nothing behind
-    cluster.up(site_file, job_submit=job_submit, daemon=daemon)
+    cluster.up(site_file, job_submit=needs.job_submit, daemon=needs.daemon)
     return cluster
 
 
-def module_cluster(name: str, port_offset: int | None = None, **kwargs):
-    """A module-scoped fixture: the cluster ``start_cluster(name, port_offset, **kwargs)``, down at the end."""
+def cluster_fixture(name: str, needs: Needs | None = None, scope: str = "module", **kw):
+    """A fixture (module-scoped by default): the cluster ``start_cluster(name, needs, **kw)``, down at the end."""
 
-    @pytest.fixture(scope="module")
+    @pytest.fixture(scope=scope)
     def fixture() -> Iterator[LocalCluster]:
-        c = start_cluster(name, port_offset, **kwargs)
+        c = start_cluster(name, needs, **kw)
         yield c
         c.down()
 
     return fixture
 
 
+module_cluster = cluster_fixture  # the chaos tests' name for it
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[LocalCluster]:
     """The demo site on a real local Slurm cluster, no job_submit plugin."""
-    c = start_cluster("plain", 0, suspend_timeout=10)
+    c = start_cluster("plain", Needs(slurm={"suspend_timeout": 10}))
     yield c
     c.down()
 

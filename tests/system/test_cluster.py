@@ -13,7 +13,7 @@ from slurm_plugin.cluster.local import LocalCluster
 from slurm_plugin.cluster.procs import is_running
 from slurm_plugin.slurm import SlurmError
 
-from .conftest import TEST_ROOT, start_cluster
+from .conftest import TEST_ROOT, Needs, start_cluster
 
 pytestmark = pytest.mark.system
 
@@ -107,7 +107,7 @@ def _processes_under(root: Path) -> list[str]:
 
 
 def test_down_stops_everything_it_started():
-    c = start_cluster("downtest", 50, job_submit=True, daemon=True)
+    c = start_cluster("downtest", Needs(job_submit=True, daemon=True))
     slurm = c.client()
     marker = c.root / "running.txt"
     job_id = slurm.sbatch("--time=5", f"--output={c.root}/job.out", wrap=f"touch {marker}; sleep 300")
@@ -129,8 +129,8 @@ def test_a_failed_up_leaves_nothing_running():
     from slurm_plugin.cluster.local import ClusterError
 
     with pytest.raises(ClusterError, match="did not route a GPU job"):
-        start_cluster("failedup", 700, job_submit=True, daemon=True,
-                      policy={"rightsize": {"mode": "apply", "history": "no-such-history.sacct"}})
+        start_cluster("failedup", Needs(job_submit=True, daemon=True,
+                                        policy={"rightsize": {"mode": "apply", "history": "no-such-history.sacct"}}))
     root = TEST_ROOT / "failedup"
     assert _processes_under(root) == []
     assert "no-such-history.sacct" in (root / "log" / "hetsched-daemon.log").read_text()
@@ -139,7 +139,7 @@ def test_a_failed_up_leaves_nothing_running():
 def test_shared_munged_outlives_the_first_of_two_clusters():
     from slurm_plugin.cluster.local import munge_ok
 
-    first, second = start_cluster("mungeA", 60), start_cluster("mungeB", 75)
+    first, second = start_cluster("mungeA", Needs()), start_cluster("mungeB", Needs())
     try:
         first.down()
         assert munge_ok(), "the other cluster still needs munged"

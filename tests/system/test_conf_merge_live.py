@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from tests.system.conftest import PORT_BASE, TEST_ROOT
+from tests.system.conftest import TEST_ROOT, allocate_ports
 
 from slurm_plugin.cli import main
 from slurm_plugin.cluster.local import LocalCluster, daemon_path
@@ -23,7 +23,7 @@ from slurm_plugin.power.redfish import BmcTarget, RedfishPower
 from slurm_plugin.slurm import SlurmClient
 
 pytestmark = pytest.mark.system
-CTLD_PORT = PORT_BASE + 1960  # this module's own ports (the auto blocks of conftest start at +1000)
+CTLD_PORT = allocate_ports()  # this module's own block: slurmctld and one slurmd
 
 
 def _site_conf(root: Path) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.integration.ipmi_bmc import HAVE_IPMI, SKIP_REASON, bmc_group, start_bmc, write_creds
-from tests.system.conftest import start_cluster
+from tests.system.conftest import Needs, start_cluster
 from tests.system.test_scale import powered_down, wait_states
 
 from slurm_plugin.cluster.local import LocalCluster
@@ -36,7 +36,7 @@ def _script(path: Path, body: str) -> None:
 
 @pytest.fixture(scope="module")
 def ipmi_cluster() -> Iterator[tuple[LocalCluster, Path]]:
-    cluster = start_cluster("ipmi", 600, suspend_timeout=10, resume_timeout=40)
+    cluster = start_cluster("ipmi", Needs(slurm={"suspend_timeout": 10, "resume_timeout": 40}))
     root, started = Path(cluster.root), {}
     try:
         bmc, bin_dir = root / "bmc", root / "bin"

@@ -19,13 +19,13 @@ from slurm_plugin.admission.classify import top_band
 from slurm_plugin.rank.dqn.live import LEVELS
 from slurm_plugin.rank.dqn.model import DEFAULT_MODEL, N_BANDS
 from slurm_plugin.snapshot.collect import collect_snapshot
-from tests.system.conftest import module_cluster
+from tests.system.conftest import Needs, cluster_fixture
 
 pytestmark = pytest.mark.system
 LIMITS_MIN = (1, 30, 240, 1440)  # pending jobs' time limits, shortest first
 
 
-c = module_cluster("rank", 400)
+c = cluster_fixture("rank", Needs())
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 from click.testing import CliRunner
-from tests.system.conftest import start_cluster
+from tests.system.conftest import Needs, start_cluster
 from tests.system.test_submit_support import SubmitEnv
 
 from slurm_plugin.cli import main
@@ -25,7 +25,7 @@ class Env(SubmitEnv):
     """A SubmitEnv on its own cluster whose site has right-sizing in apply mode."""
 
     def __init__(self):  # noqa: super().__init__ would start the shared "submit" cluster
-        self.cluster = start_cluster("rightsize", 500, job_submit=True)
+        self.cluster = start_cluster("rightsize", Needs(job_submit=True))
         self.root = self.cluster.root
         self.slurm = self.cluster.client()
         hist = self.root / "history.sacct"

@@ -14,13 +14,13 @@ from slurm_plugin.scale.remediate import RetryPolicy
 from slurm_plugin.site import load_site
 from slurm_plugin.snapshot import collect_snapshot
 
-from .conftest import module_cluster
+from .conftest import Needs, cluster_fixture
 
 pytestmark = pytest.mark.system
 ARM = ("armn1", "armn2", "armn3")
 
 
-scluster = module_cluster("scale", 300, suspend_timeout=5, resume_timeout=20)
+scluster = cluster_fixture("scale", Needs(slurm={"suspend_timeout": 5, "resume_timeout": 20}))
 
 
 @pytest.fixture(scope="module")

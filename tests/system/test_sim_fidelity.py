@@ -13,14 +13,14 @@ import pytest
 from slurm_plugin.sim.fidelity import (compare_starts, process_start_epoch, replay_on_slurm, replay_workload,
                                        simulate_replay)
 
-from .conftest import module_cluster
+from .conftest import Needs, cluster_fixture
 
 pytestmark = pytest.mark.system
 log = logging.getLogger(__name__)
 PARTITION = "batch"
 
 
-simfid = module_cluster("simfid", 200)
+simfid = cluster_fixture("simfid", Needs())
 
 
 @pytest.fixture(scope="module")

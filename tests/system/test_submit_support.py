@@ -1,6 +1,6 @@
 """Shared by the test_submit_* system tests: one local cluster with the shim, and control of its daemon.
 
-The cluster (``start_cluster("submit", 100, job_submit=True)``) is started once per test process and stopped
+The cluster (``start_cluster("submit", Needs(job_submit=True))``) is started once per test process and stopped
 at exit; the daemon is a real ``hetsched daemon run`` subprocess (:class:`DaemonProcess`) on
 ``<root>/run/hetsched.sock``, stopped, killed, hung (SIGSTOP) or resumed by its own pid only. :class:`GarbageDaemon` stands in for a daemon that
 answers nonsense.
@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.system.conftest import start_cluster
+from tests.system.conftest import Needs, start_cluster
 
 from slurm_plugin.cluster.local import LocalCluster
 from slurm_plugin.daemon.bench import FixedReplyServer
@@ -45,7 +45,7 @@ class SubmitEnv:
     _shared: SubmitEnv | None = None
 
     def __init__(self):
-        self.cluster: LocalCluster = start_cluster("submit", 100, job_submit=True)
+        self.cluster: LocalCluster = start_cluster("submit", Needs(job_submit=True))
         self.root = Path(self.cluster.root)
         self.slurm: SlurmClient = self.cluster.client()
         self.daemon = DaemonProcess(self.root)
