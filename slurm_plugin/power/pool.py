@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Outcome:
+class CallOutcome:
     ok: bool
     text: str  # what was done, or why it failed
     seconds: float
@@ -31,7 +31,7 @@ def describe(err: BaseException) -> str:
 
 def run_bounded(items: Iterable[Hashable], call: Callable[[Hashable], str | None], workers: int,
                 timeout: float) -> dict:
-    """``{item: Outcome}`` for every distinct item, in the order given.
+    """``{item: CallOutcome}`` for every distinct item, in the order given.
 
     ``call(item)`` returns a short text (what it did) or raises; ``timeout`` counts from the call's start.
     """
@@ -49,9 +49,9 @@ def run_bounded(items: Iterable[Hashable], call: Callable[[Hashable], str | None
                 item = pending.pop()
                 started[item] = t0 = time.monotonic()
             try:
-                out = Outcome(True, call(item) or "", time.monotonic() - t0)
+                out = CallOutcome(True, call(item) or "", time.monotonic() - t0)
             except Exception as err:  # noqa: BLE001 - one item's failure, whatever it is, is that item's alone
-                out = Outcome(False, describe(err), time.monotonic() - t0)
+                out = CallOutcome(False, describe(err), time.monotonic() - t0)
             with cond:
                 abandoned = item in results  # timed out: a replacement worker already runs
                 if not abandoned:
@@ -71,7 +71,7 @@ def run_bounded(items: Iterable[Hashable], call: Callable[[Hashable], str | None
             running = [(t0, item) for item, t0 in started.items() if item not in results]
             for t0, item in running:
                 if now - t0 >= timeout:
-                    results[item] = Outcome(False, f"no answer within {timeout:g} s", now - t0)
+                    results[item] = CallOutcome(False, f"no answer within {timeout:g} s", now - t0)
                     spawn()
             waits = [t0 + timeout - now for t0, item in running if item not in results]
             if len(results) < len(order):

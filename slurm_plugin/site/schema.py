@@ -117,13 +117,13 @@ class Accelerator(Strict):
     files: DevicePaths | None = None
 
 
-class Power(Strict):
+class PowerDraw(Strict):
     idle_w: NonNegFloat
     busy_w: NonNegFloat
     off_w: NonNegFloat = 0.0
 
     @model_validator(mode="after")
-    def _busy_at_least_idle(self) -> Power:
+    def _busy_at_least_idle(self) -> PowerDraw:
         if self.busy_w < self.idle_w:
             raise ValueError(f"busy_w ({self.busy_w}) is below idle_w ({self.idle_w})")
         return self
@@ -156,7 +156,7 @@ class NodeGroup(Strict):
     accelerators: tuple[Accelerator, ...] = Field((), max_length=16)
     features: tuple[SlurmName, ...] = Field((), max_length=64)
     cost_per_hour: NonNegFloat = 0.0
-    power: Power = Power(idle_w=100.0, busy_w=300.0)
+    power: PowerDraw = PowerDraw(idle_w=100.0, busy_w=300.0)
     boot_time_s: Seconds = 120
     shutdown_time_s: Seconds = 30
     region: SlurmName | None = None

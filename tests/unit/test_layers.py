@@ -248,3 +248,14 @@ def test_the_collector_sees_every_kind() -> None:
     c.visit(ast.parse(src))
     assert {(i.dst, i.kind) for i in c.found} == {
         ("x.a.b", "top"), ("c", "top"), ("d", "type-checking"), ("g", "function"), ("i", "string")}
+
+
+def test_one_name_per_concept() -> None:
+    """No two top-level classes of the package share a name (admission's answer and the cycle's Decision did)."""
+    seen: dict[str, list[str]] = {}
+    for f in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(f.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                seen.setdefault(node.name, []).append(f"{f.relative_to(PACKAGE.parent)}:{node.lineno}")
+    clashes = {name: places for name, places in seen.items() if len(places) > 1}
+    assert not clashes, f"one class name, several concepts (rename one so the name says which): {clashes}"
