@@ -25,7 +25,7 @@ from ..data import child_pythonpath, data_file
 from ..site import Site, load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import deps
-from .procs import is_running, read_pid, spawn_detached, stop_pid
+from .procs import how_it_ended, is_running, read_pid, spawn_detached, stop_pid
 
 log = logging.getLogger(__name__)
 DEFAULT_ROOT = Path("/var/lib/hetsched/cluster")
@@ -320,6 +320,8 @@ class LocalCluster:
         while not (reply := ask(sock, {"gres": "gres:gpu:1"})).get("set", {}).get("partition"):
             if time.monotonic() > deadline or not is_running(pid, "slurm_plugin daemon run"):
                 said = f"its last reply: {reply}" if reply else "no reply"
+                if ended := how_it_ended(pid):
+                    said += f"; the daemon {ended} after {time.monotonic() - deadline + wait:.1f} s"
                 raise ClusterError(f"the admission daemon did not route a GPU job within {wait:.0f} s ({said}); "
                                    f"see {self.root}/log/hetsched-daemon.log")
             time.sleep(0.2)

@@ -39,11 +39,25 @@ def is_running(pid: int | None, expect: str = "") -> bool:
     return expect in cmdline(pid)
 
 
+# How reaped children of this process ended (pid -> text), for error messages about processes that died.
+_EXITS: dict[int, str] = {}
+
+
 def _reap(pid: int) -> None:
     try:
-        os.waitpid(pid, os.WNOHANG)
+        done, status = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
-        pass
+        return
+    if done:
+        _EXITS[pid] = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                       else f"exited with code {os.WEXITSTATUS(status)}")
+
+
+def how_it_ended(pid: int) -> str:
+    """How a child of this process that is no longer running ended ("exited with code 1", "killed by signal
+    9"), or "" when unknown (not our child, or still running)."""
+    _reap(pid)
+    return _EXITS.get(pid, "")
 
 
 def stop_pid(pid: int, expect: str = "", timeout: float = 10.0) -> bool:
