@@ -77,6 +77,7 @@ def run(e, progress: Callable[[int], None] | None = None):
     run_eff = e.run_eff.tolist()
     dyn_w = e.meter.group_dyn_w[0]
     backfill, bf_max, static = e.backfill, e.bf_max, e.ranking.static
+    pure = getattr(e.ranking, "pure", False)  # scoring has no side effect: skip it when nothing can start
     by_rank = e._by_rank.tolist() if static else None
     rank_of = e._rank_of.tolist() if static else None
     queue = e._queue  # static: queued ranks, sorted (shared with e._order)
@@ -207,7 +208,7 @@ def run(e, progress: Callable[[int], None] | None = None):
                         for j in got:
                             del queue[bisect_left(queue, rank_of[j])]
                 break
-        elif pending:
+        elif pending and (free > 0 or not pure):  # no idle node: the pass would stop before its first job
             keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
             if len(keys) < pending and all(knodes[j] <= free for j in keys[:64]):
                 keys, _ = e._order(t)  # the truncated order might not stop inside: rank the whole queue

@@ -25,7 +25,8 @@ from .views import PackView, PowerView
 class RankingPolicy(Protocol):
     """Orders the queue. ``scores(view)`` returns one float per pending job; lower = sooner (ties by submit
     time, then job id). ``static`` means a job's score never changes while it waits, so the engine may cache
-    the order. Example: FCFS returns ``view.submit``."""
+    the order; an optional ``pure = True`` says ``scores`` has no side effect (no log of what it was shown), so
+    the engine may skip it when no job could start anyway. Example: FCFS returns ``view.submit``."""
 
     name: str
     static: bool
@@ -72,6 +73,7 @@ class ScoreRanking:
     name: str
     scorer: Callable[[QueueView], np.ndarray]
     static: bool
+    pure: bool = True
 
     def scores(self, view: QueueView) -> np.ndarray:
         return self.scorer(view)

@@ -44,6 +44,7 @@ class DqnRanking:
     name: str = "dqn"
     static: bool = False
     needs_able: bool = True
+    pure: bool = True  # counting calls aside, no side effect: the simulator may skip passes that cannot start a job
     calls: int = field(default=0, repr=False)
 
     def features(self, view: QueueView) -> np.ndarray:

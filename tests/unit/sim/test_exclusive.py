@@ -76,3 +76,26 @@ def test_reference_backfills_only_without_delaying_the_head():
     # ends by the shadow time and backfills; job 3 (1 node, limit 200) would delay job 1 and waits
     ref = easy_fcfs(4, [0, 1, 2, 3], [100, 50, 50, 200], [100, 50, 50, 200], [2, 4, 2, 1])
     assert ref.begin.tolist() == [0, 100, 2, 150]
+
+
+def test_a_pure_ranking_is_not_asked_when_no_node_is_idle():
+    calls = {}
+
+    class Counting:
+        name, static = "counting-fcfs", False
+
+        def __init__(self, pure):
+            self.pure, self.n = pure, 0
+
+        def scores(self, view):
+            self.n += 1
+            return view.submit.astype(float)
+
+    js = random_jobs(3, 300, 16)
+    outs = {}
+    for pure in (False, True):
+        r = Counting(pure)
+        outs[pure] = Engine(homogeneous(16, 1), js, r, backfill=True).run()
+        calls[pure] = r.n
+    np.testing.assert_array_equal(outs[True].begin, outs[False].begin)
+    assert 0 < calls[True] < calls[False]  # a logging ranking (pure False) still sees every pass
