@@ -22,6 +22,8 @@ hetsched sim run -w $SWF/LANL-CM5-1994-4.1-cln.swf.gz -p fcfs --backfill --outpu
 hetsched sim compare --site large -w synthetic:jobs=100000,seed=1 --policies fcfs --backfill on \
   --output $OUT/speed_large_100k.json --plot $OUT/speed_large_100k.png --table $OUT/speed_large_100k.md
 hetsched sim bench --output $OUT/bench_scaling.json > $OUT/bench_scaling.md
+# issue 14: engine beside the reference EASY loop (same schedules), CPU and wall seconds
+hetsched bench sim --reference --repeat 2 --policies fcfs,sjf,dqn --output $OUT/bench-sim.json
 # a Gavel/Philly GPU job stream on the demo site's 8 GPUs (run times from V100 throughputs; 8-GPU jobs
 # do not fit a 4-GPU node: dropped and counted)
 hetsched sim compare --site demo -w ../shared/workloads/gpu/gavel/philly_vc_traces/0e4a51.trace --drop-unfit \
