@@ -92,7 +92,7 @@ mounts=()
 if [[ -d $shared ]]; then mounts=(-v "$(cd "$shared" && pwd):/work/shared:ro"); else say "no $shared: its tests skip"; fi
 pm run -d --name "$name" --hostname "fresh-$release" --privileged \
   --ulimit nofile=20000:20000 --ulimit nproc=4096:4096 "${mounts[@]}" "$image" sleep infinity >/dev/null
-commit=$(git -C "$repo" log -1 --format='%h %s' HEAD)
+commit=$(git -C "$repo" log -1 --format='%h %cI %s' HEAD | cut -c1-110)
 [[ -z $(git -C "$repo" status --porcelain --untracked-files=no) ]] || say "uncommitted changes are not tested"
 git -C "$repo" archive HEAD | pm exec -i "$name" sh -c 'mkdir -p /work/repo && tar -C /work/repo -xf -'
 
