@@ -139,7 +139,7 @@ summary=$here/results/$release.txt
   echo "make test: exit $rc_test, $(elapsed "$secs_test")"
   echo
   echo "## demo jobs (make demo)"
-  sed -n '/^  job  asked for/,$p' "$logs/demo.log" 2>/dev/null | grep -v '^make' || true
+  sed -n '/hetsched cluster demo /,$p' "$logs/demo.log" 2>/dev/null | sed 1d | grep -v '^make' || true
   echo
   echo "## pytest (make test)"
   grep -E '^=+ .*( passed| failed| error| skipped| no tests ran).* =+$' "$logs/test.log" 2>/dev/null | tail -1 || true
