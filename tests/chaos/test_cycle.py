@@ -93,7 +93,7 @@ def test_two_cycles_at_once_apply_each_action_once(ccluster, tmp_path):
     assert len(applied) >= 5 and len(applied) == len(set(applied)), applied
     why = hetsched(ccluster, "why", "node", "npun1", "--journal", str(tmp_path / "journal.jsonl"))
     out, err = why.communicate(timeout=60)
-    assert why.returncode == 0 and "power: npu: idle" in out and "Traceback" not in err
+    assert why.returncode == 0 and "power (IDLE_GRACE): npu: idle" in out and "Traceback" not in err
     assert "skipped 2 unreadable line(s)" in err
 
 
