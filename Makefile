@@ -44,7 +44,14 @@ $(INSTALLED): pyproject.toml | deps
 	$(PY) -m pip install --progress-bar off -e ".[$$extras]"
 	touch $@
 
+# Bash completion and man pages, generated from the click commands (`hetsched completion bash`, `hetsched man`).
+COMPLETION_DIR ?= /etc/bash_completion.d
+MAN_DIR ?= /usr/local/share/man/man1
+
 install: deps $(INSTALLED)
+	@mkdir -p $(COMPLETION_DIR) $(MAN_DIR)
+	$(RUN) hetsched completion bash > $(COMPLETION_DIR)/hetsched.tmp && mv $(COMPLETION_DIR)/hetsched.tmp $(COMPLETION_DIR)/hetsched
+	$(RUN) hetsched man $(MAN_DIR) >/dev/null
 
 demo: install
 	$(RUN) hetsched cluster up demo --root $(DEMO_ROOT) --job-submit
