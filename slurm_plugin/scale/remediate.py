@@ -10,9 +10,11 @@ Each cycle first syncs every node's :class:`~.power_state.NodePower` from what S
 * a node still powering up ``stuck_slack_s`` past ResumeTimeout (Slurm should have marked it long ago; it
   checks about every 10 s) is forced down (``POWER_DOWN_FORCE``, cause STUCK_BOOT); that counts as a failure too.
 
-The suite's own reasons never look like Slurm's: only a reason that *starts* with Slurm's "ResumeTimeout
-reached" counts as a timeout, and reasons starting with :data:`~slurm_plugin.decision.actions.TAG` are the
-suite's (issue 11: its own "stuck ... past ResumeTimeout" text made it force a node down every cycle).
+The suite's own reasons never look like Slurm's: only Slurm's "ResumeTimeout reached" as the whole reason's
+start (22.05) or appended by Slurm after " : " (24.11 keeps the reason the node had, e.g. the suite's power-down
+reason, and appends its own) counts as a timeout, and reasons starting with
+:data:`~slurm_plugin.decision.actions.TAG` are otherwise the suite's (issue 11: its own "stuck ... past
+ResumeTimeout" text made it force a node down every cycle).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..snapshot import NodeState
 from .power_state import Event, NodePower, Power, observed, sync
 
 SLURM_TIMEOUT = "ResumeTimeout reached"
+SLURM_APPENDED = " : "  # how Slurm 24.11 adds its own reason to one already set (set_node_reason)
 # what `hetsched power resume` sets when a backend fails (power/mark_down.py): "resume failed (redfish): <error>"
 BACKEND_FAILED = re.compile(r"resume failed \(([\w.-]+)\): ")
 GIVE_UP_TEXT = "resume failed"
@@ -46,11 +49,21 @@ class RetryPolicy:
         return self.backoff_s * 2 ** max(failures - 1, 0)
 
 
+def slurm_timeout(reason: str) -> str | None:
+    """Slurm's "ResumeTimeout reached" in ``reason`` (the text from it on), or None: the whole reason's start
+    (22.05), or the last part Slurm appended after " : " to a reason already there (24.11:
+    "hetsched: <power-down reason> : ResumeTimeout reached")."""
+    if reason.startswith(SLURM_TIMEOUT):
+        return reason
+    head, sep, last = reason.rpartition(SLURM_APPENDED)
+    return last if sep and last.startswith(SLURM_TIMEOUT) and not HELD.match(head) else None
+
+
 def seen_power(node: NodeState, before: Power | None = None) -> tuple[Power, str]:
     """What Slurm shows of ``node`` as a power state, and the text that says so.
 
     Flags first (powering up/down); then DOWN with our give-up reason is HELD; DOWN with Slurm's
-    "ResumeTimeout reached", with the power command's "resume failed (<backend>): <error>" (the error is then
+    "ResumeTimeout reached" (:func:`slurm_timeout`; the error is then Slurm's part), with the power command's "resume failed (<backend>): <error>" (the error is then
     "<backend>: <error>"), or with any reason not ours while the node was powering up is FAILED; otherwise
     powered down is OFF and anything else ON."""
     flags = {f.lower() for f in node.flags}
@@ -61,7 +74,9 @@ def seen_power(node: NodeState, before: Power | None = None) -> tuple[Power, str
             return Power.HELD, reason
         if backend := BACKEND_FAILED.match(reason):
             return Power.FAILED, f"{backend.group(1)}: {reason[backend.end():]}"
-        if reason.startswith(SLURM_TIMEOUT) or (before == Power.POWERING_UP and reason and not reason.startswith(TAG)):
+        if timeout := slurm_timeout(reason):
+            return Power.FAILED, timeout
+        if before == Power.POWERING_UP and reason and not reason.startswith(TAG):
             return Power.FAILED, reason
     if "power_down" in flags and "powered_down" not in flags:
         return Power.POWERING_DOWN, f"Slurm shows {shown}"

@@ -17,6 +17,8 @@ from .test_planner import SITE, node, pending, run, snapshot
 
 RT = SITE.slurm.resume_timeout
 OURS = "hetsched: rvn1 stuck powering up past ResumeTimeout (300 s); forced down"  # the old planner's text
+# 24.11 keeps the power-down reason on a powered-down node and appends its own at ResumeTimeout (seen in trixie)
+APPENDED = "hetsched: cpu-riscv: idle >= 0 s; 1 on, 0 busy, want 0 : ResumeTimeout reached"
 
 
 @pytest.mark.parametrize("state,flags,reason,before,want", [
@@ -34,12 +36,16 @@ OURS = "hetsched: rvn1 stuck powering up past ResumeTimeout (300 s); forced down
     ("down", ("not_responding",), "Not responding", Power.ON, Power.ON),  # slurmd died: not a power failure
     ("down", ("not_responding", "powering_up"), "", Power.FAILED, Power.POWERING_UP),  # retry under way
     ("down", ("power_up", "powered_down"), "ResumeTimeout reached", Power.POWERING_UP, Power.POWERING_UP),
+    ("down", ("powered_down",), APPENDED, Power.POWERING_UP, Power.FAILED),  # 24.11
+    ("down", ("powered_down",), APPENDED, None, Power.FAILED),  # 24.11, the memory lost
+    ("down", ("powered_down",), "hetsched: retry 1/2 after 1 s: ResumeTimeout reached", Power.OFF, Power.OFF),
+    ("down", ("powered_down",), "hetsched: resume failed 3 times: x : ResumeTimeout reached", None, Power.HELD),
 ])
 def test_seen_power(state, flags, reason, before, want):
     seen, why = seen_power(node("rvn1", state, flags, reason=reason), before)
     assert seen == want
-    if want == Power.FAILED:  # the error, for the give-up reason
-        assert why == reason.replace("resume failed (redfish): ", "redfish: ")
+    if want == Power.FAILED:  # the error, for the give-up reason: Slurm's part of an appended reason
+        assert why == reason.replace("resume failed (redfish): ", "redfish: ").replace(APPENDED, "ResumeTimeout reached")
 
 
 @pytest.mark.parametrize("before,failures,slurm,want,want_failures", [
