@@ -30,8 +30,8 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "workload readers, the Decision/actions/applier and the PolicySpec (data the sim and the cycle are "
      "both built from)"),
     ("sim", ("sim",), "the simulator, its policies' adapters (sim.scaling, sim.packing) and the policy builder"),
-    ("evaluation", ("training", "tuning", "evaluation"),
-     "what runs the simulator to learn or compare policies (the DQN's training and evaluation)"),
+    ("evaluation", ("training", "tune", "evaluation"),
+     "what runs the simulator to learn or compare policies (the DQN's training and evaluation, the twin)"),
     ("cycle", ("cycle",), "the live steering cycle: snapshot -> decide -> applier"),
     ("services", ("daemon", "cluster"), "long-running processes: the admission daemon, the local test cluster"),
     ("cli", ("cli", "__main__"), "the hetsched command: may use everything"),
