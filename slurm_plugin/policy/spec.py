@@ -10,6 +10,7 @@ A policy file (YAML or JSON; every key optional, unknown keys refused with the v
     packing: {enabled: true, time_cap_s: 1.0}
     scaling: {name: planner, wait_price_w: 10000, arch: true, pid: false}  # always-on idle-timer planner
     reshape: true                                                  # live only: the simulator has no calendar
+    twin: {objective: avg_bsld, predicted: {avg_bsld: 3.2}, ...}   # written by `hetsched tune`: policy/twin.py
 
 Choices:
 
@@ -29,8 +30,12 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..scale.warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S
+
+if TYPE_CHECKING:
+    from .twin import TwinSection
 
 RANKINGS = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
 SCALINGS = ("always-on", "idle-timer", "planner")
@@ -100,6 +105,7 @@ class PolicySpec:
     packing: PackingSpec = field(default_factory=PackingSpec)
     scaling: ScalingSpec = field(default_factory=ScalingSpec)
     reshape: bool = _spec(True)  # live only: partitions by calendar (policy.reshapes of the site)
+    twin: TwinSection | None = None  # what `hetsched tune` predicted (policy/twin.py); the live guard reads it
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -144,6 +150,11 @@ def _fields(cls, data, where: str) -> dict:
     out = {}
     for key, value in data.items():
         path = f"{where}.{key}" if where else key
+        if key == "twin" and not where:
+            from .twin import twin_from_dict
+
+            out[key] = twin_from_dict(value, path)
+            continue
         out[key] = policy_section(SECTIONS[key], value, path) if key in SECTIONS and not where else \
             _value(known[key], value, path)
     return out
@@ -203,4 +214,8 @@ def load_policy(path: str | Path) -> PolicySpec:
     model = spec.ranking.model
     if model is not None and not Path(model).is_absolute():  # a model next to the file is found from anywhere
         spec = dataclasses.replace(spec, ranking=dataclasses.replace(spec.ranking, model=str(p.parent / model)))
+    if spec.twin is not None:
+        from .twin import resolve_previous
+
+        spec = dataclasses.replace(spec, twin=resolve_previous(spec.twin, p.parent))
     return spec
