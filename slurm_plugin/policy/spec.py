@@ -30,24 +30,14 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..scale.warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S
-
-if TYPE_CHECKING:
-    from .twin import TwinSection
+from .errors import PolicyError
+from .twin import TwinSection, resolve_previous, twin_from_dict
 
 RANKINGS = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
 SCALINGS = ("always-on", "idle-timer", "planner")
 MAX_FILE_BYTES = 1 << 20
-
-
-class PolicyError(ValueError):
-    """A bad policy: ``where`` (file and field path) and what is wrong."""
-
-    def __init__(self, where: str, message: str):
-        super().__init__(f"{where}: {message}" if where else message)
-        self.where, self.message = where, message
 
 
 def _choice(*names: str):
@@ -151,8 +141,6 @@ def _fields(cls, data, where: str) -> dict:
     for key, value in data.items():
         path = f"{where}.{key}" if where else key
         if key == "twin" and not where:
-            from .twin import twin_from_dict
-
             out[key] = twin_from_dict(value, path)
             continue
         out[key] = policy_section(SECTIONS[key], value, path) if key in SECTIONS and not where else \
@@ -214,8 +202,4 @@ def load_policy(path: str | Path) -> PolicySpec:
     model = spec.ranking.model
     if model is not None and not Path(model).is_absolute():  # a model next to the file is found from anywhere
         spec = dataclasses.replace(spec, ranking=dataclasses.replace(spec.ranking, model=str(p.parent / model)))
-    if spec.twin is not None:
-        from .twin import resolve_previous
-
-        spec = dataclasses.replace(spec, twin=resolve_previous(spec.twin, p.parent))
-    return spec
+    return dataclasses.replace(spec, twin=resolve_previous(spec.twin, p.parent))

@@ -14,7 +14,7 @@ are required, and ``predicted`` must hold the objective's metric::
       previous: /etc/hetsched/policy.d/policy-20261130T100000Z.yaml   # relative: to this file's directory
 
 Strict like the rest of the policy file: unknown keys are refused with the valid ones, and every error names
-``file: twin.field``. This module imports nothing from ``cycle/``, ``sim/`` or ``tune/``.
+``file: twin.field``. This module imports nothing but :mod:`.errors` (``spec`` imports it).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .spec import RANKINGS, PolicyError
+from .errors import PolicyError
 
 OBJECTIVES = ("avg_bsld", "avg_wait_s")
 
@@ -56,7 +56,7 @@ class TwinHistory:
 
 @dataclass(frozen=True)
 class TwinRunnerUp:
-    """The second-best candidate and what the twin predicted for it."""
+    """The second-best candidate and what the twin predicted for it (``ranking``: the tuner's candidate name)."""
 
     ranking: str | None = None
     backfill: bool | None = None
@@ -142,13 +142,11 @@ def _history(data, where: str) -> TwinHistory:
 
 def _runner_up(data, where: str) -> TwinRunnerUp:
     data = _mapping(data, where, TwinRunnerUp)
-    ranking, backfill = data.get("ranking"), data.get("backfill")
-    if ranking is not None and ranking not in RANKINGS:
-        raise PolicyError(f"{where}.ranking", f"unknown choice {ranking!r} (valid: {', '.join(RANKINGS)})")
+    backfill = data.get("backfill")
     if backfill is not None and not isinstance(backfill, bool):
         raise PolicyError(f"{where}.backfill", f"must be true or false (got {backfill!r})")
     predicted = data.get("predicted")
-    return TwinRunnerUp(ranking, backfill, None if predicted is None else _metrics(predicted, f"{where}.predicted"))
+    return TwinRunnerUp(_text(data.get("ranking"), f"{where}.ranking"), backfill, None if predicted is None else _metrics(predicted, f"{where}.predicted"))
 
 
 def twin_from_dict(data, where: str = "twin") -> TwinSection | None:

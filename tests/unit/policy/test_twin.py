@@ -76,7 +76,7 @@ OK = {"objective": "avg_bsld", "predicted": {"avg_bsld": 3.2}}
     ({**OK, "history": {"start": 10, "end": 5}}, "p.yaml: twin.history.end: before start"),
     ({**OK, "history": {"file": "h"}}, "p.yaml: twin.history.file: unknown key (valid: path, sha256, jobs, "
                                        "start, end)"),
-    ({**OK, "runner_up": {"ranking": "lifo"}}, "p.yaml: twin.runner_up.ranking: unknown choice 'lifo'"),
+    ({**OK, "runner_up": {"ranking": ""}}, "p.yaml: twin.runner_up.ranking: must be text"),
     ({**OK, "runner_up": {"backfill": "yes"}}, "p.yaml: twin.runner_up.backfill: must be true or false"),
     ({**OK, "runner_up": {"predicted": {"avg_bsld": None, "x": 1}}}, "p.yaml: twin.runner_up.predicted.x: "
                                                                       "unknown key"),

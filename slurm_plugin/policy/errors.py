@@ -1,0 +1,9 @@
+"""The policy file's one error type (below :mod:`.spec` and :mod:`.twin`, which both raise it)."""
+
+
+class PolicyError(ValueError):
+    """A bad policy: ``where`` (file and field path) and what is wrong."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(f"{where}: {message}" if where else message)
+        self.where, self.message = where, message
