@@ -81,8 +81,13 @@ def run(e, progress: Callable[[int], None] | None = None):
     by_rank = e._by_rank.tolist() if static else None
     rank_of = e._rank_of.tolist() if static else None
     queue = e._queue  # static: queued ranks, sorted (shared with e._order)
+    # dynamic pure rankings: the queue's node counts (how many queued jobs ask k nodes, their sum, a lower bound of
+    # the smallest), so a pass whose outcome no order can change is not scored: see ``_exact_sums``
+    ask = [0] * (total_nodes + 2) if pure and not static else None
+    ask_sum, ask_min = 0, total_nodes + 1
     begin = [None] * n
     dw = [cpn * k * dyn_w for k in knodes]  # extra watts while a job runs (the meter's load_change, same floats)
+    exact = ask is not None and _exact_sums(e, dw, cpn)
     heappush, heappop, insort = heapq.heappush, heapq.heappop, bisect.insort
     bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
 
@@ -175,6 +180,12 @@ def run(e, progress: Callable[[int], None] | None = None):
             else:
                 e._queued[nxt] = True
                 e._hi = nxt + 1
+                if ask is not None:
+                    k = knodes[nxt]
+                    ask[k] += 1
+                    ask_sum += k
+                    if k < ask_min:
+                        ask_min = k
             nxt += 1
         if pending and static:
             # the queue is sorted by rank; jobs that start from its head leave it at once
@@ -209,9 +220,17 @@ def run(e, progress: Callable[[int], None] | None = None):
                             del queue[bisect_left(queue, rank_of[j])]
                 break
         elif pending and (free > 0 or not pure):  # no idle node: the pass would stop before its first job
-            keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
-            if len(keys) < pending and all(knodes[j] <= free for j in keys[:64]):
-                keys, _ = e._order(t)  # the truncated order might not stop inside: rank the whole queue
+            if ask is not None:
+                while ask[ask_min] == 0:
+                    ask_min += 1
+            if ask is not None and ask_min > free:
+                keys = ()  # no queued job fits: the pass starts nothing in any order (see _exact_sums)
+            elif ask is not None and exact and ask_sum <= free:
+                keys = (e._lo + np.flatnonzero(e._queued[e._lo:e._hi])).tolist()  # all fit: all start, any order
+            else:
+                keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
+                if len(keys) < pending and all(knodes[j] <= free for j in keys[:64]):
+                    keys, _ = e._order(t)  # the truncated order might not stop inside: rank the whole queue
             started: list[int] = []
             for pos, j in enumerate(keys):
                 if free <= 0:
@@ -229,6 +248,10 @@ def run(e, progress: Callable[[int], None] | None = None):
             if started:
                 pending -= len(started)
                 e._queued[started] = False
+                if ask is not None:
+                    for j in started:
+                        ask[knodes[j]] -= 1
+                        ask_sum -= knodes[j]
                 while e._lo < e._hi and not e._queued[e._lo]:
                     e._lo += 1
         if fresh:
@@ -260,6 +283,22 @@ def run(e, progress: Callable[[int], None] | None = None):
     e.timeline = {"t": tl_t, "queue": tl_q, "busy_cores": [machine_cores - f * cpn for f in tl_idle], "watts": tl_w}
     return Outcome(e.alloc, e.begin, e.end, e.group_core_s, joules, cost, int((jobs.run > jobs.limit).sum()), events,
                    e.timeline, time.perf_counter() - t0)
+
+
+def _exact_sums(e, dw: list, cpn: int) -> bool:
+    """Whether the loop's float sums (watts, core-seconds) come out the same in any order of starts and ends:
+    every term a whole number and every total below 2**53 (then float addition is exact).
+
+    A pass of a pure ranking needs no order (and so no scoring) when no queued job fits the idle
+    nodes (it starts nothing; the head's plan it would cache is a function of the head and the machine state,
+    recomputed the same when next asked), or when every queued job fits at once (all start now, in any order; with
+    exact sums the totals, the timeline and every later pass are the same as in the ranking's order)."""
+    run = e.run_eff
+    nodes = e.jobs.nodes
+    top = float(e.meter.watts) + float(sum(dw))
+    return (float(e.meter.watts).is_integer() and all(float(x).is_integer() for x in dw)
+            and bool(np.all(run == np.floor(run))) and top < 2 ** 53
+            and float(cpn) * float(np.sum(run * nodes)) + float(e.group_core_s[0]) < 2 ** 53)
 
 
 def _meter(t: list, watts: list, cost_rate: float) -> tuple[float, float]:
