@@ -36,43 +36,87 @@ N_FEATURES = len(FEATURES)
 WEEK_S = 7 * 86400.0
 
 
+# numpy's own values of the constant denominators, computed once (each is the np.float64 the table's formula
+# divides by, so the cached figure is the same number, bit for bit)
+_LOG10_WEEK = np.log10(WEEK_S)
+_LOG1P_WEEK = np.log1p(WEEK_S)
+_LOG1P_100 = np.log1p(100.0)
+_LOG1P_1000 = np.log1p(1000.0)
+_PER_MACHINE: dict[float, tuple] = {}  # c -> (log2(1 + c), log10(1 + c x 7 d)): a run asks for one machine
+
+
+def _machine_denominators(c: float) -> tuple:
+    got = _PER_MACHINE.get(c)
+    if got is None:
+        if len(_PER_MACHINE) > 64:
+            _PER_MACHINE.clear()
+        got = _PER_MACHINE[c] = (np.log2(1.0 + c), np.log10(1.0 + c * WEEK_S))
+    return got
+
+
 def _pct(values: np.ndarray) -> np.ndarray:
     """Rank of each value among ``values`` (ties share the lowest rank), scaled to [0, 1]."""
     n = len(values)
     if n <= 1:
         return np.zeros(n)
-    srt = np.sort(values)
-    return np.searchsorted(srt, values, side="left") / (n - 1)
+    return np.sort(values).searchsorted(values, side="left") / (n - 1)
 
 
 def job_features(submit: np.ndarray, limit: np.ndarray, procs: np.ndarray, qos: np.ndarray, now: float,
                  total_cores: float, scarcity: np.ndarray | None = None,
                  max_qos: float | None = None) -> np.ndarray:
-    """Features (len(submit) x 12, float32) of the pending jobs given as arrays; see the module table."""
+    """Features (len(submit) x 12, float32) of the pending jobs given as arrays; see the module table.
+
+    Computed column by column in float64 into one (12, n) buffer, in place where the table's formula allows,
+    and cast to float32 once: the same operations on the same numbers as the table's formulas, so the same bits
+    (``tests/unit/rank/test_dqn_features_oracle.py`` holds the straightforward version and compares)."""
     n = len(submit)
-    out = np.empty((n, N_FEATURES), dtype=np.float32)
     if n == 0:
-        return out
+        return np.empty((0, N_FEATURES), dtype=np.float32)
     c = max(float(total_cores), 1.0)
+    log2_c, log10_cw = _machine_denominators(c)
+    t = np.empty((N_FEATURES, n))
     procs = np.asarray(procs, dtype=float)
     limit = np.maximum(np.asarray(limit, dtype=float), 1.0)
-    wait = np.maximum(now - np.asarray(submit, dtype=float), 0.0)
+    wait = np.subtract(now, np.asarray(submit, dtype=float))
+    np.maximum(wait, 0.0, out=wait)
     area = procs * limit
-    out[:, 0] = np.minimum(procs / c, 1.0)
-    out[:, 1] = np.log2(1.0 + procs) / np.log2(1.0 + c)
-    out[:, 2] = np.minimum(np.log10(limit) / np.log10(WEEK_S), 1.5)
-    out[:, 3] = np.minimum(np.log1p(wait) / np.log1p(WEEK_S), 1.5)
-    out[:, 4] = np.minimum(np.log1p(wait / limit) / np.log1p(100.0), 1.5)
-    out[:, 5] = np.log10(1.0 + area) / np.log10(1.0 + c * WEEK_S)
-    out[:, 6] = _pct(limit)
-    out[:, 7] = _pct(procs)
-    out[:, 8] = min(np.log1p(area.sum() / c / 3600.0) / np.log1p(1000.0), 1.5)
-    out[:, 9] = min(procs.sum() / c, 4.0) / 4.0
-    out[:, 10] = 0.0 if scarcity is None else np.clip(scarcity, 0.0, 1.0)
+    col = t[0]
+    np.divide(procs, c, out=col)
+    np.minimum(col, 1.0, out=col)
+    col = t[1]
+    np.add(procs, 1.0, out=col)
+    np.log2(col, out=col)
+    col /= log2_c
+    col = t[2]
+    np.log10(limit, out=col)
+    col /= _LOG10_WEEK
+    np.minimum(col, 1.5, out=col)
+    col = t[3]
+    np.log1p(wait, out=col)
+    col /= _LOG1P_WEEK
+    np.minimum(col, 1.5, out=col)
+    col = t[4]
+    np.divide(wait, limit, out=col)
+    np.log1p(col, out=col)
+    col /= _LOG1P_100
+    np.minimum(col, 1.5, out=col)
+    col = t[5]
+    np.add(area, 1.0, out=col)
+    np.log10(col, out=col)
+    col /= log10_cw
+    t[6] = _pct(limit)
+    t[7] = _pct(procs)
+    t[8] = min(np.log1p(area.sum() / c / 3600.0) / _LOG1P_1000, 1.5)
+    t[9] = min(procs.sum() / c, 4.0) / 4.0
+    t[10] = 0.0 if scarcity is None else np.clip(scarcity, 0.0, 1.0)
     qos = np.asarray(qos, dtype=float)
     top = max_qos if max_qos else float(qos.max(initial=0.0))
-    out[:, 11] = qos / top if top > 0 else 0.0
-    return out
+    if top > 0:
+        np.divide(qos, top, out=t[11])
+    else:
+        t[11] = 0.0
+    return t.T.astype(np.float32, order="C")
 
 
 def scarcity_of(able_cores: np.ndarray, total_cores: float) -> np.ndarray:

@@ -70,18 +70,28 @@ class DqnModel:
     def bands(self, x: np.ndarray) -> np.ndarray:
         if len(x) == 0:
             return np.empty(0, dtype=np.int64)
+        light = self.gated(x[:, FEATURES.index("backlog")], x[:, FEATURES.index("scarcity")])
+        if light is not None and light.all():  # the gate holds every job: no need to run the network
+            return np.zeros(len(x), dtype=np.int64)
         q = self.q(x)
         best = np.argmax(q, axis=1)
         margin = float(self.meta.get("margin", 0.0))
         if margin > 0:
             best[q[np.arange(len(q)), best] - q[:, 0] <= margin] = 0
-        gate = self.meta.get("backlog_gate")
-        if gate is not None:
-            light = x[:, FEATURES.index("backlog")] <= float(gate)
-            if self.meta.get("gate_constrained"):
-                light &= x[:, FEATURES.index("scarcity")] <= 0
+        if light is not None:
             best[light] = 0
         return best
+
+    def gated(self, backlog: np.ndarray, scarcity: np.ndarray) -> np.ndarray | None:
+        """Which jobs the backlog gate keeps in band 0, from their ``backlog`` and ``scarcity`` feature columns;
+        None without a gate. When it keeps all of them :meth:`bands` is all zeros without running the network."""
+        gate = self.meta.get("backlog_gate")
+        if gate is None:
+            return None
+        light = backlog <= float(gate)
+        if self.meta.get("gate_constrained"):
+            light &= scarcity <= 0
+        return light
 
     @classmethod
     def init(cls, hidden: tuple[int, ...] = (32, 32), seed: int = 0) -> DqnModel:
