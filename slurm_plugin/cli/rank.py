@@ -99,9 +99,11 @@ def train_cmd(site, workloads, val_workloads, episodes, seq_len, price, lr, seed
               help="Also run every policy under this age floor (hours): 'floor_rows'.")
 @json_output_options
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False), help="PNG: bsld and max wait.")
+@click.option("--jobs", "-j", "njobs", type=click.IntRange(1), default=None,
+              help="Simulations at once, each in its own process (default: every core); -v logs each run.")
 @handle_errors(WorkloadError, ValueError, OSError)
 def eval_cmd(workload, site, model_path, semantics, count, length, part, windows, seed, floor_h, as_json, output,
-             plot_out) -> None:
+             plot_out, njobs) -> None:
     """DQN vs FCFS, SJF, WFP3, UNICEP, F1, multifactor, with and without backfill, on held-out sequences."""
     from ..training.evaluate import BASELINES, compare_rows, protocol_sequences
     from ..rank.dqn.model import DEFAULT_MODEL
@@ -115,7 +117,8 @@ def eval_cmd(workload, site, model_path, semantics, count, length, part, windows
     pols = {"dqn": dqn_ranking(p.site, total, model_path)}
     pols.update({b: ranking(b, p.site, total) for b in BASELINES})
     say = lambda r: log.info("%s bf=%s bsld %.2f", r["policy"], r["backfill"], r["avg_bsld"])  # noqa: E731
-    rows = compare_rows(p.workload.name, p.machine, seqs, pols, semantics, on_row=say)
+    each = lambda bf, pol, i, r: log.info("%s bf=%s sequence %d: bsld %.2f", pol, bf, i, r["avg_bsld"])  # noqa: E731
+    rows = compare_rows(p.workload.name, p.machine, seqs, pols, semantics, on_row=say, jobs=njobs, on_run=each)
     out = {"protocol": {"semantics": semantics, "sequences": len(seqs), "length": length,
                         "source": "rlscheduler-windows" if windows else f"split:{part}", "seed": seed,
                         "bsld_threshold_s": 10.0, "model": str(model_path or DEFAULT_MODEL),
@@ -123,7 +126,8 @@ def eval_cmd(workload, site, model_path, semantics, count, length, part, windows
     if floor_h is not None:
         floored = {k: AgeFloor(v, floor_h * 3600.0) for k, v in pols.items()}
         out["floor_rows"] = [{**r, "age_floor_h": floor_h}
-                             for r in compare_rows(p.workload.name, p.machine, seqs, floored, semantics, (True,), say)]
+                             for r in compare_rows(p.workload.name, p.machine, seqs, floored, semantics, (True,), say,
+                                                   jobs=njobs, on_run=each)]
     if plot_out:
         plot_rows(rows + out.get("floor_rows", []), plot_out, f"{p.workload.name} ({semantics}, {len(seqs)} seq)")
     deliver(out, as_json, output, lambda: click.echo(table(rows + out.get("floor_rows", []))))

@@ -93,16 +93,20 @@ def apply(site: str | None, site_option: str | None, state: Path, journal: Path,
               help="PNG of power and queue length over time per policy.")
 @click.option("--pid-plot", "pid_plot_path", type=click.Path(dir_okay=False, path_type=Path),
               help="PNG of the PID controller's step response and its diurnal run.")
+@click.option("--jobs", "-j", "njobs", type=click.IntRange(1), default=None,
+              help="Simulations at once, each in its own process (default: every core).")
 @handle_errors(ValueError, OSError)
 def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float, wait_price: float,
-             as_json: bool, output: Path | None, plot_path: Path | None, pid_plot_path: Path | None) -> None:
+             as_json: bool, output: Path | None, plot_path: Path | None, pid_plot_path: Path | None,
+             njobs: int | None) -> None:
     """Energy and wait of always-on, Slurm's idle timer and hetsched in the simulator (same workload), and the
     PID controller's step response and stability measured in the simulator."""
     from ..sim.scaling_eval import evaluate, pid_sim_step
     from ..sim.run import prepare, provenance
 
     prepared = prepare(workload, site)
-    rows, stability = evaluate(prepared, suspend_time_s=suspend_time, grace_s=grace, wait_price_w=wait_price)
+    rows, stability = evaluate(prepared, suspend_time_s=suspend_time, grace_s=grace, wait_price_w=wait_price,
+                               jobs=njobs)
     base = rows[0]
     for r in rows:
         r["energy_vs_always_on"] = r["energy_kwh"] / base["energy_kwh"] - 1 if base["energy_kwh"] else None

@@ -101,25 +101,45 @@ def pid_stability(pid: PidPower, window: int = 10) -> dict:
                            "reference": reference.tolist()}}
 
 
+POWER_RUNS = ("always-on", "idle-timer", "hetsched", "hetsched+pid", "hetsched+arch", "pid")
+
+
+def power_policy(p: Prepared, name: str, suspend_time_s: float, grace_s: float, wait_price_w: float):
+    """The scaling policy of row ``name`` (:data:`POWER_RUNS`; None = always on), built fresh for one run."""
+    warm = dict(grace_s=grace_s, wait_price_w=wait_price_w)
+    return {"always-on": lambda: None,
+            "idle-timer": lambda: IdleSuspend(suspend_time_s),
+            "hetsched": lambda: WarmPoolPower(p.machine, **warm),
+            "hetsched+pid": lambda: WarmPoolPower(p.machine, use_pid=True, name="hetsched+pid", **warm),
+            "hetsched+arch": lambda: WarmPoolPower(p.machine, name="hetsched+arch", **warm,
+                                                   portable=PortableDemand(p.machine, p.workload.jobs,
+                                                                           DEFAULT_WINDOW_S)),
+            "pid": lambda: PidPower(p.machine)}[name]()
+
+
 def evaluate(p: Prepared, suspend_time_s: float = 600.0, grace_s: float = 120.0,
-             wait_price_w: float = DEFAULT_WAIT_PRICE_W, policy: str = "fcfs") -> tuple[list[dict], dict]:
+             wait_price_w: float = DEFAULT_WAIT_PRICE_W, policy: str = "fcfs",
+             jobs: int | None = 1) -> tuple[list[dict], dict]:
     """One row per power policy (same workload, same ranking, EASY backfill), and the PID controller's
-    stability over that run (:func:`pid_stability` of the ``pid`` row)."""
-    pid = PidPower(p.machine)
-    rows = []
-    for name, scaling in (("always-on", None), ("idle-timer", IdleSuspend(suspend_time_s)),
-                          ("hetsched", WarmPoolPower(p.machine, grace_s=grace_s, wait_price_w=wait_price_w)),
-                          ("hetsched+pid", WarmPoolPower(p.machine, grace_s=grace_s, wait_price_w=wait_price_w,
-                                                         use_pid=True, name="hetsched+pid")),
-                          ("hetsched+arch", WarmPoolPower(
-                              p.machine, grace_s=grace_s, wait_price_w=wait_price_w, name="hetsched+arch",
-                              portable=PortableDemand(p.machine, p.workload.jobs, DEFAULT_WINDOW_S))),
-                          ("pid", pid)):
-        rank = ranking(policy, p.site, float(p.machine.cores))
-        out = Engine(p.machine, p.workload.jobs, rank, backfill=True, scaling=scaling).run()
-        m = compute_metrics(p.workload.jobs, out, p.machine)
-        rows.append({"policy": name, "energy_kwh": m["energy_kwh"], "avg_wait_s": m["avg_wait_s"],
-                     "utilization": m["utilization"], "p95_wait_s": m["p95_wait_s"],
-                     "avg_bsld": m["avg_bsld"], "cost": m.get("cost"), "timeline": out.timeline})
-        log.info("%s: %.1f kWh, avg wait %.0f s", name, m["energy_kwh"], m["avg_wait_s"])
-    return rows, pid_stability(pid)
+    stability over that run (:func:`pid_stability` of the ``pid`` row). The runs go to ``jobs`` processes
+    (None: every core) with one progress bar; the rows are the serial ones."""
+    from .parallel import run_all
+    done = lambda i, r: log.info("%s: %.1f kWh, avg wait %.0f s", r["policy"], r["energy_kwh"], r["avg_wait_s"])  # noqa: E731
+    rows = run_all(_power_run, (p, suspend_time_s, grace_s, wait_price_w, policy), POWER_RUNS, jobs,
+                   desc=f"{p.workload.name} power", on_result=done)
+    return rows, next(r for r in rows if r["policy"] == "pid").pop("stability")
+
+
+def _power_run(shared: tuple, name: str) -> dict:
+    """One row of :func:`evaluate` (in a worker process); the ``pid`` row carries its ``stability``."""
+    p, suspend_time_s, grace_s, wait_price_w, policy = shared
+    scaling = power_policy(p, name, suspend_time_s, grace_s, wait_price_w)
+    rank = ranking(policy, p.site, float(p.machine.cores))
+    out = Engine(p.machine, p.workload.jobs, rank, backfill=True, scaling=scaling).run()
+    m = compute_metrics(p.workload.jobs, out, p.machine)
+    row = {"policy": name, "energy_kwh": m["energy_kwh"], "avg_wait_s": m["avg_wait_s"],
+           "utilization": m["utilization"], "p95_wait_s": m["p95_wait_s"],
+           "avg_bsld": m["avg_bsld"], "cost": m.get("cost"), "timeline": out.timeline}
+    if name == "pid":
+        row["stability"] = pid_stability(scaling)
+    return row

@@ -36,7 +36,11 @@ def run_sequence(machine: Machine, seq: JobTable, policy: RankingPolicy, backfil
 def evaluate(machine: Machine, seqs: list[JobTable], policy: RankingPolicy, backfill: bool,
              semantics: str = "slurm") -> dict:
     """Metrics over ``seqs``: means of the per-sequence averages, max of the max waits, plus per-sequence bsld."""
-    per = [run_sequence(machine, s, policy, backfill, semantics) for s in seqs]
+    return _summary([run_sequence(machine, s, policy, backfill, semantics) for s in seqs])
+
+
+def _summary(per: list[dict]) -> dict:
+    """:func:`evaluate`'s figures from the per-sequence ones."""
     bsld = [p["avg_bsld"] for p in per]
     return {"avg_bsld": float(np.mean(bsld)), "avg_wait_s": float(np.mean([p["avg_wait_s"] for p in per])),
             "max_wait_s": float(np.max([p["max_wait_s"] for p in per])),
@@ -60,13 +64,27 @@ def protocol_sequences(jobs: JobTable, windows: bool, count: int, length: int, p
 
 
 def compare_rows(name: str, machine: Machine, seqs: list[JobTable], policies: dict[str, RankingPolicy],
-                 semantics: str, backfills=(False, True), on_row=None) -> list[dict]:
-    """One row per (backfill, policy) in the issue's results keys (+ per-sequence bsld, unstarted)."""
+                 semantics: str, backfills=(False, True), on_row=None, jobs: int | None = 1,
+                 on_run=None) -> list[dict]:
+    """One row per (backfill, policy) in the issue's results keys (+ per-sequence bsld, unstarted). The
+    (backfill, policy, sequence) runs go to ``jobs`` processes (None: every core) with one progress bar over
+    them all; ``on_run(backfill, policy, sequence index, figures)`` hears of each as it finishes. Rows are the
+    serial ones whatever the number of processes (each run starts from an empty cluster)."""
+    from ..sim.parallel import run_all
+    tasks = [(bf, pol, i) for bf in backfills for pol in policies for i in range(len(seqs))]
+    done = (lambda k, res: on_run(*tasks[k], res)) if on_run else None
+    per = run_all(_sequence_run, (machine, seqs, policies, semantics), tasks, jobs, desc=name, on_result=done)
     rows = []
-    for bf in backfills:
-        for pol, rank in policies.items():
-            m = evaluate(machine, seqs, rank, bf, semantics)
-            rows.append({"workload": name, "backfill": bf, "policy": pol, **m})
-            if on_row:
-                on_row(rows[-1])
+    for k in range(0, len(tasks), max(len(seqs), 1)):
+        bf, pol, _ = tasks[k]
+        rows.append({"workload": name, "backfill": bf, "policy": pol, **_summary(per[k:k + len(seqs)])})
+        if on_row:
+            on_row(rows[-1])
     return rows
+
+
+def _sequence_run(shared: tuple, task: tuple) -> dict:
+    """One (backfill, policy, sequence) run of :func:`compare_rows` (in a worker process)."""
+    machine, seqs, policies, semantics = shared
+    bf, pol, i = task
+    return run_sequence(machine, seqs[i], policies[pol], bf, semantics)

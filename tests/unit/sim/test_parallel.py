@@ -63,3 +63,30 @@ def test_bench_sim_with_the_reference(tmp_path):
     (row,) = doc["rows"]
     assert {"workload", "policy", "backfill", "jobs", "sim_s", "jobs_per_s"} <= set(row) and "commit" in doc
     assert row["jobs"] == 10000 and row["reference"]["same_schedule"] and doc["machine"]["nproc"] >= 1
+
+
+def test_parallel_rank_eval_rows_equal_serial():
+    """`rank eval`'s (backfill, policy, sequence) runs on two processes: the serial rows, each run heard of once."""
+    from slurm_plugin.rank.dqn.policy import dqn_ranking
+    from slurm_plugin.sim.hooks import ranking
+    from slurm_plugin.training.evaluate import compare_rows, protocol_sequences
+    p = prepare("synthetic:jobs=400,seed=3", "demo")
+    seqs = protocol_sequences(p.workload.jobs, False, 3, 64, "all", 1)
+    total = float(p.machine.cores)
+    pols = {"dqn": dqn_ranking(p.site, total), "fcfs": ranking("fcfs", p.site, total),
+            "wfp3": ranking("wfp3", p.site, total)}
+    serial = compare_rows("syn", p.machine, seqs, pols, "slurm", jobs=1)
+    runs = []
+    par = compare_rows("syn", p.machine, seqs, pols, "slurm", jobs=2, on_run=lambda *a: runs.append(a[:3]))
+    assert par == serial and len(par) == 6
+    assert sorted(runs) == sorted((bf, pol, i) for bf in (False, True) for pol in pols for i in range(3))
+
+
+def test_parallel_scale_eval_rows_equal_serial():
+    from slurm_plugin.sim.scaling_eval import evaluate
+    p = prepare("synthetic:jobs=200,seed=2,load=0.3", "demo")
+    rows1, stab1 = evaluate(p, jobs=1)
+    rows2, stab2 = evaluate(p, jobs=2)
+    assert rows1 == rows2 and stab1 == stab2
+    assert [r["policy"] for r in rows2] == ["always-on", "idle-timer", "hetsched", "hetsched+pid", "hetsched+arch",
+                                            "pid"]
