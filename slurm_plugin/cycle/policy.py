@@ -8,7 +8,8 @@ Per choice (the simulator's counterparts are built by :mod:`slurm_plugin.sim.pol
   The age floor is :class:`~slurm_plugin.rank.dqn.live.RankOptions`' ``age_floor_s`` (off: never).
 * packing -> the pack step with the spec's time cap (or no pack step);
 * scaling: ``always-on`` -> no power step; ``idle-timer`` -> the planner with no warm pool, architecture
-  controller or PID and a grace of ``suspend_time_s``; ``planner`` -> the planner with the spec's parameters.
+  controller or PID and a grace of ``suspend_time_s``; ``planner`` -> the planner with the spec's parameters
+  (with ``quiet_grace_s``: its demand-aware idle timer, no warm pool, architecture controller or PID).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ def scale_config(spec: ScalingSpec) -> ScaleConfig:
     if spec.name == "idle-timer":
         return ScaleConfig(idle_grace_s=spec.suspend_time_s, default_limits=GroupLimits(warm=0), wait_price_w=None,
                            arch=False, pid=False)
+    if spec.quiet_grace_s is not None:
+        return ScaleConfig(idle_grace_s=spec.grace_s, default_limits=GroupLimits(warm=0), wait_price_w=None,
+                           quiet_grace_s=spec.quiet_grace_s, rate_window_s=spec.window_s, arch=False, pid=False)
     return ScaleConfig(idle_grace_s=spec.grace_s, target_util=spec.target_util,
                        default_limits=GroupLimits(warm=spec.warm_nodes), wait_price_w=spec.wait_price_w,
                        min_grace_s=spec.min_grace_s, rate_window_s=spec.window_s, arch=spec.arch, pid=spec.pid)

@@ -20,7 +20,9 @@ Choices:
 * scaling ``always-on``: nothing powers down. ``idle-timer``: a node idle ``suspend_time_s`` goes down (Slurm's
   SuspendTime; live this is the planner with no warm pool, no architecture controller and no PID).
   ``planner``: the hetsched planner (``scale/planner.py`` live, ``sim/scaling.WarmPoolPower`` simulated):
-  the break-even rule at ``wait_price_w`` (null: a fixed ``warm_nodes`` per group and ``grace_s``).
+  the break-even rule at ``wait_price_w`` (null: a fixed ``warm_nodes`` per group and ``grace_s``; null with
+  ``quiet_grace_s``: the demand-aware idle timer of ``scale/warm.py``, reading ``grace_s``, ``quiet_grace_s`` and
+  ``window_s``, which ``hetsched tune`` chooses when it beats Slurm's timer on the site's history).
   A scaling key the chosen scaling does not read is refused rather than ignored.
 """
 
@@ -82,6 +84,9 @@ class ScalingSpec:
     wait_price_w: float | None = _spec(DEFAULT_WAIT_PRICE_W, _positive, optional=True)  # planner; null: fixed
     warm_nodes: int = _spec(1, _non_negative)  # planner without wait price: idle nodes kept on per group
     grace_s: float = _spec(300.0, _non_negative)  # planner without wait price: idle time before power-down
+    # planner without wait price: the demand-aware idle timer (idle nodes beyond the expected demand go down
+    # after quiet_grace_s, every idle node after grace_s); null: the fixed warm pool
+    quiet_grace_s: float | None = _spec(None, _non_negative, optional=True)
     min_grace_s: float = _spec(DEFAULT_MIN_GRACE_S, _non_negative)
     window_s: float = _spec(DEFAULT_WINDOW_S, _positive)  # arrival rate window
     target_util: float = _spec(0.75, _fraction)
@@ -155,12 +160,21 @@ def policy_section(cls, data, where: str):
 # what each scaling choice reads; a key another choice reads is refused (it would be silently ignored)
 SCALING_READS = {"always-on": set(), "idle-timer": {"suspend_time_s"},
                  "planner": {"wait_price_w", "min_grace_s", "window_s", "target_util", "arch", "pid"}}
-FIXED_POOL_READS = {"warm_nodes", "grace_s"}  # the planner without a wait price
+FIXED_POOL_READS = {"warm_nodes", "grace_s", "quiet_grace_s"}  # the planner without a wait price
+DEMAND_TIMER_READS = {"wait_price_w", "grace_s", "quiet_grace_s", "window_s"}  # ... with quiet_grace_s
 
 
 def _unread_scaling_keys(spec: ScalingSpec, given: dict) -> None:
+    if spec.quiet_grace_s is not None and (spec.name != "planner" or spec.wait_price_w is not None):
+        raise PolicyError("scaling.quiet_grace_s", "only the planner with wait_price_w: null reads it")
     reads = SCALING_READS[spec.name] | (FIXED_POOL_READS if spec.name == "planner" and spec.wait_price_w is None
                                         else set())
+    if spec.quiet_grace_s is not None:
+        for key in given:
+            if key != "name" and key not in DEMAND_TIMER_READS:
+                raise PolicyError(f"scaling.{key}", "not read by the demand-aware idle timer (quiet_grace_s set; "
+                                                    f"it reads {', '.join(sorted(DEMAND_TIMER_READS))})")
+        return
     for key in given:
         if key != "name" and key not in reads:
             who = "the planner with wait_price_w: null" if key in FIXED_POOL_READS else " / ".join(

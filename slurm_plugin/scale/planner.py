@@ -15,7 +15,9 @@ Per node group (``want`` = how many nodes should be on)::
   means the group runs hotter than the target and gets ``ceil(-u * on)`` extra nodes; no extra below target).
 
 More nodes than wanted: idle nodes idle for at least the grace are powered down, the longest idle first
-(:func:`.warm.group_power`, the same step the simulator's policy takes).
+(:func:`.warm.group_power`, the same step the simulator's policy takes). With ``ScaleConfig.quiet_grace_s`` (no
+warm pool): the demand-aware idle timer (:func:`.warm.demand_timer`) picks them: idle nodes beyond the nodes
+asked for by jobs submitted within ``rate_window_s`` (scaled to ``idle_grace_s``) go down after the quiet grace.
 Node power is the state machine of :mod:`.power_state`, one persisted record per node: each cycle first
 syncs the records from Slurm's flags (passive edges), then remediates failed power-ups with bounded retries
 (:mod:`.remediate`), then plans the groups from the records (failed and held nodes are left out) and records
@@ -36,7 +38,8 @@ from .arch import DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, ArchGroup, ArchSh
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
 from .power_state import Event, NodePower, Power
 from .remediate import RetryPolicy, remediate, sync_records
-from .warm import DEFAULT_MIN_GRACE_S, DEFAULT_WINDOW_S, WarmTarget, group_power, warm_target
+from .warm import (DEFAULT_MIN_GRACE_S, DEFAULT_WINDOW_S, GroupPower, WarmTarget, demand_timer, group_power,
+                   timer_keep, warm_target)
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site import NodeGroup, Site
@@ -60,6 +63,9 @@ class ScaleConfig:
     wait_price_w: float | None = None
     min_grace_s: float = DEFAULT_MIN_GRACE_S
     rate_window_s: float = DEFAULT_WINDOW_S
+    # the demand-aware idle timer (scale/warm.py, chosen by `hetsched tune`): with wait_price_w None and no warm
+    # pool, idle nodes beyond the expected node demand go down after this, every idle node after idle_grace_s
+    quiet_grace_s: float | None = None
     # the architecture controller (scale/arch.py): move warm pools to the cheapest CPU group for portable work
     arch: bool = True
     arch_dominance: float = DEFAULT_DOMINANCE
@@ -137,6 +143,7 @@ class _Demand:
 
     backlog: dict[str, list[JobState]]
     arrivals: dict[str, int]
+    arrival_nodes: dict[str, int]
     portable_groups: list[NodeGroup]
     portable_cores: float
     pinned_cores: float
@@ -145,6 +152,7 @@ class _Demand:
 def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float) -> _Demand:
     backlog: dict[str, list[JobState]] = {}
     arrivals: dict[str, int] = {}
+    arrival_nodes: dict[str, int] = {}
     portable: list[set[str]] = []
     portable_cores = pinned_cores = 0.0
     shapes: dict[tuple, list[NodeGroup]] = {}  # jobs of one shape fit the same groups: one look per shape
@@ -160,6 +168,7 @@ def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float) -> _Dem
             backlog.setdefault(cheapest, []).append(job)
         if job.submit_time is not None and job.submit_time >= now - window_s:
             arrivals[cheapest] = arrivals.get(cheapest, 0) + 1
+            arrival_nodes[cheapest] = arrival_nodes.get(cheapest, 0) + (job.node_count or 1)
         if not job.gres:
             cpu_groups = {g.name for g in groups if not g.gres}
             if len({g.cpu.arch for g in groups if g.name in cpu_groups}) >= 2:
@@ -168,7 +177,7 @@ def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float) -> _Dem
             else:
                 pinned_cores += job.cpus or 1
     common = set.intersection(*portable) if portable else set()
-    return _Demand(backlog, arrivals, [g for g in site.node_groups if g.name in common], portable_cores,
+    return _Demand(backlog, arrivals, arrival_nodes, [g for g in site.node_groups if g.name in common], portable_cores,
                    pinned_cores)
 
 
@@ -179,6 +188,15 @@ def _arch_shifts(site: Site, config: ScaleConfig, demand: _Demand, warm: dict[st
               for g in demand.portable_groups if g.name in counts]
     return plan_arch(groups, demand.portable_cores, demand.pinned_cores, config.arch_dominance,
                      config.energy_price_kwh)
+
+
+def _demand_timer_step(step: GroupPower, idle_for: list[float], config: ScaleConfig, nodes_arrived: int,
+                       have: int) -> GroupPower:
+    """The demand-aware idle timer's power-downs (longest idle first), never below the step's ``want``."""
+    keep = timer_keep(nodes_arrived / config.rate_window_s, config.idle_grace_s)
+    down = sorted(demand_timer(idle_for, keep, config.idle_grace_s, config.quiet_grace_s),
+                  key=lambda i: -idle_for[i])
+    return GroupPower(0, tuple(down[: max(have - step.want, 0)]), step.want)
 
 
 def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: ScaleMemory,
@@ -235,6 +253,9 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
         step = group_power(len(busy), [now - idle_since[n.name] for n in idle], len(booting), len(off),
                            needed + warm[group.name] + pid_extra, target.grace_s, lim.min_on, lim.max_on,
                            other_on=len(on) - len(busy) - len(idle))
+        if config.quiet_grace_s is not None and not step.up:
+            step = _demand_timer_step(step, [now - idle_since[n.name] for n in idle], config,
+                                      demand.arrival_nodes.get(group.name, 0), len(on) + len(booting))
         have = len(on) + len(booting)
         why_warm = (f"warm pool {warm[group.name]} ({target.reason}"
                     + (f"; {shift_why[group.name]}" if group.name in shift_why else "") + ")")

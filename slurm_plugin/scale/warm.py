@@ -10,6 +10,11 @@ Two pure functions:
   within that gap: that many idle nodes (rounded down) stay warm, and while at least one job is expected an idle
   node waits out the whole gap before going down; otherwise (nights, weekends, a quiet group) idle nodes go down
   after ``min_grace_s``. The off-peak calendar is thus followed from the arrival rate, not from a clock.
+* :func:`demand_timer` (the demand-aware idle timer, tuned per site by ``hetsched tune``): Slurm's idle timer
+  (every idle node goes down after ``grace_s``, its SuspendTime) that powers idle nodes down sooner, after
+  ``quiet_grace_s``, when they are beyond the nodes expected to be asked for within ``grace_s``
+  (:func:`timer_keep` of the group's recent node arrivals). With ``quiet_grace_s = grace_s`` it *is* the idle
+  timer, so a search along ``quiet_grace_s`` starts from the timer's own schedule.
 * :func:`group_power`: from a group's counts (busy, idle with their idle times, booting, off) and the wanted
   extra nodes (backlog, warm pool, PID headroom), how many nodes to power up and which idle ones to power down.
 
@@ -58,6 +63,30 @@ def warm_target(rate: float, idle_w: float, boot_s: float, nodes: int, wait_pric
     grace = max(min_grace_s, gap) if expected >= 1.0 else min_grace_s
     return WarmTarget(warm, grace, f"{rate * 3600:.1f} jobs/h x break-even {gap:.0f} s = {expected:.1f} expected: "
                                    f"{warm} warm, grace {grace:.0f} s")
+
+
+def timer_keep(node_rate: float, grace_s: float) -> int:
+    """Idle nodes the demand-aware timer keeps until ``grace_s``: the nodes expected to be asked for within
+    ``grace_s`` at ``node_rate`` (nodes per second of recent arrivals), rounded up (0 when nothing arrived)."""
+    if node_rate < 0 or grace_s < 0:
+        raise ValueError(f"timer_keep needs non-negative inputs (node_rate={node_rate}, grace_s={grace_s})")
+    return math.ceil(node_rate * grace_s - 1e-9)
+
+
+def demand_timer(idle_for: list[float], keep: int, grace_s: float, quiet_grace_s: float) -> tuple[int, ...]:
+    """Positions (ascending) of the idle nodes the demand-aware idle timer powers down: every node idle at least
+    ``grace_s``, and every node idle at least ``quiet_grace_s`` that is not among the ``keep`` most recently idle.
+    ``quiet_grace_s >= grace_s`` or ``keep >= len(idle_for)``: exactly the idle timer at ``grace_s``;
+    ``keep = 0``: the idle timer at ``min(grace_s, quiet_grace_s)``.
+
+    Example: idle for [100, 400, 200, 50] s, keep 1, grace 300, quiet 40: node 1 (>= 300 s) and nodes 0 and 2
+    (>= 40 s, not the most recent) go down, node 3 (the most recent) stays: (0, 1, 2)."""
+    if keep < 0 or grace_s < 0 or quiet_grace_s < 0:
+        raise ValueError(f"demand_timer needs non-negative inputs (keep={keep}, grace_s={grace_s}, "
+                         f"quiet_grace_s={quiet_grace_s})")
+    kept = set(sorted(range(len(idle_for)), key=lambda i: (idle_for[i], i))[:keep])
+    quiet = min(grace_s, quiet_grace_s)
+    return tuple(i for i, t in enumerate(idle_for) if t >= grace_s or (t >= quiet and i not in kept))
 
 
 @dataclass(frozen=True)

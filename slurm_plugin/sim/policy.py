@@ -38,8 +38,11 @@ def sim_scaling(spec: ScalingSpec, machine: Machine, jobs: JobTable) -> ScalingP
         return AlwaysOn()
     if spec.name == "idle-timer":
         return IdleSuspend(spec.suspend_time_s)
-    from .scaling import PortableDemand, WarmPoolPower
+    from .scaling import NodeArrivals, PortableDemand, WarmPoolPower
 
+    if spec.quiet_grace_s is not None:  # the demand-aware idle timer reads only its graces and window
+        return WarmPoolPower(machine, grace_s=spec.grace_s, wait_price_w=None, window_s=spec.window_s,
+                             quiet_grace_s=spec.quiet_grace_s, demand=NodeArrivals(machine, jobs))
     return WarmPoolPower(machine, grace_s=spec.grace_s, wait_price_w=spec.wait_price_w, window_s=spec.window_s,
                          min_grace_s=spec.min_grace_s, target_util=spec.target_util, use_pid=spec.pid,
                          portable=PortableDemand(machine, jobs, spec.window_s) if spec.arch else None,

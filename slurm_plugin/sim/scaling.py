@@ -9,6 +9,12 @@
 * ``wait_price_w=None``: the fixed rule of the first round (grace ``grace_s``, ``warm_fraction`` of each group,
   or ``warm_nodes`` per group as the live planner's ``GroupLimits.warm``);
 * ``use_pid``: plus the PID controller's headroom when a group runs hotter than ``target_util``;
+* ``quiet_grace_s`` set (with ``wait_price_w=None``): the demand-aware idle timer (:func:`.warm.demand_timer`):
+  every idle node goes down after ``grace_s`` (Slurm's SuspendTime), and idle nodes beyond the node demand
+  expected within ``grace_s`` (node arrivals over ``window_s``, from ``demand``: :class:`NodeArrivals`) after
+  ``quiet_grace_s``; it never powers up (jobs boot nodes, as under the timer) and runs on the timer's clock (a
+  quarter of its shorter grace). With ``quiet_grace_s = grace_s`` its schedule is :class:`.hooks.IdleSuspend`'s
+  at ``grace_s``, node for node (``tests/unit/tune/test_power.py``);
 * ``forecast`` (``"max"`` or ``"mean"``, off by default): the rate is combined with the rate this policy saw at
   the same time ``forecast_days`` before, ``forecast_lead_s`` ahead (:func:`slurm_plugin.scale.forecast.forecast_rate`, from the
   hourly arrivals it recorded itself). Measured not to meet the issue's goal at one setting (results/scale).
@@ -30,8 +36,9 @@ import numpy as np
 from ..scale.arch import ArchGroup, plan_arch, warm_after
 from ..scale.forecast import HOUR_S, forecast_rate
 from ..scale.pid import DEFAULT_GAINS, PidGains, PidState, pid_step
-from ..scale.warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, group_power, warm_target
-from ..workload.fit import eligible_groups
+from ..scale.warm import (DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, demand_timer, group_power,
+                          timer_keep, warm_target)
+from ..workload.fit import eligible_groups, fitting_groups
 from ..workload.jobs import JobTable
 from .machine import Machine
 from .power import BOOTING, OFF, ON
@@ -95,6 +102,38 @@ class PortableDemand:
 
 
 @dataclass
+class NodeArrivals:
+    """Nodes asked for per group by the jobs submitted within a window before ``now`` (only the past is read),
+    each job counted against the cheapest group (by cost per hour, then order) one of whose nodes holds it."""
+
+    machine: Machine
+    jobs: JobTable
+
+    def __post_init__(self) -> None:
+        n, groups = len(self.jobs), len(self.machine.groups)
+        group = np.zeros(n, dtype=np.int64)
+        if groups > 1:
+            memo: dict[tuple, int] = {}
+            cost = [(g.cost_per_hour, gi) for gi, g in enumerate(self.machine.groups)]
+            j = self.jobs
+            for i in range(n):
+                key = (int(j.arch_mask[i]), int(j.gres_name[i]), int(j.gres_type[i]), int(j.gres_count[i]),
+                       int(j.cores[i]), float(j.mem_gb[i]))
+                if key not in memo:
+                    fit = fitting_groups(j, i, self.machine) or list(range(groups))
+                    memo[key] = min(fit, key=lambda g: cost[g])
+                group[i] = memo[key]
+        nodes = self.jobs.nodes.astype(float)
+        # per group, cumulative nodes asked for up to and including each job (in submit order)
+        self._cum = [np.concatenate(([0.0], np.cumsum(np.where(group == g, nodes, 0.0)))) for g in range(groups)]
+
+    def rate(self, now: float, window_s: float) -> list[float]:
+        """Nodes per second per group over ``(now - window_s, now]``."""
+        lo, hi = np.searchsorted(self.jobs.submit, [now - window_s, now], side="right")
+        return [float(c[hi] - c[lo]) / window_s for c in self._cum]
+
+
+@dataclass
 class WarmPoolPower:
     machine: Machine
     grace_s: float = 120.0
@@ -112,6 +151,8 @@ class WarmPoolPower:
     forecast_days: tuple[int, ...] = (1,)
     forecast_lead_s: float = 1800.0
     warm_nodes: int | None = None  # without wait price: this many per group (the live planner's GroupLimits.warm)
+    quiet_grace_s: float | None = None  # without wait price: the demand-aware idle timer (needs ``demand``)
+    demand: NodeArrivals | None = None
     _pid: list[PidState] = field(default_factory=list, init=False)
     _group: np.ndarray = field(default=None, init=False)  # type: ignore[assignment]
     headroom: list[list[int]] = field(default_factory=list, init=False)  # per tick, per group (for plots)
@@ -129,6 +170,11 @@ class WarmPoolPower:
         self._hourly: list[dict[int, float]] = [{} for _ in counts]  # arrivals per group and hour (forecast)
         self._last_arrived: np.ndarray | None = None
         self._since: float | None = None
+        if self.quiet_grace_s is not None:
+            if self.wait_price_w is not None or self.demand is None or self.quiet_grace_s < 0 or self.grace_s < 0:
+                raise ValueError("the demand-aware idle timer (quiet_grace_s) needs wait_price_w=None, node "
+                                 "arrivals (demand) and non-negative graces")
+            self.interval_s = max(min(self.grace_s, self.quiet_grace_s) / 4, 1.0)  # the timer's own clock
 
     def _record(self, now: float, arrived: np.ndarray) -> None:
         """Add the arrivals since the last period to the current hour's bin (what the policy has seen)."""
@@ -168,7 +214,17 @@ class WarmPoolPower:
         warm = warm_after(plan_arch(groups, portable, pinned), {g.name: w for g, (w, _) in zip(gs, targets)})
         return [(warm[g.name], grace) for g, (_, grace) in zip(gs, targets)]
 
+    def _demand_timer(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]:
+        downs = []
+        for gi, rate in enumerate(self.demand.rate(view.now, self.window_s)):
+            idle, idle_for = _idle_for_positions(view, self._group == gi)
+            keep = timer_keep(rate, self.grace_s)
+            downs.append(idle[list(demand_timer(idle_for, keep, self.grace_s, self.quiet_grace_s))])
+        return np.sort(np.concatenate(downs)).astype(np.int64), np.empty(0, dtype=np.int64)
+
     def decide(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]:
+        if self.quiet_grace_s is not None:
+            return self._demand_timer(view)
         downs, ups, extra = [], [], []
         busy = (view.state == ON) & (view.idle_for < 0)
         for gi, (warm, grace) in enumerate(self._shift(view, self._targets(view), busy)):

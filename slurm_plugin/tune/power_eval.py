@@ -1,0 +1,117 @@
+"""The power half of the evaluation protocol (issue 13, item 5) for one trace: split the history 70/30, run every
+power candidate (:func:`.power.tune_power`), write the JSON and the energy-vs-wait plot.
+
+``python3 -m slurm_plugin.tune.power_eval TRACE [--site S] [--json F] [--plot P] [--jobs N]``; an SWF trace
+without ``--site`` runs on its header's machine with the documented default watts and boot times
+(``slurm_plugin/sim/machine.py: SWF_NODE_POWER``), as ``hetsched scale eval`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from ..fsio import write_file_atomic
+from .power import PowerTuning, tune_power
+from .split import split_history
+
+
+def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: int | None = None,
+             tune_fraction: float = 0.7, suspend_time_s: float | None = None) -> tuple[PowerTuning, dict]:
+    """The result and its JSON document (with the trace, machine and provenance)."""
+    from ..sim.run import prepare, provenance
+
+    prepared = prepare(trace, site)
+    split = split_history(prepared.workload.jobs, tune_fraction)
+    t0 = time.perf_counter()
+    bar = _Progress()
+    result = tune_power(prepared, split, ranking, jobs=jobs, progress=bar, suspend_time_s=suspend_time_s)
+    g = prepared.machine.groups
+    doc = {"trace": trace, "site": site, "ranking": ranking, "backfill": True,
+           "machine": {"name": prepared.machine.name, "groups": [
+               {"name": x.name, "count": x.count, "cores": x.cores, "arch": x.arch, "idle_w": x.idle_w,
+                "busy_w": x.busy_w, "off_w": x.off_w, "boot_s": x.boot_s} for x in g]},
+           **result.as_dict(), "wall_s": time.perf_counter() - t0, **provenance()}
+    return result, doc
+
+
+class _Progress:
+    def __call__(self, done: int, total: int) -> None:
+        logging.getLogger(__name__).info("power candidates: %d/%d done", done, total)
+
+
+def plot(result: PowerTuning, title: str, path: Path) -> None:
+    """Energy vs average wait on the tuning part and on the held-back part: the timer's curve, the planner's
+    points, the chosen setting ringed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    styles = {"planner": ("s", "tab:orange"), "planner+arch": ("D", "tab:red"), "demand-timer": ("o", "tab:green")}
+    for ax, parts, name in ((axes[0], result.tune, "tuning part"), (axes[1], result.test, "held-back part")):
+        timers = [(c.scaling.suspend_time_s, parts[i]) for i, c in enumerate(result.candidates) if c.is_timer]
+        timers.sort()
+        ax.plot([p.avg_wait_s for _, p in timers], [p.energy_kwh for _, p in timers], "-^", color="tab:blue",
+                label="Slurm idle timer")
+        for t, p in timers:
+            ax.annotate(f"{t:g} s", (p.avg_wait_s, p.energy_kwh), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
+        seen = set()
+        for i, c in enumerate(result.candidates):
+            if c.is_timer:
+                continue
+            marker, color = styles.get(c.policy, ("x", "gray"))
+            ax.plot(parts[i].avg_wait_s, parts[i].energy_kwh, marker, color=color, ms=5, alpha=0.8,
+                    label=None if c.policy in seen else c.policy)
+            seen.add(c.policy)
+        ch = parts[result.chosen]
+        ax.plot(ch.avg_wait_s, ch.energy_kwh, "o", ms=14, mfc="none", mec="black",
+                label=f"chosen ({result.candidates[result.chosen].param})")
+        ax.set_xlabel("average wait (s)")
+        ax.set_ylabel("energy (kWh)")
+        ax.set_title(f"{name} ({parts[0].jobs} jobs)", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def summary(result: PowerTuning) -> str:
+    """One line per timer setting."""
+    lines = []
+    for m in result.matches:
+        lines.append(f"SuspendTime {m.suspend_time_s:6g} s: {m.outcome:7} {m.reason}")
+    c = result.candidates[result.chosen]
+    lines.append(f"chosen (site's SuspendTime {result.suspend_time_s:g} s): {c.policy} {c.param}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m slurm_plugin.tune.power_eval", description=__doc__.split("\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("--site")
+    ap.add_argument("--ranking", default="fcfs")
+    ap.add_argument("--jobs", type=int, default=None, help="processes (default: every core)")
+    ap.add_argument("--suspend-time", type=float, default=None, help="the site's SuspendTime (default 300 s)")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--plot", type=Path)
+    a = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    result, doc = evaluate(a.trace, a.site, a.ranking, a.jobs, suspend_time_s=a.suspend_time)
+    if a.json:
+        write_file_atomic(a.json, json.dumps(doc, indent=1) + "\n")
+    if a.plot:
+        plot(result, f"{Path(a.trace).name}: power candidates ({a.ranking}, EASY backfill)", a.plot)
+    print(summary(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Power tuning (issue 13, item 3): the dominance selection (pure), the demand-aware idle timer's rule, its
+reduction to Slurm's idle timer in the simulator (same schedule, same energy), and live/simulated agreement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from slurm_plugin.cycle.policy import policy_steps
+from slurm_plugin.cycle.steps import CycleMemory, run_steps
+from slurm_plugin.decision import PowerNodes
+from slurm_plugin.policy import PolicySpec, ScalingSpec
+from slurm_plugin.policy.spec import PolicyError, policy_from_dict
+from slurm_plugin.scale.planner import ScaleMemory
+from slurm_plugin.scale.warm import demand_timer, timer_keep
+from slurm_plugin.sim.engine import Engine
+from slurm_plugin.sim.hooks import IdleSuspend, ranking
+from slurm_plugin.sim.machine import SWF_NODE_POWER, Machine, machine_from_site
+from slurm_plugin.sim.machine import GroupSpec
+from slurm_plugin.sim.policy import sim_scaling
+from slurm_plugin.sim.power import ON
+from slurm_plugin.sim.run import Prepared
+from slurm_plugin.sim.views import PowerView
+from slurm_plugin.snapshot import JobState
+from slurm_plugin.tune.power import (Candidate, Part, candidates, chosen_index, energy_between, match_timers,
+                                     part_scores, scaling_section, tune_power)
+from slurm_plugin.tune.split import split_history
+from slurm_plugin.workload import ARCH_BIT, JobTable, Workload
+
+from ..cycle.builders import SITE, demo_node, demo_snapshot
+
+TIMER = Candidate("idle-timer", "SuspendTime 300 s", ScalingSpec(name="idle-timer", suspend_time_s=300.0))
+TIMER2 = Candidate("idle-timer", "SuspendTime 900 s", ScalingSpec(name="idle-timer", suspend_time_s=900.0))
+PLAN_A = Candidate("demand-timer", "a", ScalingSpec(name="planner", wait_price_w=None, grace_s=900.0,
+                                                    quiet_grace_s=60.0, arch=False))
+PLAN_B = Candidate("planner", "b", ScalingSpec(name="planner", arch=False))
+CANDS = [TIMER, TIMER2, PLAN_A, PLAN_B]
+
+
+# ---- the selection (pure) -----------------------------------------------------------------------------------
+# (tune parts, held-back parts) per candidate [timer 300, timer 900, plan A, plan B] -> (outcome, pick) per timer
+CASES = {
+    "A dominates 300 on both parts": (
+        [(10, 100), (12, 80), (9, 95), (20, 10)], [(5, 50), (6, 40), (4.5, 50), (9, 5)],
+        [("planner", 2), ("timer", None)]),
+    "A dominates on tune, not on held-back: timer kept": (
+        [(10, 100), (12, 80), (9, 95), (20, 10)], [(5, 50), (6, 40), (5.1, 49), (9, 5)],
+        [("timer", 2), ("timer", None)]),
+    "ties count as no more": (
+        [(10, 100), (12, 80), (10, 100), (20, 10)], [(5, 50), (6, 40), (5, 50), (9, 5)],
+        [("planner", 2), ("timer", None)]),
+    "least tuning energy among the dominating ones": (
+        [(10, 100), (12, 80), (11, 70), (11.5, 60)], [(5, 50), (6, 40), (5.5, 30), (5.9, 30)],
+        [("timer", None), ("planner", 2)]),
+    "nothing dominates": (
+        [(10, 100), (12, 80), (13, 70), (9, 120)], [(5, 50), (6, 40), (7, 30), (4, 60)],
+        [("timer", None), ("timer", None)]),
+}
+
+
+def parts(pairs):
+    return [Part(e, w, 10) for e, w in pairs]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_match_timers(name):
+    tune, test, want = CASES[name]
+    got = match_timers(CANDS, parts(tune), parts(test))
+    assert [(m.outcome, m.pick) for m in got] == want
+    assert [m.suspend_time_s for m in got] == [300.0, 900.0]
+
+
+def test_the_chosen_setting_follows_the_sites_suspend_time():
+    tune, test, _ = CASES["A dominates 300 on both parts"]
+    matches = match_timers(CANDS, parts(tune), parts(test))
+    assert chosen_index(CANDS, matches, 300.0) == 2  # the planner replaces the site's 300 s timer
+    assert chosen_index(CANDS, matches, 900.0) == 1  # nothing beat the 900 s timer: it stays
+    with pytest.raises(ValueError, match="SuspendTime 60 s is not among the timers tried"):
+        chosen_index(CANDS, matches, 60.0)
+    m = matches[0]
+    assert "dominates on the tuning and held-back parts" in m.reason and m.dominating_on_tune == 1
+
+
+def test_candidates_list_every_timer_and_skip_the_arch_controller_on_one_architecture():
+    one = candidates(False)
+    assert [c.scaling.suspend_time_s for c in one if c.is_timer] == [60.0, 300.0, 900.0, 1800.0, 3600.0]
+    assert not [c for c in one if c.policy == "planner+arch"]
+    assert len([c for c in candidates(True) if c.policy == "planner+arch"]) == 2
+    with pytest.raises(ValueError, match="quiet grace must be shorter"):
+        candidates(False, grid=[(300.0, 300.0)])
+
+
+def test_energy_between_splits_the_timeline_at_the_cut():
+    tl = {"t": [0.0, 10.0, 30.0], "watts": [100.0, 50.0, 0.0]}
+    assert energy_between(tl, 0.0, 30.0) == 100 * 10 + 50 * 20
+    assert energy_between(tl, 5.0, 20.0) == 100 * 5 + 50 * 10
+    assert energy_between(tl, 30.0, float("inf")) == 0.0
+
+
+# ---- the rule -----------------------------------------------------------------------------------------------
+def test_demand_timer_rule():
+    assert demand_timer([100, 400, 200, 50], 1, 300, 40) == (0, 1, 2)  # the docstring's example
+    idle = [10.0, 400.0, 200.0, 50.0]
+    assert demand_timer(idle, 0, 300, 300) == (1,)  # quiet = grace: the idle timer at grace
+    assert demand_timer(idle, 4, 300, 40) == (1,)  # everything kept: the idle timer at grace
+    assert demand_timer(idle, 0, 300, 40) == (1, 2, 3)  # nothing kept: the idle timer at the quiet grace
+    assert timer_keep(0.0, 900) == 0 and timer_keep(1 / 600, 900) == 2 and timer_keep(1 / 900, 900) == 1
+    with pytest.raises(ValueError):
+        demand_timer(idle, -1, 300, 40)
+
+
+# ---- the reduction: quiet grace = grace is Slurm's idle timer, node for node -----------------------------------
+def small_workload() -> JobTable:
+    """Bursts of 1-3 node jobs with quiet gaps between them, on 8 nodes: nodes idle short and long."""
+    rng = np.random.default_rng(7)
+    submit = np.sort(np.concatenate([b + rng.exponential(120, 15) for b in (0, 6000, 9000, 20000, 21000)]))
+    run = rng.exponential(900, len(submit)) + 30
+    n = len(submit)
+    return JobTable.build({"submit": submit.tolist(), "run": run.tolist(), "limit": (2 * run).tolist(),
+                           "nodes": rng.integers(1, 4, n).tolist(), "cores": [1] * n})
+
+
+MACHINE8 = Machine("eight", [GroupSpec("nodes", 8, **SWF_NODE_POWER)])
+
+
+@pytest.mark.parametrize("suspend", [120.0, 600.0])
+def test_demand_timer_at_its_own_grace_is_the_idle_timer(suspend):
+    jobs = small_workload()
+    timer = Engine(MACHINE8, jobs, ranking("fcfs"), backfill=True, scaling=IdleSuspend(suspend)).run()
+    same = ScalingSpec(name="planner", wait_price_w=None, grace_s=suspend, quiet_grace_s=suspend)
+    planner = Engine(MACHINE8, jobs, ranking("fcfs"), backfill=True,
+                     scaling=sim_scaling(same, MACHINE8, jobs)).run()
+    assert np.array_equal(timer.begin, planner.begin) and np.array_equal(timer.alloc, planner.alloc)
+    assert timer.energy_j == planner.energy_j and timer.timeline == planner.timeline
+    # and the comparison can fail: a shorter quiet grace powers nodes down sooner, another schedule
+    sooner = ScalingSpec(name="planner", wait_price_w=None, grace_s=suspend, quiet_grace_s=suspend / 2)
+    quick = Engine(MACHINE8, jobs, ranking("fcfs"), backfill=True, scaling=sim_scaling(sooner, MACHINE8, jobs)).run()
+    assert quick.energy_j != timer.energy_j
+
+
+def test_tune_power_on_a_small_history():
+    jobs = small_workload()
+    p = Prepared(None, MACHINE8, Workload("small", jobs))
+    split = split_history(jobs)
+    seen = []
+    r = tune_power(p, split, "fcfs", jobs=1, progress=lambda d, t: seen.append((d, t)), timers=(60.0, 600.0),
+                   grid=((600.0, 60.0),), prices=(10000.0,))
+    assert seen[-1] == (5, 5) and r.suspend_time_s == 300.0  # the default SuspendTime is added to the timers
+    assert [m.suspend_time_s for m in r.matches] == [60.0, 300.0, 600.0]
+    rows = r.rows()
+    assert sum(row["chosen"] for row in rows) == 1
+    assert set(rows[0]) >= {"policy", "param", "energy_kwh", "avg_wait_s", "chosen"}
+    for i, c in enumerate(r.candidates):  # the parts add up to the whole run's energy
+        run = Engine(MACHINE8, jobs, ranking("fcfs"), backfill=True,
+                     scaling=sim_scaling(c.scaling, MACHINE8, jobs)).run()
+        assert r.tune[i].energy_kwh + r.test[i].energy_kwh == pytest.approx(run.energy_j / 3.6e6, rel=1e-9)
+        tune, test = part_scores(jobs.submit, run.begin, run.timeline, split)
+        assert (tune, test) == (r.tune[i], r.test[i])
+    for c in r.candidates:  # each setting written as a policy file's scaling: reads back as itself
+        assert policy_from_dict({"scaling": scaling_section(c.scaling)}).scaling == c.scaling
+
+
+# ---- the policy file and the live planner ---------------------------------------------------------------------
+def test_policy_file_reads_the_demand_timer_and_refuses_it_elsewhere():
+    spec = policy_from_dict({"scaling": {"name": "planner", "wait_price_w": None, "grace_s": 1800,
+                                         "quiet_grace_s": 300}})
+    assert spec.scaling.quiet_grace_s == 300.0
+    with pytest.raises(PolicyError, match="scaling.quiet_grace_s: only the planner with wait_price_w: null"):
+        policy_from_dict({"scaling": {"name": "planner", "quiet_grace_s": 300}})
+    with pytest.raises(PolicyError, match="scaling.warm_nodes: not read by the demand-aware idle timer"):
+        policy_from_dict({"scaling": {"name": "planner", "wait_price_w": None, "quiet_grace_s": 300,
+                                      "warm_nodes": 1}})
+
+
+NOW = 1_000_000.0
+# idle seconds per idle node; one arm job (1 node) submitted 600 s ago: keep 1 arm node
+IDLE = {"x86n1": 200.0, "x86n2": 50.0, "armn1": 100.0, "armn2": 1000.0, "armn3": 2000.0, "rvn1": 30.0}
+HOSTS = [h for g in SITE.node_groups for h in g.hostnames]
+
+
+def test_live_and_simulated_demand_timer_power_down_the_same_nodes():
+    spec = PolicySpec(scaling=ScalingSpec(name="planner", wait_price_w=None, grace_s=1800.0, quiet_grace_s=60.0,
+                                          arch=False))
+    busy = {h: demo_node(h, "allocated", alloc=1) for h in HOSTS if h not in IDLE}
+    job = JobState(100, "RUNNING", partition="arm", cpus=1, node_count=1, submit_time=int(NOW - 600))
+    snap = demo_snapshot([job], taken_at=NOW, **busy)
+    memory = CycleMemory(ScaleMemory(idle_since={h: NOW - t for h, t in IDLE.items()}, last_t=NOW - 60))
+    decision, _ = run_steps(policy_steps(spec), snap, SITE, memory, NOW)
+    live = {n for a in decision.actions if isinstance(a, PowerNodes) and a.action == "POWER_DOWN" for n in a.nodes}
+    assert not [a for a in decision.actions if isinstance(a, PowerNodes) and a.action == "POWER_UP"]
+
+    machine = machine_from_site(SITE)
+    jobs = JobTable.build({"submit": [NOW - 600], "run": [3600.0], "limit": [3600.0], "nodes": [1], "cores": [1],
+                           "arch_mask": [ARCH_BIT["aarch64"]]})
+    hook = sim_scaling(spec.scaling, machine, jobs)
+    idle_for = np.array([IDLE.get(h, -1.0) for h in HOSTS])
+    down, up = hook.decide(PowerView(NOW, np.full(len(HOSTS), ON), idle_for, 0))
+    assert live == {HOSTS[i] for i in down} and not len(up)
+    # arm keeps its most recently idle node (armn1); x86 had no arrival: x86n1 (200 s) goes, x86n2 (50 s) not yet
+    assert live == {"x86n1", "armn2", "armn3"}
