@@ -189,3 +189,11 @@ def _bench_table(rows: list[dict]) -> None:
     for r in rows:
         click.echo(f"| {r['scenario']} | {r['nodes']} | {r['jobs']} | {r['mean_queue']:.0f} | {r['wall_s']:.2f} "
                    f"| {r['jobs_per_s']:.0f} |")
+
+
+def _fidelity():
+    from .sim_fidelity import fidelity_cmd
+    return fidelity_cmd
+
+
+sim.add_command(_fidelity(), "fidelity")

@@ -196,3 +196,44 @@ def compare_starts(real: list[dict[str, float]], sim_start: np.ndarray) -> dict:
             "real_avg_wait_s": float(np.mean(real_start - submit)),
             "sim_avg_wait_s": float(np.mean(sim_start - submit)),
             "real_start_s": real_start.tolist(), "sim_start_s": sim_start.tolist()}
+
+
+@dataclass(frozen=True)
+class FidelityThresholds:
+    """When the simulator is trusted to stand for the real slurmctld (issue 22's targets): Kendall tau-b of
+    start times at least ``min_tau``; mean wait, node power-up count and energy each within the given
+    relative distance of the real figure (a real figure of 0 must be matched within ``abs_floor`` of it)."""
+
+    min_tau: float = 0.9
+    wait_rel: float = 0.10
+    power_ups_rel: float = 0.10
+    energy_rel: float = 0.05
+    abs_floor: float = 1.0
+
+
+def fidelity_ok(record: dict, thresholds: FidelityThresholds | None = None) -> tuple[bool, str]:
+    """Whether a fidelity record (``hetsched sim fidelity --json``; the keys of issue 22) meets
+    ``thresholds``; returns (ok, reason): every failed check named with both figures, or what was met.
+    A record missing a key fails, naming it (a policy is never emitted on a record that cannot be checked)."""
+    th = thresholds or FidelityThresholds()
+    need = ("kendall_tau", "mean_wait_real_s", "mean_wait_sim_s", "power_ups_real", "power_ups_sim",
+            "energy_real_kwh", "energy_sim_kwh")
+    missing = [k for k in need if not isinstance(record.get(k), (int, float)) or not np.isfinite(record[k])]
+    if missing:
+        return False, f"fidelity record lacks a finite {', '.join(missing)}"
+    fails = []
+    if record["kendall_tau"] < th.min_tau:
+        fails.append(f"Kendall tau {record['kendall_tau']:.3f} < {th.min_tau}")
+    for label, real, sim, rel in (("mean wait", "mean_wait_real_s", "mean_wait_sim_s", th.wait_rel),
+                                  ("power-ups", "power_ups_real", "power_ups_sim", th.power_ups_rel),
+                                  ("energy", "energy_real_kwh", "energy_sim_kwh", th.energy_rel)):
+        r, s = float(record[real]), float(record[sim])
+        allowed = max(abs(r) * rel, th.abs_floor * rel if r == 0 else 0.0)
+        if abs(s - r) > allowed:
+            fails.append(f"{label} simulated {s:.4g} vs real {r:.4g} (off by {abs(s - r) / abs(r) * 100 if r else float('inf'):.1f} %, "
+                         f"allowed {rel * 100:.0f} %)")
+    jobs = record.get("jobs", "?")
+    if fails:
+        return False, f"simulator below fidelity threshold on {jobs} jobs: " + "; ".join(fails)
+    return True, (f"fidelity met on {jobs} jobs: tau {record['kendall_tau']:.3f}, mean wait, power-ups and "
+                  "energy within their bounds")

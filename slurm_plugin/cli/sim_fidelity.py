@@ -1,0 +1,78 @@
+"""``hetsched sim fidelity``: replay a heterogeneous workload on the real local cluster and in the simulator."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import click
+
+from ..workload import WorkloadError
+from .common import handle_errors
+
+log = logging.getLogger(__name__)
+SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_wait_sim_s", "power_ups_real",
+                "power_ups_sim", "energy_real_kwh", "energy_sim_kwh", "slurm_version")
+
+
+@click.command("fidelity")
+@click.option("--site", default="demo", show_default=True, help="Site name or file the replay cluster runs.")
+@click.option("--jobs", "n_jobs", type=click.IntRange(1, 20000), default=300, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--compress", type=click.FloatRange(min=1.0), default=60.0, show_default=True,
+              help="Divide the workload's site-scale run and arrival times by this.")
+@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False),
+              help="Write the comparison (issue 22's keys), the Slurm timing used, provenance and the raw record.")
+@click.option("--root", default=None, type=click.Path(file_okay=False),
+              help="Cluster root (default: $HETSCHED_TEST_ROOT/fidelity or /var/lib/hetsched/fidelity).")
+@click.option("--port-base", type=click.IntRange(1024, 65000), default=None,
+              help="First of the cluster's ports (default: $HETSCHED_TEST_PORT_BASE + 1900, else 30900).")
+@click.option("--no-daemon", is_flag=True, help="Without the job_submit shim and admission daemon (no SiteFactor bands).")
+@click.option("--no-power", is_flag=True, help="Without Slurm's power saving (every node stays on).")
+@click.option("--from-record", "from_record", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Re-simulate the record in an earlier --json file instead of running the cluster.")
+@click.option("--release-s", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+              help="Modelled start latency after a job ends (seconds).")
+@handle_errors(WorkloadError, ValueError, OSError, RuntimeError, TimeoutError)
+def fidelity_cmd(site, n_jobs, seed, compress, json_out, root, port_base, no_daemon, no_power, from_record,
+                 release_s) -> None:
+    """Kendall tau of start times, mean waits, node power-ups and energy: real slurmctld vs the simulator."""
+    from ..site import Site
+    from ..sim.fidelity_replay import compare_record, replay_timing
+    from ..sim.fidelity_workload import hetero_workload
+    from ..sim.run import provenance
+    from ..sim.slurm_timing import OFF
+    from ..fsio import write_file_atomic
+
+    if from_record:
+        earlier = json.loads(Path(from_record).read_text())
+        record, site_data, args = earlier["record"], earlier["site"], earlier["args"]
+    else:
+        from ..sim.fidelity_record import run_on_local_cluster
+        jobs = hetero_workload(n_jobs, seed, compress)
+        base = os.environ.get("HETSCHED_TEST_ROOT")
+        root = Path(root or (Path(base) / "fidelity" if base else "/var/lib/hetsched/fidelity"))
+        if port_base is None:
+            env = os.environ.get("HETSCHED_TEST_PORT_BASE")
+            port_base = int(env) + 1900 if env else 30900
+        click.echo(f"replaying {len(jobs)} jobs (last submit at {jobs[-1].offset_s:.0f} s) on a local cluster "
+                   f"under {root}, ports {port_base}..", err=True)
+        record, site_data = run_on_local_cluster(site, jobs, root, port_base, power=not no_power,
+                                                 daemon=not no_daemon)
+        args = {"site": site, "jobs": n_jobs, "seed": seed, "compress": compress, "daemon": not no_daemon,
+                "power": not no_power, "run_commit": provenance()["git_commit"], "run_load_avg": os.getloadavg()}
+        write_file_atomic(Path(json_out), json.dumps({"args": args, "site": site_data, "record": record}) + "\n")
+    site_obj = Site.model_validate(site_data)
+    timing = replay_timing(record, site_data, release_s=release_s)
+    result = compare_record(site_obj, record, timing)
+    baseline = compare_record(site_obj, record, OFF)
+    summary = {k: result[k] for k in SUMMARY_KEYS}
+    out = {**summary, "commit": provenance()["git_commit"], "machine": provenance(),
+           "load_avg": os.getloadavg(), "args": args, "timing": timing.__dict__,
+           "timing_off": {k: baseline[k] for k in SUMMARY_KEYS},
+           "detail": {k: v for k, v in result.items() if k not in SUMMARY_KEYS},
+           "site": site_data, "record": record}
+    write_file_atomic(Path(json_out), json.dumps(out, indent=1) + "\n")
+    click.echo(json.dumps(summary | {"timing_off_tau": baseline["kendall_tau"]}, indent=1))

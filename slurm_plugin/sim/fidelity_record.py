@@ -1,0 +1,198 @@
+"""Run a replay on the real local cluster and record what Slurm did.
+
+A :class:`SlurmRecorder` thread polls, about once a second: ``squeue -t all`` (each job's state, submit, start
+and end, nodes, features, GRES; slurmctld forgets finished jobs after MinJobAge, so they are caught while it
+still shows them), ``sprio`` (each pending job's SiteFactor: its first value and every change) and
+``sinfo -N`` (each node's power state: ``~`` off, ``#`` powering up, ``%`` powering down); the existing
+:class:`~slurm_plugin.sim.fidelity.BackfillRecorder` polls ``sdiag`` for the backfill cycles.
+:func:`record_replay` submits the jobs at their offsets and returns one JSON-able record of the whole run.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import datetime
+
+from ..slurm import SlurmClient, SlurmError
+from .fidelity import BackfillRecorder
+from .fidelity_workload import ReplayJob
+
+log = logging.getLogger(__name__)
+FINAL = {"COMPLETED", "TIMEOUT", "FAILED", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
+         "DEADLINE"}
+_SQUEUE_FORMAT = "%i|%T|%V|%S|%e|%N|%f|%b|%r"
+
+
+def _epoch(text: str) -> float | None:
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:  # N/A, Unknown
+        return None
+
+
+def power_symbol(state: str) -> str:
+    """The power part of a short sinfo state: ``off`` (``~``), ``booting`` (``#``), ``shutting`` (``%``, and
+    ``!`` pending power-down, still on), else ``on``."""
+    if state.endswith("~"):
+        return "off"
+    if state.endswith("#"):
+        return "booting"
+    if state.endswith("%"):
+        return "shutting"
+    return "on"
+
+
+class SlurmRecorder:
+    """Polls squeue/sprio/sinfo every ``every_s`` in a thread (see the module docstring). ``jobs``: id ->
+    latest squeue fields; ``site_factor``: id -> [(epoch, value)] changes; ``power``: node ->
+    [(epoch, state)] changes, state as :func:`power_symbol`."""
+
+    def __init__(self, client: SlurmClient, every_s: float = 1.0):
+        self.client, self.every_s = client, every_s
+        self.jobs: dict[int, dict] = {}
+        self.site_factor: dict[int, list[tuple[float, int]]] = {}
+        self.power: dict[str, list[tuple[float, str]]] = {}
+        self.polls = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="slurm-recorder", daemon=True)
+
+    def __enter__(self) -> SlurmRecorder:
+        self.poll()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                self.poll()
+            except SlurmError as err:  # a failed poll only delays what the next one sees
+                log.warning("recorder poll failed: %s", err)
+
+    def poll(self) -> None:
+        now = time.time()
+        self._jobs(self.client.run("squeue", "-h", "-t", "all", "-o", _SQUEUE_FORMAT).stdout)
+        self._site_factors(now, self.client.run("sprio", "-h", "-o", "%i|%S", check=False).stdout)
+        self._nodes(now, self.client.run("sinfo", "-h", "-N", "-o", "%N|%t").stdout)
+        self.polls += 1
+
+    def _jobs(self, text: str) -> None:
+        for line in text.splitlines():
+            f = line.split("|")
+            if len(f) != 9 or not f[0].isdigit():
+                continue
+            jid = int(f[0])
+            old = self.jobs.get(jid)
+            if old and old["state"] in FINAL:
+                continue
+            self.jobs[jid] = {"state": f[1], "submit": _epoch(f[2]), "start": _epoch(f[3]), "end": _epoch(f[4]),
+                              "nodelist": f[5], "features": f[6], "gres": f[7], "reason": f[8]}
+
+    def _site_factors(self, now: float, text: str) -> None:
+        for line in text.splitlines():
+            f = line.split("|")
+            if len(f) == 2 and f[0].strip().isdigit() and f[1].strip().lstrip("-").isdigit():
+                jid, val = int(f[0]), int(f[1])
+                seen = self.site_factor.setdefault(jid, [])
+                if not seen or seen[-1][1] != val:
+                    seen.append((now, val))
+
+    def _nodes(self, now: float, text: str) -> None:
+        for line in text.splitlines():
+            if "|" not in line:
+                continue
+            node, state = line.split("|", 1)
+            sym = power_symbol(state.strip())
+            seen = self.power.setdefault(node.strip(), [])
+            if not seen or seen[-1][1] != sym:
+                seen.append((now, sym))
+
+    def finished(self, ids: list[int]) -> bool:
+        return all(self.jobs.get(i, {}).get("state") in FINAL for i in ids)
+
+
+def record_replay(client: SlurmClient, jobs: list[ReplayJob], partition: str, timeout_s: float = 3600.0,
+                  backfill_epoch: float | None = None) -> dict:
+    """Submit ``jobs`` at their offsets (the first at once), wait until every one has ended; returns
+    ``{"jobs": [...], "site_factor", "power", "bf_cycles", "submitted_wall"}`` (epoch seconds). A job that
+    ended other than COMPLETED/TIMEOUT stays in the record with its state; the comparison reports it.
+    ``backfill_epoch``: as :func:`~slurm_plugin.sim.fidelity.replay_on_slurm`."""
+    if backfill_epoch is not None:
+        time.sleep((0.5 - (time.time() - backfill_epoch)) % 1.0)
+    ids: list[int] = []
+    walls: list[float] = []
+    with BackfillRecorder(client) as bf, SlurmRecorder(client) as rec:
+        t0 = time.monotonic()
+        for k, j in enumerate(jobs):
+            delay = t0 + j.offset_s - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            before = time.time()
+            ids.append(client.sbatch(*j.sbatch_args(partition, f"fid{k}"), wrap=f"sleep {j.run_s}"))
+            walls.append((before + time.time()) / 2)
+        deadline = time.monotonic() + timeout_s
+        while not rec.finished(ids):
+            if time.monotonic() > deadline:
+                left = [i for i in ids if rec.jobs.get(i, {}).get("state") not in FINAL]
+                raise TimeoutError(f"{len(left)} replay job(s) still not ended after {timeout_s:.0f} s: {left[:10]}")
+            time.sleep(1.0)
+        rec.poll()
+    out = []
+    for jid, wall, spec in zip(ids, walls, jobs):
+        r = rec.jobs.get(jid, {})
+        out.append({"id": jid, "submit_wall": wall, **r, "spec": spec.__dict__,
+                    "site_factor": rec.site_factor.get(jid, [])})
+    return {"jobs": out, "power": rec.power, "bf_cycles": bf.cycles, "polls": rec.polls}
+
+
+def run_on_local_cluster(site: str, jobs: list[ReplayJob], root, port_base: int, power: bool = True,
+                         daemon: bool = True, timeout_s: float = 3600.0) -> tuple[dict, dict]:
+    """Bring up the replay cluster (``site`` + the replay partition and power settings, job_submit shim and
+    admission daemon when ``daemon``) under ``root`` on ports ``port_base``.., record the replay on it and
+    take it down again; returns (record, the site file's data)."""
+    from pathlib import Path
+
+    import yaml
+
+    from ..cluster.local import LocalCluster
+    from ..site import Site
+    from .fidelity import process_start_epoch
+    from .fidelity_workload import PARTITION, replay_site_data
+
+    data = replay_site_data(site, power=power)
+    site_obj = Site.model_validate(data)
+    data["slurm"].update(cluster_name=f"hs-fid-{site_obj.name}"[:40], slurmctld_port=port_base,
+                         slurmd_port=port_base + 1)
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    site_file = root / "site.yaml"
+    site_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    cluster = LocalCluster(root)
+    cluster.down()  # whatever an earlier run left
+    cluster.up(site_file, job_submit=daemon, daemon=daemon)
+    try:
+        client = cluster.client()
+        record = record_replay(client, jobs, PARTITION, timeout_s=timeout_s,
+                               backfill_epoch=process_start_epoch(cluster.state()["slurmctld_pid"]))
+        record["slurm_version"] = str(client.version)
+        record["slurm_conf"] = {k: v for k, v in _show_config(client).items()
+                                if k in ("SchedulerParameters", "SuspendTime", "SuspendTimeout", "ResumeTimeout",
+                                         "PriorityWeightAge", "PriorityWeightJobSize", "PriorityMaxAge",
+                                         "MinJobAge", "KillWait", "OverTimeLimit", "BatchStartTimeout")}
+    finally:
+        cluster.down()
+    return record, data
+
+
+def _show_config(client: SlurmClient) -> dict[str, str]:
+    out = {}
+    for line in client.run("scontrol", "show", "config").stdout.splitlines():
+        if " = " in line:
+            k, v = line.split(" = ", 1)
+            out[k.strip()] = v.strip()
+    return out

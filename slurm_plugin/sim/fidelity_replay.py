@@ -1,0 +1,198 @@
+"""Re-simulate a recorded heterogeneous replay (:mod:`slurm_plugin.sim.fidelity_record`) and compare.
+
+The simulator gets what Slurm saw: each job's submit time (the client's clock kept within Slurm's second),
+its request as slurmctld held it after admission (nodes, cores, memory, GRES, the arch/type features), its
+time limit, its recorded run (end - start) and its SiteFactor; backfill runs at the recorded cycles; the
+machine is the replay site's (:func:`~slurm_plugin.sim.fidelity_workload.replay_site_data`); the Slurm timing
+switched on is a :class:`~slurm_plugin.sim.slurm_timing.SlurmTiming`.
+
+Energy on both sides uses the site's power model (a powered node draws idle_w + (busy_w - idle_w) x busy
+core fraction, booting/powering down idle_w, off off_w): the real side on the recorded node power timeline
+and the jobs' recorded nodes and times, the simulator on its own; each from the first submit to its last end.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from scipy.stats import kendalltau
+
+from ..site import ARCHES, Site
+from ..workload.jobs import JobTable, arch_mask
+from .engine import Engine
+from .hooks import ranking
+from .machine import machine_from_site
+from .power import BOOTING, OFF
+from .slurm_timing import SlurmTiming, effective_runs, scaling_for, timed_machine, with_site_factor
+from .fidelity_workload import PARTITION
+
+RAN = {"COMPLETED", "TIMEOUT"}
+_GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
+
+
+def ran_jobs(record: dict) -> list[dict]:
+    """The recorded jobs that ran to an end Slurm chose (COMPLETED, or TIMEOUT at the limit)."""
+    return [j for j in record["jobs"] if j.get("state") in RAN and j.get("start") and j.get("end")]
+
+
+def _features(features: str, gres_types: set[str]) -> tuple[list[str], list[str]]:
+    tokens = [t for t in re.split(r"[|&,()\[\]*\s]+", features or "") if t and t != "(null)"]
+    return [t for t in tokens if t in ARCHES], [t for t in tokens if t in gres_types]
+
+
+def replay_table(site: Site, jobs: list[dict], t0: float, timing: SlurmTiming) -> JobTable:
+    """The job table of the recorded ``jobs`` (times relative to ``t0``)."""
+    site_types = {t for g in site.node_groups for _, t, _ in g.gres}
+    names, types = [], []
+    rows: dict[str, list] = {k: [] for k in ("id", "submit", "run", "limit", "nodes", "cores", "mem_gb",
+                                             "arch_mask", "gres_name", "gres_type", "gres_count", "qos_priority")}
+    for j in jobs:
+        spec = j["spec"]
+        archs, typed = _features(j.get("features", ""), site_types)
+        gname, gtype, gcount = -1, -1, 0
+        if spec.get("gres"):
+            m = _GRES.fullmatch(spec["gres"])
+            if m is None:
+                raise ValueError(f"job {j['id']}: GRES {spec['gres']!r} is not name[:type]:count")
+            gtype_s = m["type"] or ("|".join(sorted(typed)) if typed else None)
+            names += [m["name"]] if m["name"] not in names else []
+            gname, gcount = names.index(m["name"]), int(m["count"])
+            if gtype_s:
+                types += [gtype_s] if gtype_s not in types else []
+                gtype = types.index(gtype_s)
+        factors = [v for when, v in j.get("site_factor", []) if when <= j["start"]]
+        rows["id"].append(j["id"])
+        rows["submit"].append(min(max(j["submit_wall"], j["submit"]), j["submit"] + 0.999) - t0)
+        rows["run"].append(j["end"] - j["start"])
+        rows["limit"].append(spec["limit_min"] * 60.0)
+        rows["nodes"].append(spec["nodes"])
+        rows["cores"].append(spec["cores"])
+        rows["mem_gb"].append(float(spec["cores"]))
+        rows["arch_mask"].append(arch_mask(archs))
+        rows["gres_name"].append(gname)
+        rows["gres_type"].append(gtype)
+        rows["gres_count"].append(gcount)
+        rows["qos_priority"].append(float(factors[-1]) if factors and timing.site_factor else 0.0)
+    return JobTable.build(rows, gres_names=tuple(names), gres_types=tuple(types))
+
+
+class PowerUpCounter:
+    """Engine observer: counts nodes that leave OFF for BOOTING (power-ups)."""
+
+    def __init__(self):
+        self.count, self._last = 0, None
+
+    def __call__(self, engine: Engine, t: float) -> None:
+        state = engine.cluster.state
+        if self._last is not None:
+            self.count += int(((self._last == OFF) & (state == BOOTING)).sum())
+        self._last = state.copy()
+
+
+def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
+    """Simulate the recorded replay; returns {"id": [...], "start": [...], "end": [...]} (seconds after the
+    first submit, starts truncated to seconds as Slurm records them), "power_ups" and "energy_j"."""
+    jobs = ran_jobs(record)
+    t0 = min(j["submit"] for j in jobs)
+    table = replay_table(site, jobs, t0, timing)
+    machine = timed_machine(machine_from_site(site, PARTITION), timing)
+    total = float(sum(g.count * g.cores for g in machine.groups))
+    rank = with_site_factor(ranking("multifactor", site, total), timing)
+    scaling = scaling_for(timing)
+    counter = PowerUpCounter()
+    bf_times = [c - t0 for c in record.get("bf_cycles", [])] or None
+    engine = Engine(machine, table, rank, backfill=True, bf_interval_s=30.0, bf_times=bf_times,
+                    reservations=1 if scaling else 100, scaling=scaling, observer=counter)
+    engine.run_eff = effective_runs(table.run, table.limit, timing)
+    out = engine.run()
+    end = np.nanmax(out.end) if len(table) else 0.0
+    tl_t, tl_w = np.asarray(out.timeline["t"]), np.asarray(out.timeline["watts"])
+    keep = tl_t <= end
+    edges = np.append(tl_t[keep], end)
+    energy = float(np.sum(tl_w[keep] * np.diff(edges)))
+    # jobs hold their nodes release_s past their recorded end: the end reported is the recorded one
+    ends = out.end - timing.release_s
+    return {"id": table.id.tolist(), "start": np.floor(out.begin).tolist(), "end": ends.tolist(),
+            "power_ups": counter.count, "energy_j": energy}
+
+
+def real_power(record: dict, site: Site, t0: float, t_end: float) -> tuple[int, float]:
+    """(node power-ups, joules) of the real run from ``t0`` to ``t_end`` (epoch seconds), on the recorded power
+    timeline and the jobs' recorded nodes (see the module docstring)."""
+    from hostlist import expand_hostlist
+
+    groups = {h: g for g in site.node_groups for h in g.hostnames}
+    busy: dict[str, list[tuple[float, float, int]]] = {}
+    for j in record["jobs"]:
+        if j.get("start") and j.get("end") and j.get("nodelist") and j.get("state") in RAN | {"FAILED", "CANCELLED"}:
+            for h in expand_hostlist(j["nodelist"]):
+                busy.setdefault(h, []).append((j["start"], j["end"], j["spec"]["cores"]))
+    ups, joules = 0, 0.0
+    for host, changes in record["power"].items():
+        g = groups.get(host)
+        if g is None:
+            continue
+        ups += sum(1 for (_, a), (_, b) in zip(changes, changes[1:]) if a == "off" and b != "off")
+        cores = g.cpu.cores * g.cpu.threads_per_core
+        cuts = sorted({t0, t_end, *(t for t, _ in changes if t0 < t < t_end),
+                       *(t for s, e, _ in busy.get(host, []) for t in (s, e) if t0 < t < t_end)})
+        for a, b in zip(cuts, cuts[1:]):
+            mid = (a + b) / 2
+            state = next((s for t, s in reversed(changes) if t <= mid), changes[0][1])
+            if state == "off":
+                w = g.power.off_w
+            elif state == "on":
+                used = min(1.0, sum(c for s, e, c in busy.get(host, []) if s <= mid < e) / cores)
+                w = g.power.idle_w + (g.power.busy_w - g.power.idle_w) * used
+            else:
+                w = g.power.idle_w
+            joules += w * (b - a)
+    return ups, joules
+
+
+def compare_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
+    """The issue's comparison keys for one recorded replay simulated with ``timing``."""
+    jobs = ran_jobs(record)
+    t0 = min(j["submit"] for j in jobs)
+    sim = simulate_record(site, record, timing)
+    by_id = {j["id"]: j for j in jobs}
+    real_start = np.array([by_id[i]["start"] - t0 for i in sim["id"]])
+    submit = np.array([by_id[i]["submit"] - t0 for i in sim["id"]])
+    sim_start = np.array(sim["start"])
+    real_end = max(j["end"] for j in jobs)
+    ups, joules = real_power(record, site, t0, real_end)
+    return {
+        "jobs": len(jobs), "jobs_submitted": len(record["jobs"]),
+        "kendall_tau": float(kendalltau(real_start, sim_start).statistic),
+        "wait_mae_s": float(np.mean(np.abs(real_start - sim_start))),
+        "mean_wait_real_s": float(np.mean(real_start - submit)),
+        "mean_wait_sim_s": float(np.mean(sim_start - submit)),
+        "power_ups_real": ups, "power_ups_sim": sim["power_ups"],
+        "energy_real_kwh": joules / 3.6e6, "energy_sim_kwh": sim["energy_j"] / 3.6e6,
+        "timeouts_real": sum(j["state"] == "TIMEOUT" for j in jobs),
+        "slurm_version": record.get("slurm_version"),
+        "real_start_s": real_start.tolist(), "sim_start_s": sim_start.tolist(),
+    }
+
+
+def recorded_boot_s(record: dict) -> float | None:
+    """Median seconds a node spent powering up (sinfo ``#`` until it no longer showed it), None if none did."""
+    spans = []
+    for changes in record["power"].values():
+        for (t, a), (u, _) in zip(changes, changes[1:]):
+            if a == "booting":
+                spans.append(u - t)
+    return float(np.median(spans)) if spans else None
+
+
+def replay_timing(record: dict, site_data: dict, release_s: float = 1.0) -> SlurmTiming:
+    """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
+    SuspendTime/SuspendTimeout as configured, the recorded median boot, node Weight order, recorded overruns,
+    SiteFactor, and ``release_s`` of start latency after a job ends."""
+    s = site_data["slurm"]
+    power = 0 <= s.get("suspend_time", -1) < 365 * 86400
+    return SlurmTiming(release_s=release_s, overrun=True, weight_order=True, site_factor=True,
+                       boot_s=recorded_boot_s(record) if power else None,
+                       shutdown_s=float(s.get("suspend_timeout", 60)) if power else None,
+                       suspend_time_s=float(s["suspend_time"]) if power else None)

@@ -1,0 +1,103 @@
+"""Optional Slurm timing the simulator's engine does not model by itself, for replays of a real cluster.
+
+Everything is off by default (:data:`OFF`), so the simulator's own schedules (and the golden ones of its
+tests) never move; ``hetsched sim fidelity`` switches on what the records of real slurmctld runs show:
+
+- ``release_s``: a job's nodes take new work this long after its recorded end (epilog, the completion RPC,
+  then the next scheduling pass). Seen on Slurm 22.05 as 0-3 s between a job's EndTime and the start of the
+  job that waited for its nodes.
+- ``overrun``: a job past its time limit holds its nodes until slurmctld kills it, which happens at the next
+  time-limit check (every 30 s on slurmctld's clock, PERIODIC_TIMEOUT), not at the limit: the replay gives
+  such jobs their recorded run (end - start) instead of min(run, limit).
+- ``weight_order``: Slurm allocates nodes of the lowest ``Weight`` first (the suite renders Weight from the
+  node group's cost per hour); the engine's first-fit follows node-group order, so the groups are sorted so.
+- ``boot_s``/``shutdown_s``: the cluster's real boot time (ResumeProgram to the node registering) and
+  SuspendTimeout (slurmctld shows a node powering down for that long whatever the program does).
+- ``suspend_time_s``/``suspend_tick_s``: Slurm's SuspendTime, checked by slurmctld's power thread about every
+  second (the engine's IdleSuspend checks every SuspendTime / 4).
+- ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
+  its multifactor priority one for one, in the order they were recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .hooks import IdleSuspend, ScalingPolicy, ScoreRanking
+from .machine import Machine
+
+PERIODIC_TIMEOUT_S = 30.0  # slurmctld checks time limits this often (src/slurmctld/controller.c, 22.05 and 24.11)
+
+
+@dataclass(frozen=True)
+class SlurmTiming:
+    """Which Slurm timing a replay models (see the module docstring); the default models none of it."""
+
+    release_s: float = 0.0
+    overrun: bool = False
+    weight_order: bool = False
+    boot_s: float | None = None
+    shutdown_s: float | None = None
+    suspend_time_s: float | None = None
+    suspend_tick_s: float = 1.0
+    site_factor: bool = False
+
+    def __post_init__(self):
+        for name in ("release_s", "boot_s", "shutdown_s", "suspend_time_s"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
+        if self.suspend_tick_s <= 0:
+            raise ValueError(f"SlurmTiming.suspend_tick_s must be > 0, got {self.suspend_tick_s!r}")
+
+
+OFF = SlurmTiming()
+
+
+@dataclass(frozen=True)
+class SlurmSuspend(IdleSuspend):
+    """Slurm's SuspendTime, checked every ``tick_s`` (slurmctld's power thread wakes about every second)."""
+
+    tick_s: float = 1.0
+    name: str = "slurm-suspend"
+
+    @property
+    def interval_s(self) -> float:
+        return self.tick_s
+
+
+def timed_machine(machine: Machine, timing: SlurmTiming) -> Machine:
+    """``machine`` with the node groups in Slurm's allocation order and the recorded boot/shutdown times."""
+    groups = list(machine.groups)
+    if timing.weight_order:
+        costs = sorted({g.cost_per_hour for g in groups})
+        groups.sort(key=lambda g: costs.index(g.cost_per_hour))  # stable: equal Weight keeps node order
+    change = {k: v for k, v in (("boot_s", timing.boot_s), ("shutdown_s", timing.shutdown_s)) if v is not None}
+    if change:
+        groups = [dataclasses.replace(g, **change) for g in groups]
+    return dataclasses.replace(machine, groups=tuple(groups))
+
+
+def effective_runs(run: np.ndarray, limit: np.ndarray, timing: SlurmTiming) -> np.ndarray:
+    """How long each job holds its nodes in the simulation: min(run, limit) (Slurm's TIMEOUT at the limit),
+    or the whole recorded run with ``overrun``; plus ``release_s``."""
+    held = np.asarray(run, dtype=float) if timing.overrun else np.minimum(run, limit)
+    return held + timing.release_s
+
+
+def scaling_for(timing: SlurmTiming) -> ScalingPolicy | None:
+    """Slurm's own idle power-down, or None when the replay ran without power saving."""
+    if timing.suspend_time_s is None:
+        return None
+    return SlurmSuspend(suspend_time_s=timing.suspend_time_s, tick_s=timing.suspend_tick_s)
+
+
+def with_site_factor(ranking: ScoreRanking, timing: SlurmTiming) -> ScoreRanking:
+    """The multifactor ranking with the job's SiteFactor (the table's ``qos_priority`` column in a replay)
+    added one for one, as slurmctld adds it; unchanged without ``site_factor``."""
+    if not timing.site_factor:
+        return ranking
+    return dataclasses.replace(ranking, scorer=dataclasses.replace(ranking.scorer, weight_qos=1.0, max_qos=1.0))
