@@ -63,7 +63,7 @@ def replay_table(site: Site, jobs: list[dict], t0: float, timing: SlurmTiming) -
                 gtype = types.index(gtype_s)
         factors = [v for when, v in j.get("site_factor", []) if when <= j["start"]]
         rows["id"].append(j["id"])
-        rows["submit"].append(min(max(j["submit_wall"], j["submit"]), j["submit"] + 0.999) - t0)
+        rows["submit"].append(min(max(j["submit_wall"], j["submit"]), j["submit"] + 0.999) - t0 + timing.submit_s)
         rows["run"].append(j["end"] - j["start"])
         rows["limit"].append(spec["limit_min"] * 60.0)
         rows["nodes"].append(spec["nodes"])
@@ -186,13 +186,13 @@ def recorded_boot_s(record: dict) -> float | None:
     return float(np.median(spans)) if spans else None
 
 
-def replay_timing(record: dict, site_data: dict, release_s: float = 1.0) -> SlurmTiming:
+def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
-    SuspendTime/SuspendTimeout as configured, the recorded median boot, node Weight order, recorded overruns,
-    SiteFactor, and ``release_s`` of start latency after a job ends."""
+    SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns,
+    SiteFactor, ``release_s`` of start latency after a job ends and ``submit_s`` after a submit."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
-    return SlurmTiming(release_s=release_s, overrun=True, weight_order=True, site_factor=True,
+    return SlurmTiming(release_s=release_s, submit_s=submit_s, overrun=True, site_factor=True,
                        boot_s=recorded_boot_s(record) if power else None,
                        shutdown_s=float(s.get("suspend_timeout", 60)) if power else None,
                        suspend_time_s=float(s["suspend_time"]) if power else None)

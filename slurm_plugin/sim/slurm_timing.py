@@ -6,11 +6,12 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
 - ``release_s``: a job's nodes take new work this long after its recorded end (epilog, the completion RPC,
   then the next scheduling pass). Seen on Slurm 22.05 as 0-3 s between a job's EndTime and the start of the
   job that waited for its nodes.
+- ``submit_s``: a submitted job waits this long for slurmctld's main scheduler (which runs at most every
+  ``batch_sched_delay``, 3 s by default, for new batch jobs; the engine runs it at every submit). Seen on
+  22.05 as 0.3-3 s between sbatch and the "sched: Allocate" of a job that fit at once.
 - ``overrun``: a job past its time limit holds its nodes until slurmctld kills it, which happens at the next
   time-limit check (every 30 s on slurmctld's clock, PERIODIC_TIMEOUT), not at the limit: the replay gives
   such jobs their recorded run (end - start) instead of min(run, limit).
-- ``weight_order``: Slurm allocates nodes of the lowest ``Weight`` first (the suite renders Weight from the
-  node group's cost per hour); the engine's first-fit follows node-group order, so the groups are sorted so.
 - ``boot_s``/``shutdown_s``: the cluster's real boot time (ResumeProgram to the node registering) and
   SuspendTimeout (slurmctld shows a node powering down for that long whatever the program does).
 - ``suspend_time_s``/``suspend_tick_s``: Slurm's SuspendTime, checked by slurmctld's power thread about every
@@ -37,8 +38,8 @@ class SlurmTiming:
     """Which Slurm timing a replay models (see the module docstring); the default models none of it."""
 
     release_s: float = 0.0
+    submit_s: float = 0.0
     overrun: bool = False
-    weight_order: bool = False
     boot_s: float | None = None
     shutdown_s: float | None = None
     suspend_time_s: float | None = None
@@ -46,7 +47,7 @@ class SlurmTiming:
     site_factor: bool = False
 
     def __post_init__(self):
-        for name in ("release_s", "boot_s", "shutdown_s", "suspend_time_s"):
+        for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
@@ -70,11 +71,9 @@ class SlurmSuspend(IdleSuspend):
 
 
 def timed_machine(machine: Machine, timing: SlurmTiming) -> Machine:
-    """``machine`` with the node groups in Slurm's allocation order and the recorded boot/shutdown times."""
+    """``machine`` with the recorded boot/shutdown times (the engine already allocates by node Weight, i.e.
+    cost per hour, as the suite renders it)."""
     groups = list(machine.groups)
-    if timing.weight_order:
-        costs = sorted({g.cost_per_hour for g in groups})
-        groups.sort(key=lambda g: costs.index(g.cost_per_hour))  # stable: equal Weight keeps node order
     change = {k: v for k, v in (("boot_s", timing.boot_s), ("shutdown_s", timing.shutdown_s)) if v is not None}
     if change:
         groups = [dataclasses.replace(g, **change) for g in groups]

@@ -1,0 +1,117 @@
+"""The optional Slurm timing of fidelity replays (sim/slurm_timing.py): each switch changes a small replay's
+schedule the way slurmctld does, and the default (OFF) changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from slurm_plugin.site import Site
+from slurm_plugin.sim.fidelity_replay import real_power, recorded_boot_s, replay_timing, simulate_record
+from slurm_plugin.sim.fidelity_workload import hetero_workload, replay_site_data
+from slurm_plugin.sim.slurm_timing import OFF, SlurmTiming
+
+T0 = 1_800_000_000.0
+
+
+def _job(jid, submit, start, end, gres=None, arch=None, cores=8, limit_min=1, state="COMPLETED", factor=None):
+    spec = dict(offset_s=submit, nodes=1, cores=cores, run_s=int(end - start), limit_min=limit_min, arch=arch,
+                gres=gres, wclass=None)
+    return {"id": jid, "submit": T0 + submit, "submit_wall": T0 + submit + 0.2, "start": T0 + start,
+            "end": T0 + end, "state": state, "nodelist": "", "features": arch or "(null)", "gres": "",
+            "spec": spec, "site_factor": [] if factor is None else [[T0 + submit + 0.5, factor]]}
+
+
+def _starts(jobs, timing, power=False):
+    site = Site.model_validate(replay_site_data("demo", power=power))
+    sim = simulate_record(site, {"jobs": jobs, "power": {}, "bf_cycles": []}, timing)
+    return dict(zip(sim["id"], sim["start"])), sim
+
+
+H100 = "gpu:h100:4"  # the demo site's only h100 node, all of it: the second such job waits for the first
+
+
+def test_release_latency_delays_the_next_start():
+    jobs = [_job(1, 0, 0, 10, H100), _job(2, 1, 10, 20, H100)]
+    assert _starts(jobs, OFF)[0][2] == 10
+    assert _starts(jobs, SlurmTiming(release_s=2.0))[0][2] == 12
+
+
+def test_submit_latency_delays_a_start_on_an_idle_cluster():
+    jobs = [_job(1, 0, 1, 10, H100)]
+    assert _starts(jobs, OFF)[0][1] == 0
+    assert _starts(jobs, SlurmTiming(submit_s=1.5))[0][1] == 1  # starts at 1.7 s, recorded as second 1
+
+
+def test_overrun_holds_the_nodes_until_the_recorded_kill():
+    jobs = [_job(1, 0, 0, 75, H100, state="TIMEOUT"), _job(2, 1, 75, 80, H100)]
+    assert _starts(jobs, OFF)[0][2] == 60  # killed exactly at its one-minute limit
+    assert _starts(jobs, SlurmTiming(overrun=True))[0][2] == 75
+
+
+def test_site_factor_reorders_the_queue():
+    jobs = [_job(1, 0, 0, 10, H100), _job(2, 1, 20, 30, H100, factor=0), _job(3, 2, 10, 20, H100, factor=5000)]
+    off = _starts(jobs, OFF)[0]
+    assert off[2] < off[3]
+    on = _starts(jobs, SlurmTiming(site_factor=True))[0]
+    assert on[3] == 10 and on[2] == 20
+
+
+def test_boot_and_suspend_timing():
+    """A job at 40 s finds its node powered down (SuspendTime 20 s after the cluster went idle): it starts
+    after the recorded boot (3 s), not the site file's boot time (120 s for the RISC-V node)."""
+    jobs = [_job(1, 0, 0, 1, arch="x86_64", cores=1), _job(2, 40, 44, 50, arch="riscv64", cores=64)]
+    base = SlurmTiming(suspend_time_s=20.0, shutdown_s=10.0)
+    starts, sim = _starts(jobs, base, power=True)
+    assert starts[2] >= 160 and sim["power_ups"] == 1
+    starts, sim = _starts(jobs, SlurmTiming(suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0), power=True)
+    assert starts[2] == 43 and sim["power_ups"] == 1
+
+
+def test_suspend_checked_every_second():
+    """The node of a job that ended at 3 s powers down 20 s later (Slurm's power thread, every second), and is
+    off by 33 s: a job at 34 s boots it at once (37 s); the engine's IdleSuspend checks only every 5 s."""
+    jobs = [_job(1, 0, 0, 3, arch="riscv64", cores=64), _job(2, 34, 37, 40, arch="riscv64", cores=64)]
+    kw = dict(suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0, release_s=0.0)
+    assert _starts(jobs, SlurmTiming(**kw, suspend_tick_s=1.0), power=True)[0][2] == 37
+    assert _starts(jobs, SlurmTiming(**kw, suspend_tick_s=5.0), power=True)[0][2] == 38
+
+
+def test_off_is_the_default_and_validated():
+    assert SlurmTiming() == OFF
+    with pytest.raises(ValueError, match="release_s"):
+        SlurmTiming(release_s=-1.0)
+    with pytest.raises(ValueError, match="suspend_tick_s"):
+        SlurmTiming(suspend_tick_s=0.0)
+
+
+def test_real_power_counts_power_ups_and_energy():
+    site = Site.model_validate(replay_site_data("demo"))
+    record = {"jobs": [{"start": T0 + 0, "end": T0 + 10, "nodelist": "x86n1", "state": "COMPLETED",
+                        "spec": {"cores": 16}}],
+              "power": {"x86n1": [(T0, "on"), (T0 + 20, "shutting"), (T0 + 30, "off"), (T0 + 40, "booting"),
+                                  (T0 + 42, "on")]}}
+    ups, joules = real_power(record, site, T0, T0 + 50)
+    g = site.group("cpu-x86").power
+    assert ups == 1
+    assert joules == pytest.approx(g.busy_w * 10 + g.idle_w * 10 + g.idle_w * 10 + g.off_w * 10 + g.idle_w * 2
+                                   + g.idle_w * 8)
+    assert recorded_boot_s(record) == pytest.approx(2.0)
+
+
+def test_replay_timing_reads_the_site_settings():
+    data = replay_site_data("demo")
+    t = replay_timing({"power": {}}, data)
+    assert (t.suspend_time_s, t.shutdown_s, t.boot_s) == (20.0, 10.0, None)
+    assert replay_timing({"power": {}}, replay_site_data("demo", power=False)).suspend_time_s is None
+
+
+def test_workload_is_deterministic_and_heterogeneous():
+    a, b = hetero_workload(200, 3), hetero_workload(200, 3)
+    assert a == b
+    assert {j.gres.split(":")[0] for j in a if j.gres} == {"gpu", "npu"}
+    assert any(j.gres and j.gres.count(":") == 1 for j in a)  # untyped
+    assert any(j.nodes > 1 for j in a) and any(j.arch for j in a)
+    assert any(j.run_s > j.limit_min * 60 for j in a)  # killed at the limit
+    assert all(j.limit_min >= 1 for j in a)
+    with pytest.raises(ValueError, match="jobs must be >= 1"):
+        hetero_workload(0, 1)
