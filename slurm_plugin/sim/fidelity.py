@@ -46,19 +46,20 @@ def last_backfill_cycle(client: SlurmClient) -> int | None:
     return int(m[1]) if m and int(m[1]) > 0 else None
 
 
-class BackfillRecorder:
-    """Polls ``sdiag`` every ``every_s`` in a thread and estimates when each backfill cycle ran (epoch seconds,
-    to about ``every_s / 2``): sdiag gives the whole second S, the polls the interval (a, b] in which the value
-    changed; the estimate is the middle of [max(S, a), min(S + 1, b)]."""
+class Poller:
+    """Calls ``poll()`` once on ``with`` entry, then every ``every_s`` in a thread until exit; a failed poll
+    (SlurmError) is logged and only delays what the next one sees."""
 
-    def __init__(self, client: SlurmClient, every_s: float = 0.2):
-        self.client, self.every_s, self.cycles = client, every_s, []
-        self._last: int | None = None
+    def __init__(self, every_s: float, name: str):
+        self.every_s = every_s
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, name="bf-recorder", daemon=True)
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
 
-    def __enter__(self) -> BackfillRecorder:
-        self._last = last_backfill_cycle(self.client)
+    def poll(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.poll()
         self._thread.start()
         return self
 
@@ -66,30 +67,61 @@ class BackfillRecorder:
         self._stop.set()
         self._thread.join()
 
-    def _poll(self) -> None:
-        before = time.time()
+    def _loop(self) -> None:
         while not self._stop.wait(self.every_s):
             try:
-                sec = last_backfill_cycle(self.client)
-            except SlurmError as err:  # a failed poll only widens the next interval
-                log.warning("sdiag failed: %s", err)
-                continue
-            after = time.time()
-            if sec is not None and sec != self._last:
-                lo, hi = max(float(sec), before), min(sec + 1.0, after)
-                self.cycles.append((lo + hi) / 2 if lo <= hi else float(sec) + 0.5)
-                self._last = sec
-            before = after
+                self.poll()
+            except SlurmError as err:
+                log.warning("%s: poll failed: %s", self._thread.name, err)
+
+
+class BackfillRecorder(Poller):
+    """Polls ``sdiag`` every ``every_s`` in a thread and estimates when each backfill cycle ran (epoch seconds,
+    to about ``every_s / 2``): sdiag gives the whole second S, the polls the interval (a, b] in which the value
+    changed; the estimate is the middle of [max(S, a), min(S + 1, b)]."""
+
+    def __init__(self, client: SlurmClient, every_s: float = 0.2):
+        super().__init__(every_s, "bf-recorder")
+        self.client, self.cycles = client, []
+        self._last: int | None = None
+        self._before: float | None = None  # when the last successful poll ended
+
+    def poll(self) -> None:
+        sec = last_backfill_cycle(self.client)  # a failure keeps _before: the next interval is wider
+        after = time.time()
+        if self._before is None:
+            self._last = sec
+        elif sec is not None and sec != self._last:
+            lo, hi = max(float(sec), self._before), min(sec + 1.0, after)
+            self.cycles.append((lo + hi) / 2 if lo <= hi else float(sec) + 0.5)
+            self._last = sec
+        self._before = after
 
 
 @dataclass(frozen=True)
 class ReplayJob:
+    """One job of a replay; ``gres`` as sbatch's ``--gres`` (``gpu:a100:1``, ``gpu:1``) or None; ``wclass``
+    is claimed with ``--comment=class=NAME`` (the admission daemon's SiteFactor band)."""
+
     offset_s: float  # submit time after the first job
     nodes: int
     cores: int  # per node
     run_s: int  # sleep length
     limit_min: int
     arch: str | None = None  # --constraint
+    gres: str | None = None
+    wclass: str | None = None
+
+    def sbatch_args(self, partition: str, name: str) -> list[str]:
+        args = ["-p", partition, "-N", str(self.nodes), f"--ntasks-per-node={self.cores}", "-t",
+                str(self.limit_min), "--mem-per-cpu=1024", "-o", "/dev/null", "-J", name]
+        if self.arch:
+            args.append(f"--constraint={self.arch}")
+        if self.gres:
+            args.append(f"--gres={self.gres}")
+        if self.wclass:
+            args.append(f"--comment=class={self.wclass}")
+        return args
 
 
 def replay_workload(n: int = 24, seed: int = 7, partition_cores: tuple[int, ...] = (16, 64)) -> list[ReplayJob]:
@@ -135,21 +167,24 @@ def replay_on_slurm(client: SlurmClient, jobs: list[ReplayJob], partition: str, 
     return records, bf.cycles
 
 
-def _submit_and_wait(client: SlurmClient, jobs: list[ReplayJob], partition: str,
-                     timeout_s: float) -> list[dict[str, float]]:
+def submit_at_offsets(client: SlurmClient, jobs: list[ReplayJob], partition: str) -> tuple[list[int], list[float]]:
+    """sbatch each job at its offset after the first (``sleep run_s``); returns (job ids, client submit times:
+    the middle of each sbatch call, epoch seconds)."""
     ids, submitted = [], []
     t0 = time.monotonic()
     for j in jobs:
         delay = t0 + j.offset_s - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        args = ["-p", partition, "-N", str(j.nodes), f"--ntasks-per-node={j.cores}", "-t", str(j.limit_min),
-                "--mem-per-cpu=1024", "-o", "/dev/null", "-J", f"fid{len(ids)}"]
-        if j.arch:
-            args.append(f"--constraint={j.arch}")
         before = time.time()
-        ids.append(client.sbatch(*args, wrap=f"sleep {j.run_s}"))
+        ids.append(client.sbatch(*j.sbatch_args(partition, f"fid{len(ids)}"), wrap=f"sleep {j.run_s}"))
         submitted.append((before + time.time()) / 2)
+    return ids, submitted
+
+
+def _submit_and_wait(client: SlurmClient, jobs: list[ReplayJob], partition: str,
+                     timeout_s: float) -> list[dict[str, float]]:
+    ids, submitted = submit_at_offsets(client, jobs, partition)
     out = []
     deadline = time.monotonic() + timeout_s
     for jid, wall in zip(ids, submitted):

@@ -11,13 +11,11 @@ still shows them), ``sprio`` (each pending job's SiteFactor: its first value and
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from datetime import datetime
 
-from ..slurm import SlurmClient, SlurmError
-from .fidelity import BackfillRecorder
-from .fidelity_workload import ReplayJob
+from ..slurm import SlurmClient
+from .fidelity import BackfillRecorder, Poller, ReplayJob, submit_at_offsets
 
 log = logging.getLogger(__name__)
 FINAL = {"COMPLETED", "TIMEOUT", "FAILED", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
@@ -44,35 +42,18 @@ def power_symbol(state: str) -> str:
     return "on"
 
 
-class SlurmRecorder:
+class SlurmRecorder(Poller):
     """Polls squeue/sprio/sinfo every ``every_s`` in a thread (see the module docstring). ``jobs``: id ->
     latest squeue fields; ``site_factor``: id -> [(epoch, value)] changes; ``power``: node ->
     [(epoch, state)] changes, state as :func:`power_symbol`."""
 
     def __init__(self, client: SlurmClient, every_s: float = 1.0):
-        self.client, self.every_s = client, every_s
+        super().__init__(every_s, "slurm-recorder")
+        self.client = client
         self.jobs: dict[int, dict] = {}
         self.site_factor: dict[int, list[tuple[float, int]]] = {}
         self.power: dict[str, list[tuple[float, str]]] = {}
         self.polls = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="slurm-recorder", daemon=True)
-
-    def __enter__(self) -> SlurmRecorder:
-        self.poll()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
-            try:
-                self.poll()
-            except SlurmError as err:  # a failed poll only delays what the next one sees
-                log.warning("recorder poll failed: %s", err)
 
     def poll(self) -> None:
         now = time.time()
@@ -124,17 +105,8 @@ def record_replay(client: SlurmClient, jobs: list[ReplayJob], partition: str, ti
     ``backfill_epoch``: as :func:`~slurm_plugin.sim.fidelity.replay_on_slurm`."""
     if backfill_epoch is not None:
         time.sleep((0.5 - (time.time() - backfill_epoch)) % 1.0)
-    ids: list[int] = []
-    walls: list[float] = []
     with BackfillRecorder(client) as bf, SlurmRecorder(client) as rec:
-        t0 = time.monotonic()
-        for k, j in enumerate(jobs):
-            delay = t0 + j.offset_s - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            before = time.time()
-            ids.append(client.sbatch(*j.sbatch_args(partition, f"fid{k}"), wrap=f"sleep {j.run_s}"))
-            walls.append((before + time.time()) / 2)
+        ids, walls = submit_at_offsets(client, jobs, partition)
         deadline = time.monotonic() + timeout_s
         while not rec.finished(ids):
             if time.monotonic() > deadline:

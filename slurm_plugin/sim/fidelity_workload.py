@@ -12,42 +12,17 @@ never below Slurm's one minute.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import yaml
 
 from ..site import Site, resolve_site_path
+from .fidelity import ReplayJob
 
 PARTITION = "fidelity"  # one partition over every node group: placement then follows Slurm's node Weight
 # Slurm settings of the replay cluster: power saving with a short idle time (the local cluster's nodes
 # "boot" in about 2 s), and timeouts short enough that a failed boot shows within the replay.
 POWER_SETTINGS = {"suspend_time": 20, "suspend_timeout": 10, "resume_timeout": 30}
-
-
-@dataclass(frozen=True)
-class ReplayJob:
-    """One job of a replay; ``gres`` as sbatch's ``--gres`` (``gpu:a100:1``, ``gpu:1``) or None."""
-
-    offset_s: float  # submit time after the first job
-    nodes: int
-    cores: int  # per node
-    run_s: int  # sleep length
-    limit_min: int
-    arch: str | None = None  # --constraint
-    gres: str | None = None
-    wclass: str | None = None  # --comment=class=NAME: the admission daemon's SiteFactor band
-
-    def sbatch_args(self, partition: str, name: str) -> list[str]:
-        args = ["-p", partition, "-N", str(self.nodes), f"--ntasks-per-node={self.cores}", "-t",
-                str(self.limit_min), "--mem-per-cpu=1024", "-o", "/dev/null", "-J", name]
-        if self.arch:
-            args.append(f"--constraint={self.arch}")
-        if self.gres:
-            args.append(f"--gres={self.gres}")
-        if self.wclass:
-            args.append(f"--comment=class={self.wclass}")
-        return args
 
 
 def hetero_workload(n: int, seed: int, compress: float = 60.0) -> list[ReplayJob]:
