@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from ..workload import WorkloadError
-from .common import handle_errors
+from .common import emit_json, handle_errors
+from .output import json_output_options, write_json
 
 log = logging.getLogger(__name__)
 SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_wait_sim_s", "power_ups_real",
@@ -23,8 +24,6 @@ SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_w
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--compress", type=click.FloatRange(min=1.0), default=60.0, show_default=True,
               help="Divide the workload's site-scale run and arrival times by this.")
-@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False),
-              help="Write the comparison (issue 22's keys), the Slurm timing used, provenance and the raw record.")
 @click.option("--root", default=None, type=click.Path(file_okay=False),
               help="Cluster root (default: $HETSCHED_TEST_ROOT/fidelity or /var/lib/hetsched/fidelity).")
 @click.option("--port-base", type=click.IntRange(1024, 65000), default=None,
@@ -35,16 +34,22 @@ SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_w
               help="Re-simulate the record in an earlier --json file instead of running the cluster.")
 @click.option("--release-s", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
               help="Modelled start latency after a job ends (seconds).")
+@json_output_options
 @handle_errors(WorkloadError, ValueError, OSError, RuntimeError, TimeoutError)
-def fidelity_cmd(site, n_jobs, seed, compress, json_out, root, port_base, no_daemon, no_power, from_record,
-                 release_s) -> None:
-    """Kendall tau of start times, mean waits, node power-ups and energy: real slurmctld vs the simulator."""
+def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_power, from_record, release_s,
+                 as_json, output) -> None:
+    """Kendall tau of start times, mean waits, node power-ups and energy: real slurmctld vs the simulator.
+
+    --output FILE gets the comparison (issue 22's keys), the Slurm timing used, provenance and the raw record
+    (written once the replay ends, before the comparison, so a long replay is never lost)."""
+    if output is None and not from_record:
+        raise click.UsageError("--output FILE is needed: the replay's record is kept there")
     from ..site import Site
     from ..sim.fidelity_replay import compare_record, replay_timing
     from ..sim.fidelity_workload import hetero_workload
     from ..sim.run import provenance
+    from ..sim.fidelity import fidelity_ok
     from ..sim.slurm_timing import OFF
-    from ..fsio import write_file_atomic
 
     if from_record:
         earlier = json.loads(Path(from_record).read_text())
@@ -63,7 +68,7 @@ def fidelity_cmd(site, n_jobs, seed, compress, json_out, root, port_base, no_dae
                                                  daemon=not no_daemon)
         args = {"site": site, "jobs": n_jobs, "seed": seed, "compress": compress, "daemon": not no_daemon,
                 "power": not no_power, "run_commit": provenance()["git_commit"], "run_load_avg": os.getloadavg()}
-        write_file_atomic(Path(json_out), json.dumps({"args": args, "site": site_data, "record": record}) + "\n")
+        write_json(output, {"args": args, "site": site_data, "record": record})
     site_obj = Site.model_validate(site_data)
     timing = replay_timing(record, site_data, release_s=release_s)
     result = compare_record(site_obj, record, timing)
@@ -74,5 +79,9 @@ def fidelity_cmd(site, n_jobs, seed, compress, json_out, root, port_base, no_dae
            "timing_off": {k: baseline[k] for k in SUMMARY_KEYS},
            "detail": {k: v for k, v in result.items() if k not in SUMMARY_KEYS},
            "site": site_data, "record": record}
-    write_file_atomic(Path(json_out), json.dumps(out, indent=1) + "\n")
-    click.echo(json.dumps(summary | {"timing_off_tau": baseline["kendall_tau"]}, indent=1))
+    shown = summary | {"timing_off_tau": baseline["kendall_tau"], "fidelity_ok": list(fidelity_ok(summary))}
+    write_json(output, out)
+    if as_json:
+        emit_json(shown)
+    else:
+        click.echo("\n".join(f"{k}: {v}" for k, v in shown.items()))
