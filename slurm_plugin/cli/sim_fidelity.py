@@ -55,7 +55,6 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
         earlier = json.loads(Path(from_record).read_text())
         record, site_data, args = earlier["record"], earlier["site"], earlier["args"]
     else:
-        from ..sim.fidelity_record import run_on_local_cluster
         jobs = hetero_workload(n_jobs, seed, compress)
         base = os.environ.get("HETSCHED_TEST_ROOT")
         root = Path(root or (Path(base) / "fidelity" if base else "/var/lib/hetsched/fidelity"))
@@ -85,3 +84,50 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
         emit_json(shown)
     else:
         click.echo("\n".join(f"{k}: {v}" for k, v in shown.items()))
+
+
+def run_on_local_cluster(site: str, jobs: list, root, port_base: int, power: bool = True,
+                         daemon: bool = True, timeout_s: float = 3600.0) -> tuple[dict, dict]:
+    """Bring up the replay cluster (``site`` + the replay partition and power settings, job_submit shim and
+    admission daemon when ``daemon``) under ``root`` on ports ``port_base``.., record the replay on it and
+    take it down again; returns (record, the site file's data)."""
+    import yaml
+
+    from ..cluster.local import LocalCluster
+    from ..site import Site
+    from ..sim.fidelity import process_start_epoch
+    from ..sim.fidelity_record import record_replay
+    from ..sim.fidelity_workload import PARTITION, replay_site_data
+
+    data = replay_site_data(site, power=power)
+    site_obj = Site.model_validate(data)
+    data["slurm"].update(cluster_name=f"hs-fid-{site_obj.name}"[:40], slurmctld_port=port_base,
+                         slurmd_port=port_base + 1)
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    site_file = root / "site.yaml"
+    site_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    cluster = LocalCluster(root)
+    cluster.down()  # whatever an earlier run left
+    cluster.up(site_file, job_submit=daemon, daemon=daemon)
+    try:
+        client = cluster.client()
+        record = record_replay(client, jobs, PARTITION, timeout_s=timeout_s,
+                               backfill_epoch=process_start_epoch(cluster.state()["slurmctld_pid"]))
+        record["slurm_version"] = str(client.version)
+        record["slurm_conf"] = {k: v for k, v in _show_config(client).items()
+                                if k in ("SchedulerParameters", "SuspendTime", "SuspendTimeout", "ResumeTimeout",
+                                         "PriorityWeightAge", "PriorityWeightJobSize", "PriorityMaxAge",
+                                         "MinJobAge", "KillWait", "OverTimeLimit", "BatchStartTimeout")}
+    finally:
+        cluster.down()
+    return record, data
+
+
+def _show_config(client) -> dict[str, str]:
+    out = {}
+    for line in client.run("scontrol", "show", "config").stdout.splitlines():
+        if " = " in line:
+            k, v = line.split(" = ", 1)
+            out[k.strip()] = v.strip()
+    return out

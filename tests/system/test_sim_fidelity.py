@@ -14,7 +14,7 @@ import pytest
 
 from slurm_plugin.site import Site
 from slurm_plugin.sim.fidelity import fidelity_ok
-from slurm_plugin.sim.fidelity_record import run_on_local_cluster
+from slurm_plugin.cli.sim_fidelity import run_on_local_cluster
 from slurm_plugin.sim.fidelity_replay import RAN, compare_record, replay_timing
 from slurm_plugin.sim.fidelity_workload import hetero_workload
 
