@@ -22,6 +22,8 @@ def target(action) -> str:
     """What an action changes, in Slurm's own notation: hostlists, job ids, ``partition x = nodes``."""
     if isinstance(action, SetPartitionNodes):
         return f"partition {action.partition} = {hostlist.collect_hostlist(list(action.nodes))}"
+    if action.kind == "policy":
+        return f"policy {action.path} -> {action.to or 'defaults'}"
     if getattr(action, "nodes", None):
         return f"{action.action} {hostlist.collect_hostlist(list(action.nodes))}"
     ids = job_ids(action)

@@ -35,6 +35,11 @@ _options = stack(
     click.option("--no-power", is_flag=True, help="Do not power nodes up or down."),
     scale_options,
     policy_file_option,
+    click.option("--guard-margin", type=click.FloatRange(min=0), default=0.25, show_default=True,
+                 help="Roll a tuned policy file back when its live objective is this much (relative) worse than its "
+                      "twin predicted (README 'Live guard')."),
+    click.option("--guard-min-jobs", type=click.IntRange(min=1), default=20, show_default=True,
+                 help="Jobs since the policy went live before the guard judges it."),
     click.option("--dry-run", is_flag=True, help="Decide and log, change nothing (shadow mode; takes no lock)."),
 )
 
@@ -50,18 +55,50 @@ def _flags_policy(model, no_pack, no_reshape, no_power, grace, warm, wait_price,
     return PolicySpec(ranking, PackingSpec(enabled=not no_pack), scaling, reshape=not no_reshape)
 
 
+def _active_policy(policy_file: str | None, flags: tuple[str, ...], guard_margin: float, guard_min_jobs: int,
+                   conf: str | None):
+    """The policy file the cycle follows: ``--policy-file``, else the site's (``$HETSCHED_POLICY_FILE`` or
+    /etc/hetsched/policy.yaml) unless per-choice options are given; None: the options' policy (no file)."""
+    from ..cycle.active import ActivePolicy
+    from ..cycle.guard import GuardOptions
+    from ..policy import PolicyError
+    from ..policy.active import site_policy_file
+
+    if policy_file is not None:
+        load_policy_file(policy_file, flags)  # refuses per-choice options beside it, names a bad field
+    else:
+        ctx = click.get_current_context()
+        given = [n for n in flags if ctx.get_parameter_source(n) not in (click.core.ParameterSource.DEFAULT, None)]
+        site_file = site_policy_file()
+        if site_file is None or given:
+            if site_file is not None:
+                log.warning("per-choice options given: the site policy file %s is not used", site_file)
+            return None
+        policy_file = str(site_file)
+    active = ActivePolicy(policy_file, GuardOptions(guard_margin, guard_min_jobs), conf)
+    try:
+        active.refresh()  # a DQN model that cannot be loaded is reported here, once (the cycle runs unranked)
+    except PolicyError as err:
+        raise click.BadParameter(str(err), param_hint="--policy-file") from None
+    return active
+
+
 def _runner(site, site_option, state_dir, model, no_pack, no_reshape, no_power, dry_run, policy_file,
-            **knobs) -> CycleRunner:
+            guard_margin, guard_min_jobs, **knobs) -> CycleRunner:
     from ..cycle.policy import cycle_config, live_ranker
 
     client = SlurmClient()
     flags = ("model", "no_pack", "no_reshape", "no_power", *knobs)
-    spec = load_policy_file(policy_file, flags) or _flags_policy(model, no_pack, no_reshape, no_power, **knobs)
-    # a DQN model that cannot be loaded is reported here, once, and the cycle runs without ranking
-    ranker = live_ranker(spec.ranking, client.conf)
+    active = _active_policy(policy_file, flags, guard_margin, guard_min_jobs, client.conf)
+    if active is not None:
+        config, ranker = active.refresh()
+    else:
+        spec = _flags_policy(model, no_pack, no_reshape, no_power, **knobs)
+        # a DQN model that cannot be loaded is reported here, once, and the cycle runs without ranking
+        config, ranker = cycle_config(spec), live_ranker(spec.ranking, client.conf)
     state_dir.mkdir(parents=True, exist_ok=True)
-    return CycleRunner(load_site(site_from(site, site_option)), client, cycle_config(spec), state_dir,
-                       ranker=ranker, dry_run=dry_run)
+    return CycleRunner(load_site(site_from(site, site_option)), client, config, state_dir, ranker=ranker,
+                       dry_run=dry_run, active=active)
 
 
 def _writer(state_dir: Path, dry_run: bool):

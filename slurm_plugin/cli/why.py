@@ -163,3 +163,30 @@ def node_cmd(node: str, journal: Path, as_json: bool, scale_state: Path) -> None
             click.echo(f"{'power':>16}: {line}" if i == 0 else line)
     if not view and not entries:
         fail(f"no record of node {node} in Slurm or the journal {journal}", EXIT_FAIL)
+
+
+@why.command("policy")
+@journal_option
+@json_option
+@click.option("--guard-state", type=click.Path(dir_okay=False, path_type=Path),
+              default="/var/lib/hetsched/guard-state.json", show_default=True, envvar="HETSCHED_GUARD_STATE",
+              help="The live guard's memory (beside the journal in the cycle's state directory).")
+def policy_cmd(journal: Path, as_json: bool, guard_state: Path) -> None:
+    """Which policy file the cycle runs, how it does against its twin's prediction, and every rollback by the
+    live guard (README 'Live guard'). Exit 1 if the guard has never run and never rolled back."""
+    from ..cycle.guard_memory import load_guard_memory
+
+    memory = load_guard_memory(guard_state) if guard_state.exists() else None
+    last = memory.last if memory else {}
+    entries = [e for e in Journal(journal).entries() if e.get("kind") == "policy"]
+    if as_json:
+        emit_json({"policy": last.get("path"), "sha256": memory.policy_sha256 if memory else None,
+                   "since": memory.since if memory else None, "last": last, "decisions": entries})
+    else:
+        if last:
+            click.echo(f"{'policy':>16}: {last.get('path')} (sha256 {memory.policy_sha256[:12]}, "
+                       f"running since {_when(memory.since)})")
+            click.echo(f"{'guard':>16}: {last.get('verdict')} (at {_when(last['t'])})")
+        _show({}, (), entries)
+    if not last and not entries:
+        fail(f"the live guard has no record in {guard_state} or the journal {journal}", EXIT_FAIL)

@@ -34,6 +34,7 @@ class CycleConfig:
     power: bool = True
     pack_time_cap_s: float = 1.0
     scale: ScaleConfig = field(default_factory=ScaleConfig)
+    guard: CycleStep | None = None  # the live guard (cycle/guard.py), last; None: no policy file is watched
 
 
 def cycle_steps(config: CycleConfig, ranker: Ranker | None = None) -> tuple[CycleStep, ...]:
@@ -45,6 +46,8 @@ def cycle_steps(config: CycleConfig, ranker: Ranker | None = None) -> tuple[Cycl
         steps.append(ReshapeStep())
     if config.power:
         steps.append(PowerStep(config.scale))
+    if config.guard is not None:
+        steps.append(config.guard)
     return tuple(steps)
 
 

@@ -17,10 +17,12 @@ from ..scale.memory_store import load_memory, save_memory
 from ..slurm import SlurmClient
 from ..snapshot import collect_snapshot
 from .decide import CycleConfig, CycleMemory, Ranker, decide
+from .guard_memory import load_guard_memory, save_guard_memory
 from .state import CycleState, backoff_s, load_cycle_state, save_cycle_state
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site import Site
+    from .active import ActivePolicy
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 600.0
@@ -30,10 +32,12 @@ class CycleRunner:
     """``run_once()`` is one cycle; ``dry_run`` decides and journals nothing to Slurm (shadow mode)."""
 
     def __init__(self, site: Site, client: SlurmClient, config: CycleConfig, state_dir: Path,
-                 ranker: Ranker | None = None, dry_run: bool = False):
+                 ranker: Ranker | None = None, dry_run: bool = False, active: ActivePolicy | None = None):
         self.site, self.client, self.config, self.ranker, self.dry_run = site, client, config, ranker, dry_run
+        self.active = active  # a policy file re-read each cycle (config and ranker then follow it)
         self.state_dir = Path(state_dir)
         self.memory_file = self.state_dir / "scale-memory.json"
+        self.guard_file = self.state_dir / "guard-state.json"
         self.state_file = self.state_dir / "cycle-state.json"
         self.applier = SlurmApplier(client, Journal(self.state_dir / "journal.jsonl"), dry_run=dry_run)
         self.state = load_cycle_state(self.state_file)
@@ -43,13 +47,17 @@ class CycleRunner:
         it is counted in the cycle state (a dry run leaves every state file alone)."""
         t0 = time.perf_counter()
         try:
+            if self.active is not None:
+                self.config, self.ranker = self.active.refresh()
             snapshot = collect_snapshot(self.client)
-            memory = CycleMemory(load_memory(self.memory_file))
+            memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file))
             decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
             results = self.applier.apply(decision)
             skipped = sum(not r.attempted for r in results)
             if not self.dry_run and not skipped:  # an aborted apply: the next cycle decides again from Slurm
                 save_memory(self.memory_file, memory.scale)
+                if self.config.guard is not None:
+                    save_guard_memory(self.guard_file, memory.guard)
         except Exception as err:
             self._remember(lambda s: s.failed(f"{type(err).__name__}: {err}"))
             raise

@@ -26,6 +26,7 @@ from ..pack.plan import plan_moves
 from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
 from ..scale.reshape import plan_reshape
 from ..snapshot import Snapshot
+from .guard_memory import GuardMemory
 from .inputs import group_states, packing_jobs
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
@@ -42,6 +43,7 @@ class CycleMemory:
     """What the next cycle must remember; each step reads and replaces its own part."""
 
     scale: ScaleMemory = field(default_factory=ScaleMemory)
+    guard: GuardMemory = field(default_factory=GuardMemory)  # the live guard's (cycle/guard.py)
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,10 @@ Policies (ranking, packing, scaling) are pure functions from a snapshot to :clas
 ``hetsched why`` can answer "why is my job / this node here".
 """
 
-from .actions import Action, Cause, Decision, DrainNodes, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor
+from .actions import (Action, Cause, Decision, DrainNodes, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor,
+                      SwitchPolicy)
 from .applier import Applied, SlurmApplier
 from .journal import Journal
 
 __all__ = ["Action", "Applied", "Cause", "Decision", "DrainNodes", "Journal", "MoveJob", "PowerNodes",
-           "SetPartitionNodes", "SetSiteFactor", "SlurmApplier"]
+           "SetPartitionNodes", "SetSiteFactor", "SlurmApplier", "SwitchPolicy"]

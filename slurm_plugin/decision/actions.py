@@ -29,6 +29,7 @@ class Cause(str, enum.Enum):
     RANKING = "RANKING"  # the configured ranking's order (SiteFactor level inside the job's band)
     AGE_FLOOR = "AGE_FLOOR"  # pending past the age floor: ahead of every band
     PACKING = "PACKING"  # packing moved a flexible pending job to the node class it chose
+    POLICY_ROLLBACK = "POLICY_ROLLBACK"  # the live guard: the running policy fell behind its twin's prediction
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,21 @@ class DrainNodes:
     kind: Literal["drain"] = "drain"
 
 
-Action = Union[SetSiteFactor, MoveJob, PowerNodes, SetPartitionNodes, DrainNodes]
+@dataclass(frozen=True)
+class SwitchPolicy:
+    """Replace the active policy file ``path`` with a copy of ``to`` (None: the default policy), only if its
+    content is still ``from_sha256`` (the policy that was judged); the old content is kept beside it. Applied
+    by :func:`slurm_plugin.policy.active.switch_policy_file`, not through Slurm."""
+
+    path: str
+    to: str | None
+    from_sha256: str
+    reason: str
+    cause: Cause | None = None
+    kind: Literal["policy"] = "policy"
+
+
+Action = Union[SetSiteFactor, MoveJob, PowerNodes, SetPartitionNodes, DrainNodes, SwitchPolicy]
 
 
 @dataclass(frozen=True)

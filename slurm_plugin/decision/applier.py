@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import hostlist
 
 from ..slurm import SlurmClient, SlurmError
-from .actions import TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor
+from .actions import (TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor,
+                      SwitchPolicy)
 from .journal import Journal
 
 log = logging.getLogger(__name__)
@@ -123,6 +124,8 @@ def commands_for(action: Action) -> list[list[str]]:
         return [["scontrol", "update", f"partitionname={action.partition}", f"nodes={_compress(action.nodes)}"]]
     if isinstance(action, DrainNodes):
         return [_node_state(action.nodes, action.action, action.reason if action.action == "DRAIN" else None)]
+    if isinstance(action, SwitchPolicy):
+        return []  # a file, not Slurm: see SlurmApplier._switch_policy
     raise TypeError(f"unknown action {action!r}")
 
 
@@ -155,7 +158,7 @@ class SlurmApplier:
         reachable = True
         for action in decision.actions:
             if self.dry_run:
-                for cmd in commands_for(action):
+                for cmd in commands_for(action) or [[action.kind, str(getattr(action, "path", ""))]]:
                     log.info("dry run: %s", " ".join(cmd))
                 results.append(Applied(action, True))
                 continue
@@ -174,6 +177,8 @@ class SlurmApplier:
     def _apply_one(self, action: Action) -> tuple[Applied, bool]:
         """Run ``action``'s commands; after a failure ask ``scontrol ping`` and stop if slurmctld is gone.
         Returns the result and whether slurmctld still answers."""
+        if isinstance(action, SwitchPolicy):
+            return self._switch_policy(action), True
         errors: list[str] = []
         failed: dict[int, str] = {}
         for cmd in commands_for(action):
@@ -197,3 +202,15 @@ class SlurmApplier:
             errors.append(f"{len(failed)} of {len(job_ids(action))} job(s) not changed: "
                           + "; ".join(f"{k}: {v}" for k, v in sorted(failed.items())))
         return Applied(action, not errors, "; ".join(errors), failed), True
+
+    @staticmethod
+    def _switch_policy(action: SwitchPolicy) -> Applied:
+        from ..policy.active import switch_policy_file
+
+        try:
+            done = switch_policy_file(action.path, action.to, action.from_sha256, action.reason)
+        except OSError as err:
+            log.error("policy rollback of %s failed: %s", action.path, err)
+            return Applied(action, False, f"{type(err).__name__}: {err}")
+        log.warning("policy rollback: %s (%s)", done, action.reason)
+        return Applied(action, True)

@@ -17,7 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from ..slurm import SlurmClient, SlurmError
 from .model import Snapshot
-from .parse import parse_jobs, parse_nodes, parse_partitions
+from .parse import ACTIVE_STATES, parse_jobs, parse_nodes, parse_partitions
 
 log = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -30,9 +30,11 @@ def build_snapshot(nodes_doc: dict, partitions_text: str, squeue_doc: dict | Non
     ``nodes_doc`` is ``sinfo --json`` (22.05) or ``scontrol show nodes --json`` (23.02+); ``partitions_text``
     is ``scontrol -o show partition``; ``squeue_doc`` is ``squeue --json`` (None = no jobs read).
     """
+    jobs = parse_jobs(squeue_doc or {}, keep_finished=True)
     return Snapshot(nodes=tuple(parse_nodes(nodes_doc)), partitions=tuple(parse_partitions(partitions_text)),
-                    jobs=tuple(parse_jobs(squeue_doc or {})), slurm_version=slurm_version,
-                    taken_at=time.time() if taken_at is None else taken_at)
+                    jobs=tuple(j for j in jobs if j.state in ACTIVE_STATES), slurm_version=slurm_version,
+                    taken_at=time.time() if taken_at is None else taken_at,
+                    finished=tuple(j for j in jobs if j.state not in ACTIVE_STATES))
 
 
 def _nodes_doc(client: SlurmClient) -> dict:

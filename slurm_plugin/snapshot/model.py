@@ -99,7 +99,7 @@ class PartitionState:
 
 @dataclass(frozen=True)
 class JobState:
-    """A job in the queue (pending or running; finished jobs are dropped when the snapshot is built)."""
+    """A job in the queue (pending or running), or one Slurm still remembers after it ended (``Snapshot.finished``)."""
 
     job_id: int
     state: str  # PENDING, RUNNING, ... (upper case)
@@ -122,6 +122,8 @@ class JobState:
     reason: str = ""
     submit_time: int | None = None
     array_job_id: int | None = None
+    start_time: int | None = None  # when it started (None while pending: Slurm's figure is then an estimate)
+    end_time: int | None = None  # when it ended (None until it has: for a running job Slurm's is the limit)
 
     @property
     def pending(self) -> bool:
@@ -135,6 +137,7 @@ class JobState:
 @dataclass(frozen=True, eq=False)
 class Snapshot:
     """The cluster at one instant. ``taken_at`` is a Unix time; ``slurm_version`` as ``sinfo -V`` prints it.
+    ``jobs`` are the pending and running ones; ``finished`` those that ended and Slurm still remembers.
 
     Look-ups (by name, per partition, per GRES) are indexed once and cached, so a reader may call them per
     request; :meth:`memo` caches a reader's own derived answers. Equality is identity. An empty snapshot (``Snapshot.empty()``) means "nothing known yet": readers must not refuse work
@@ -146,6 +149,7 @@ class Snapshot:
     jobs: tuple[JobState, ...] = ()
     taken_at: float = field(default_factory=time.time)
     slurm_version: str = ""
+    finished: tuple[JobState, ...] = ()  # ended jobs Slurm still remembers (MinJobAge): the live guard's outcomes
     _memo: dict = field(default_factory=dict, repr=False)
 
     def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:

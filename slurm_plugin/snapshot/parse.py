@@ -85,6 +85,9 @@ def _first_state(value: Any) -> str:
     return text(value).upper() or "UNKNOWN"
 
 
+ACTIVE_STATES = ("PENDING", "RUNNING", "SUSPENDED", "CONFIGURING", "COMPLETING")  # the rest have ended
+
+
 def parse_job(raw: dict) -> JobState:
     """One job record of ``squeue --json`` (v0.0.38 or v0.0.42)."""
     return JobState(
@@ -97,7 +100,16 @@ def parse_job(raw: dict) -> JobState:
         qos=text(raw.get("qos")), account=text(raw.get("account")), comment=text(raw.get("comment")),
         wckey=text(raw.get("wckey")), nodes=text(raw.get("nodes")), reason=text(raw.get("state_reason")),
         submit_time=number(raw.get("submit_time")), array_job_id=number(raw.get("array_job_id")) or None,
+        **_run_times(raw),
     )
+
+
+def _run_times(raw: dict) -> dict:
+    """start_time once the job has started, end_time once it has ended (before that Slurm's are estimates)."""
+    state = _first_state(raw.get("job_state"))
+    start, end = number(raw.get("start_time")) or None, number(raw.get("end_time")) or None
+    ended = state not in ACTIVE_STATES
+    return {"start_time": start if state != "PENDING" else None, "end_time": end if ended else None}
 
 
 def _time_minutes(value: str) -> int | None:
@@ -146,8 +158,7 @@ def parse_nodes(doc: dict) -> list[NodeState]:
 def parse_jobs(doc: dict, keep_finished: bool = False) -> list[JobState]:
     """Jobs of a ``squeue --json`` document; finished jobs are dropped unless ``keep_finished``."""
     jobs = _each(doc.get("jobs") or [], parse_job, "job")
-    return jobs if keep_finished else [j for j in jobs if j.state in ("PENDING", "RUNNING", "SUSPENDED",
-                                                                        "CONFIGURING", "COMPLETING")]
+    return jobs if keep_finished else [j for j in jobs if j.state in ACTIVE_STATES]
 
 
 def parse_partitions(text_out: str) -> list[PartitionState]:
