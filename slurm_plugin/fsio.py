@@ -123,6 +123,19 @@ def move_aside(path: str | Path, now: float | None = None) -> Path:
     return target
 
 
+def state_fields(data: object, cls) -> dict:
+    """``data`` if it is a JSON object whose keys are all fields of the dataclass ``cls``; TypeError/ValueError
+    otherwise (for the ``parse`` of :func:`load_state`)."""
+    import dataclasses
+
+    if not isinstance(data, dict):
+        raise TypeError(f"expected a JSON object, got {type(data).__name__}")
+    unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
+    if unknown:
+        raise ValueError(f"unknown field(s) {sorted(unknown)}")
+    return data
+
+
 def load_state(path: str | Path, parse: Callable[[object], T], fresh: Callable[[], T], what: str) -> T:
     """``parse(json)`` of the state file at ``path``, or ``fresh()`` if it is missing; a file that is not
     JSON or that ``parse`` rejects (any ValueError, TypeError or KeyError) is moved aside with

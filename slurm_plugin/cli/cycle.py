@@ -58,11 +58,11 @@ def _flags_policy(model, no_pack, no_reshape, no_power, grace, warm, wait_price,
 def _active_policy(policy_file: str | None, flags: tuple[str, ...], guard_margin: float, guard_min_jobs: int,
                    conf: str | None):
     """The policy file the cycle follows: ``--policy-file``, else the site's (``$HETSCHED_POLICY_FILE`` or
-    /etc/hetsched/policy.yaml) unless per-choice options are given; None: the options' policy (no file)."""
+    /etc/hetsched/policy.d/policy.yaml) unless per-choice options are given; None: the options' policy (no file)."""
     from ..cycle.active import ActivePolicy
     from ..cycle.guard import GuardOptions
     from ..policy import PolicyError
-    from ..policy.active import site_policy_file
+    from ..decision.policy_file import site_policy_file
 
     if policy_file is not None:
         load_policy_file(policy_file, flags)  # refuses per-choice options beside it, names a bad field

@@ -72,6 +72,13 @@ def _show(view: dict, keys: tuple[str, ...], entries: list[dict], job_id: int | 
         click.echo(f"  {when} {e.get('kind', '?')}{cause}: {e.get('reason', '')} [{status_for(e, job_id)}]")
 
 
+def _state_option(what: str, name: str, text: str):
+    """``--<what>-state``: a state file of the cycle (default in /var/lib/hetsched, ``$HETSCHED_<WHAT>_STATE``)."""
+    return click.option(f"--{what}-state", type=click.Path(dir_okay=False, path_type=Path),
+                        default=f"/var/lib/hetsched/{name}", show_default=True,
+                        envvar=f"HETSCHED_{what.upper()}_STATE", help=text)
+
+
 @click.group()
 def why() -> None:
     """Explain where a job or node is and which of the suite's decisions put it there."""
@@ -141,9 +148,7 @@ def job_cmd(job_spec: str, journal: Path, as_json: bool) -> None:
 @click.argument("node")
 @journal_option
 @json_option
-@click.option("--scale-state", type=click.Path(dir_okay=False, path_type=Path),
-              default="/var/lib/hetsched/scale-memory.json", show_default=True, envvar="HETSCHED_SCALE_STATE",
-              help="The planner's memory (the node's power history).")
+@_state_option("scale", "scale-memory.json", "The planner's memory (the node's power history).")
 @handle_errors(SlurmError)
 def node_cmd(node: str, journal: Path, as_json: bool, scale_state: Path) -> None:
     """Why NODE is up, down, drained or in its partitions (the journal alone if Slurm does not know it)."""
@@ -168,15 +173,21 @@ def node_cmd(node: str, journal: Path, as_json: bool, scale_state: Path) -> None
 @why.command("policy")
 @journal_option
 @json_option
-@click.option("--guard-state", type=click.Path(dir_okay=False, path_type=Path),
-              default="/var/lib/hetsched/guard-state.json", show_default=True, envvar="HETSCHED_GUARD_STATE",
-              help="The live guard's memory (beside the journal in the cycle's state directory).")
+@_state_option("guard", "guard-state.json", "The live guard's memory (beside the journal).")
 def policy_cmd(journal: Path, as_json: bool, guard_state: Path) -> None:
     """Which policy file the cycle runs, how it does against its twin's prediction, and every rollback by the
     live guard (README 'Live guard'). Exit 1 if the guard has never run and never rolled back."""
-    from ..cycle.guard_memory import load_guard_memory
+    import json
 
-    memory = load_guard_memory(guard_state) if guard_state.exists() else None
+    from ..cycle.guard_memory import memory_from_json
+
+    memory = None
+    try:
+        memory = memory_from_json(json.loads(guard_state.read_bytes()))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, TypeError, KeyError) as err:  # read only: the cycle moves a bad file aside
+        click.echo(f"hetsched: {guard_state} unreadable: {err}", err=True)
     last = memory.last if memory else {}
     entries = [e for e in Journal(journal).entries() if e.get("kind") == "policy"]
     if as_json:

@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 
 from ..policy import PolicyError, load_policy
-from ..policy.active import content_sha256
+from ..decision.policy_file import content_sha256
 from .decide import CycleConfig
 from .guard import GuardOptions, GuardStep
 from .steps import Ranker

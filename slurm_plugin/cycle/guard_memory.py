@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..fsio import load_state, write_file_atomic
+from ..fsio import load_state, state_fields, write_file_atomic
 from ..snapshot import Snapshot
 from ..snapshot.model import JobState
 
@@ -150,11 +150,7 @@ def memory_to_json(memory: GuardMemory) -> dict:
 
 def memory_from_json(data: object) -> GuardMemory:
     """A :class:`GuardMemory` from JSON; TypeError/ValueError/KeyError name what is wrong."""
-    if not isinstance(data, dict):
-        raise TypeError(f"expected a JSON object, got {type(data).__name__}")
-    unknown = set(data) - {f.name for f in dataclasses.fields(GuardMemory)}
-    if unknown:
-        raise ValueError(f"unknown field(s) {sorted(unknown)}")
+    data = state_fields(data, GuardMemory)
     opened = {int(k): OpenJob(**v) for k, v in (data.get("open") or {}).items()}
     memory = GuardMemory(str(data.get("policy_sha256", "")), float(data.get("since", 0.0)), int(data.get("ended", 0)),
                          float(data.get("sum_bsld", 0.0)), float(data.get("sum_wait_s", 0.0)), opened,

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fsio import load_state, write_file_atomic
+from ..fsio import load_state, state_fields, write_file_atomic
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,7 @@ def _count(data: dict, key: str) -> int:
 
 def parse_cycle_state(data: object) -> CycleState:
     """A :class:`CycleState` from JSON; TypeError/ValueError name the first bad field."""
-    if not isinstance(data, dict):
-        raise TypeError(f"expected a JSON object, got {type(data).__name__}")
-    unknown = set(data) - {f.name for f in dataclasses.fields(CycleState)}
-    if unknown:
-        raise ValueError(f"unknown field(s) {sorted(unknown)}")
+    data = state_fields(data, CycleState)
     last_ok = data.get("last_ok_t")
     if last_ok is not None and (isinstance(last_ok, bool) or not isinstance(last_ok, (int, float))):
         raise TypeError(f"last_ok_t must be a time, got {last_ok!r}")

@@ -93,7 +93,7 @@ class DrainNodes:
 class SwitchPolicy:
     """Replace the active policy file ``path`` with a copy of ``to`` (None: the default policy), only if its
     content is still ``from_sha256`` (the policy that was judged); the old content is kept beside it. Applied
-    by :func:`slurm_plugin.policy.active.switch_policy_file`, not through Slurm."""
+    by :func:`slurm_plugin.decision.policy_file.switch_policy_file`, not through Slurm."""
 
     path: str
     to: str | None

@@ -205,7 +205,7 @@ class SlurmApplier:
 
     @staticmethod
     def _switch_policy(action: SwitchPolicy) -> Applied:
-        from ..policy.active import switch_policy_file
+        from .policy_file import switch_policy_file
 
         try:
             done = switch_policy_file(action.path, action.to, action.from_sha256, action.reason)

@@ -45,6 +45,20 @@ def test_2205_nodes_partitions_and_jobs(snap_2205):
     assert snap_2205.pending_in("gpu") == 1
 
 
+
+def test_2205_run_times_only_once_real_and_ended_jobs_kept_apart(snap_2205):
+    """start_time once started, end_time once ended (a running job's end_time is its limit; a pending job's
+    start_time an estimate): what the live guard measures."""
+    jobs = {j.job_id: j for j in snap_2205.jobs}
+    assert (jobs[7].state, jobs[7].start_time, jobs[7].end_time) == ("RUNNING", 1796005425, None)
+    assert (jobs[5].start_time, jobs[5].end_time) == (None, None)
+    ended = {j.job_id: j for j in snap_2205.finished}
+    assert sorted(ended) == [1, 2, 3, 4] and not set(ended) & set(jobs)
+    assert (ended[2].state, ended[2].start_time, ended[2].end_time, ended[2].nodes) == (
+        "COMPLETED", 1796005406, 1796005407, "armn1")
+    assert ended[1].state == "FAILED" and ended[1].nodes == ""  # never ran
+
+
 def test_2411_list_states_and_number_objects(snap_2411):
     a100 = snap_2411.node("a100n1")
     assert (a100.state, a100.alloc_cpus, a100.gres_free("gpu", "a100")) == ("mixed", 8, 3)

@@ -1,4 +1,5 @@
-"""The site's active policy file: its identity (content digest) and the guard's atomic rollback of it.
+"""The site's active policy file: its identity (content digest) and the guard's atomic rollback of it (the
+applier's one action that is a file, not a Slurm command: :class:`~.actions.SwitchPolicy`).
 
 ``hetsched tune`` writes the active file (default :data:`SITE_POLICY_FILE`) and keeps the one it replaced
 beside it, named in ``twin.previous``. A rollback (:func:`switch_policy_file`) replaces the active file's content
@@ -15,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-SITE_POLICY_FILE = "/etc/hetsched/policy.yaml"  # the cycle's policy when no option names one ($HETSCHED_POLICY_FILE)
+SITE_POLICY_FILE = "/etc/hetsched/policy.d/policy.yaml"  # the cycle's policy unless an option names one
 
 
 def content_sha256(data: bytes) -> str:
