@@ -22,7 +22,7 @@ PY := $(VENV)/bin/python
 RUN := PATH="$(abspath $(VENV))/bin:$$PATH"
 INSTALLED := $(VENV)/.hetsched-installed
 
-.PHONY: deps install demo test test-unit fresh soak clean-cluster
+.PHONY: deps install demo test test-unit fresh soak clean-cluster containers-deps containers-up containers-down test-containers
 
 deps:
 	@missing=; for p in $(APT_PACKAGES); do \
@@ -72,6 +72,25 @@ fresh:
 SOAK_S ?= 1800
 soak: install
 	$(RUN) python -m tests.soak.run --duration $(SOAK_S) --out results/soak/soak-$$(date -u +%Y%m%dT%H%M%SZ).json
+
+# Not part of `make test` either: the container cluster (Podman; MariaDB + slurmdbd + slurmctld + a container per
+# node, images built from Debian packages on first use) and its system tests (tests/containers). RELEASE picks
+# the Debian release of the images: bookworm (Slurm 22.05) or trixie (Slurm 24.11).
+RELEASE ?= bookworm
+CONTAINER_ROOT ?= /var/lib/hetsched/containers
+CONTAINER_SITE ?= demo
+containers-deps: install
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="podman runc debootstrap"
+	@$(PY) -c 'import podman_compose' 2>/dev/null || $(PY) -m pip install -q -e '.[test,containers]'
+
+containers-up: containers-deps
+	$(RUN) hetsched cluster up --containers $(CONTAINER_SITE) --root $(CONTAINER_ROOT) --release $(RELEASE)
+
+containers-down:
+	$(RUN) hetsched cluster down --containers --root $(CONTAINER_ROOT)
+
+test-containers: containers-deps
+	HETSCHED_CONTAINER_TESTS=1 HETSCHED_CONTAINER_RELEASE=$(RELEASE) $(RUN) python -m pytest tests/containers
 
 clean-cluster:
 	$(RUN) hetsched cluster down --root $(DEMO_ROOT)

@@ -21,6 +21,8 @@ GROUPS: dict[str, LazyCommand] = {
                         "Validate site files and merge the suite's slurm.conf / gres.conf parts into a site's config."),
     "cluster": LazyCommand(".cluster:cluster",
                            "Run a real Slurm cluster (slurmctld + one slurmd per node) on this host."),
+    "accounting": LazyCommand(".accounting:accounting",
+                              "Slurm accounting (slurmdbd) from the site file: QOS tiers, class accounts, users."),
     "power": LazyCommand(".power:power", "Power nodes up/down through their BMCs (what Slurm's power-save programs "
                                          "run, with a hostlist)."),
     "sim": LazyCommand(".sim:sim", "Discrete-event simulation of a Slurm cluster: baselines, metrics, plots."),

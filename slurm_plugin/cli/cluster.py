@@ -8,6 +8,7 @@ import click
 
 from ..cluster import deps
 from ..cluster.local import DEFAULT_ROOT, ClusterError, LocalCluster
+from ..site import load_site
 from ..slurm import SlurmError
 from .common import fail, handle_errors
 from .output import TABLE_CONTEXT, emit_table, table_options
@@ -17,6 +18,16 @@ root_option = click.option("--root", type=click.Path(file_okay=False, path_type=
 
 
 STATUS_FIELDS = ("name", "type", "pid", "state", "features")
+containers_option = click.option("--containers", is_flag=True,
+                                 help="The container cluster (Podman: slurmdbd + MariaDB, a container per node).")
+
+
+def _root(root: Path, containers: bool) -> Path:
+    """--root as given; with --containers and no --root, the container cluster's own default."""
+    from ..cluster.containers import CONTAINER_ROOT
+
+    source = click.get_current_context().get_parameter_source("root")
+    return CONTAINER_ROOT if containers and source is click.core.ParameterSource.DEFAULT else root
 DEMO_FIELDS = ("job_id", "what", "args", "state", "partition", "nodes", "features")
 
 
@@ -46,22 +57,69 @@ def deps_cmd(install: bool) -> None:
 @root_option
 @click.option("--job-submit", is_flag=True, help="Load job_submit/job_submit.lua into slurmctld and start the admission daemon it asks.")
 @click.option("--wait", type=float, default=90.0, show_default=True, help="Seconds to wait for the daemons.")
-@handle_errors(ClusterError, SlurmError, OSError)
-def up(site: str | None, root: Path, job_submit: bool, wait: float) -> None:
-    """Start the local cluster for SITE (default: the embedded demo site). Harmless if already up."""
+@containers_option
+@click.option("--release", type=click.Choice(["bookworm", "trixie"]), default="bookworm", show_default=True,
+              help="With --containers: the Debian release of the images (Slurm 22.05 / 24.11).")
+@click.option("--user", "users", multiple=True, help="With --containers: a user to create in every container.")
+@handle_errors(ClusterError, SlurmError, OSError, RuntimeError)
+def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: bool, release: str,
+       users: tuple[str, ...]) -> None:
+    """Start the local cluster for SITE (default: the embedded demo site). Harmless if already up.
+
+    With --containers: the container cluster (images built when missing, configs rendered and mounted,
+    accounting set up from the site file)."""
+    if containers:
+        _containers_up(site, _root(root, True), release, users, wait)
+        return
     state = LocalCluster(root).up(site, job_submit=job_submit, wait=wait)
     click.echo(f"cluster '{state['site_name']}' up at {root} (Slurm {state['slurm_version']}); "
                f"export SLURM_CONF={root}/etc/slurm.conf")
 
 
+def _containers_up(site: str | None, root: Path, release: str, users: tuple[str, ...], wait: float) -> None:
+    import time
+
+    from ..conf.accounting import apply_site
+    from ..cluster.containers import ContainerCluster
+
+    t0 = time.monotonic()
+    c = ContainerCluster(root)
+    state = c.up(site, release=release, users=list(users), wait=wait)
+    done = apply_site(c.client(), load_site(state["site_path"]), state["users"])
+    click.echo(f"container cluster '{state['site_name']}' up at {root} (Slurm {state['slurm_version']}, "
+               f"{release}) in {time.monotonic() - t0:.0f} s; accounting: {len(done)} sacctmgr change(s)")
+    ctl = c.plan().container("ctl")
+    if c.host_client():
+        click.echo(f"export SLURM_CONF={root}/etc/slurm.conf   (host clients work; or: podman exec -it {ctl} bash)")
+    else:
+        click.echo(f"host clients cannot reach it (other Slurm version or no munged with the same key): "
+                   f"podman exec -it {ctl} squeue   (CONTAINERS_CONF={root}/containers.conf)")
+
+
 @cluster.command(context_settings=TABLE_CONTEXT)
 @root_option
+@containers_option
 @table_options(STATUS_FIELDS)
-@handle_errors(ClusterError, SlurmError)
-def status(root: Path, fields, noheader, parsable, as_json) -> None:
+@handle_errors(ClusterError, SlurmError, RuntimeError)
+def status(root: Path, containers: bool, fields, noheader, parsable, as_json) -> None:
     """Show the cluster's processes and nodes, one row each; exit 1 if slurmctld is not running.
 
-    Fields (-o): name, type (process or node), pid, state (running/stopped, or Slurm's node state), features."""
+    Fields (-o): name, type (process or node; container with --containers), pid (the container's id with
+    --containers), state (running/stopped, or Slurm's node state), features."""
+    if containers:
+        from ..cluster.containers import ContainerCluster
+
+        c = ContainerCluster(_root(root, True))
+        rows = [{"name": r["container"], "type": "container", "pid": r["id"], "state": r["state"]} for r in c.status()]
+        if not rows:
+            fail(f"no container cluster at {c.root}")
+        up_ = any(r["name"].endswith("-ctl") and r["state"] == "running" for r in rows)
+        rows += [{"name": n["NodeName"], "type": "node", "state": n.get("State", ""),
+                  "features": n.get("AvailableFeatures", "")} for n in (c.client().show_nodes() if up_ else [])]
+        emit_table(rows, fields, noheader, parsable, as_json)
+        if not up_:
+            raise SystemExit(1)
+        return
     c = LocalCluster(root)
     procs = c.status()
     if not procs or not c.state():
@@ -78,10 +136,17 @@ def status(root: Path, fields, noheader, parsable, as_json) -> None:
 
 @cluster.command()
 @root_option
-@handle_errors(ClusterError, SlurmError)
-def down(root: Path) -> None:
-    """Cancel jobs and stop every process the cluster started, by pid."""
-    stopped = LocalCluster(root).down()
+@containers_option
+@handle_errors(ClusterError, SlurmError, RuntimeError)
+def down(root: Path, containers: bool) -> None:
+    """Cancel jobs and stop every process the cluster started, by pid (with --containers: every container
+    it started, by id; configs, logs and the accounting database stay)."""
+    if containers:
+        from ..cluster.containers import ContainerCluster
+
+        stopped = ContainerCluster(_root(root, True)).down()
+    else:
+        stopped = LocalCluster(root).down()
     click.echo("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
 

@@ -9,7 +9,6 @@ Every process is started detached and stopped by the pid we recorded, never by n
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -25,7 +24,7 @@ from ..data import child_pythonpath, data_file
 from ..site import Site, load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import deps
-from .procs import how_it_ended, is_running, read_pid, spawn_detached, stop_pid
+from .procs import RecordedState, how_it_ended, is_running, read_pid, spawn_detached, stop_pid
 
 log = logging.getLogger(__name__)
 DEFAULT_ROOT = Path("/var/lib/hetsched/cluster")
@@ -82,26 +81,11 @@ def munge_ok() -> bool:
         return False
 
 
-class LocalCluster:
+class LocalCluster(RecordedState):
     """One local cluster, identified by its ``root`` directory."""
 
     def __init__(self, root: str | Path = DEFAULT_ROOT):
-        self.root = Path(root).resolve()
-        self.state_file = self.root / "cluster.json"
-
-    # --- recorded state ---------------------------------------------------------------------------------
-    def state(self) -> dict:
-        try:
-            return json.loads(self.state_file.read_text())
-        except (OSError, ValueError):
-            return {}
-
-    def _save_state(self, state: dict) -> None:
-        write_atomic(self.root, {"cluster.json": json.dumps(state, indent=2, sort_keys=True) + "\n"})
-
-    @property
-    def conf(self) -> Path:
-        return self.root / "etc" / "slurm.conf"
+        super().__init__(root)
 
     def client(self) -> SlurmClient:
         return SlurmClient(str(self.conf))

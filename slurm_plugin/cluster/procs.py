@@ -1,12 +1,15 @@
-"""Start detached daemons and stop them by pid, never by name."""
+"""Start detached daemons and stop them by pid, never by name; the state file a test cluster records them in."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+from ..fsio import write_atomic
 
 
 def spawn_detached(argv: list[str], log: Path, env: dict[str, str] | None = None) -> int:
@@ -88,3 +91,25 @@ def read_pid(path: Path) -> int | None:
         return int(path.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
+
+
+class RecordedState:
+    """A test cluster identified by its ``root`` directory, recording what it started in ``<root>/cluster.json``
+    (written atomically) and rendering its configs into ``<root>/etc``."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root).resolve()
+        self.state_file = self.root / "cluster.json"
+
+    def state(self) -> dict:
+        try:
+            return json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _save_state(self, state: dict) -> None:
+        write_atomic(self.root, {"cluster.json": json.dumps(state, indent=2, sort_keys=True) + "\n"})
+
+    @property
+    def conf(self) -> Path:
+        return self.root / "etc" / "slurm.conf"

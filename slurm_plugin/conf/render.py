@@ -78,6 +78,22 @@ class LocalLayout(DeployPaths):
 
 
 @dataclass(frozen=True)
+class ContainerLayout(DeployPaths):
+    """The container test cluster: every node is its own container (hostname = NodeName) at a fixed address on
+    a private bridge, slurmctld and slurmdbd have theirs; Debian's paths inside, no cgroups (config_overrides).
+    ``accounting_addr`` (slurmdbd's address) turns on accounting: QOS, associations, fair-share."""
+
+    slurm_user: str = "root"
+    job_submit: bool = False
+    controller_addr: str = "127.0.0.1"
+    accounting_addr: str = ""
+    node_addrs: dict[str, str] = field(default_factory=dict)
+    resume_program: str = "/etc/slurm/hetsched-resume"
+    suspend_program: str = "/etc/slurm/hetsched-suspend"
+    resume_fail_program: str = "/etc/slurm/hetsched-resume-fail"
+
+
+@dataclass(frozen=True)
 class GresLine:
     """One gres.conf line: a GRES of one node (local) or a node group (deployment)."""
 
@@ -180,8 +196,10 @@ def _context(site: Site, layout: DeployPaths) -> dict:
         for p in site.partitions
     ]
     gres = [line for g in site.node_groups for line in _gres_lines(g, layout)]
+    containers = isinstance(layout, ContainerLayout)
     return {"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
-            "groups": groups, "partitions": partitions, "gres_lines": gres, "fragments": False}
+            "containers": containers, "accounting": layout.accounting_addr if containers else "",
+            "preempt": any(t.preempts for t in site.policy.qos_tiers), "groups": groups, "partitions": partitions, "gres_lines": gres, "fragments": False}
 
 
 def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]:

@@ -5,10 +5,11 @@
 ``site_configs``    example site files (``demo``, ``large``, ``philly-v100``)
 ``job_submit``      the Lua shim slurmctld loads (``job_submit.lua``) and its stand-in driver
 ``daemon``          systemd units and the default daemon settings (``hetsched.yaml``)
+``containers``      the container cluster's Containerfile, entry script and base-image script
 ``models``          the shipped ranking model (``dqn_default.npz``)
 =================  ===========================================================================
 
-In the repository the first four are the top-level folders of the same names; ``slurm_plugin/data/<name>`` are
+In the repository all but ``models`` are the top-level folders of the same names; ``slurm_plugin/data/<name>`` are
 symlinks to them, so a checkout on ``PYTHONPATH``, an editable install and a built wheel (where setuptools
 copies the files behind the links) all read the same names through this module.
 """
@@ -25,6 +26,7 @@ _WHERE = {
     "site_configs": (__name__, "site_configs"),
     "job_submit": (__name__, "job_submit"),
     "daemon": (__name__, "daemon"),
+    "containers": (__name__, "containers"),
     "models": ("slurm_plugin.rank", "models"),
 }
 NAMES = tuple(_WHERE)

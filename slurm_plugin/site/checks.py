@@ -79,6 +79,13 @@ def _policy_problems(site: Site) -> Iterator[Problem]:
         yield Problem(("policy", "default_class"), f"unknown workload class '{policy.default_class}'"
                       + _did_you_mean(policy.default_class, classes))
     tiers = [t.name for t in policy.qos_tiers]
+    for i, tier in enumerate(policy.qos_tiers):
+        for j, name in enumerate(tier.preempts):
+            if name == tier.name:
+                yield Problem(("policy", "qos_tiers", i, "preempts", j), f"tier '{name}' cannot preempt itself")
+            elif name not in tiers:
+                yield Problem(("policy", "qos_tiers", i, "preempts", j), f"unknown QoS tier '{name}'"
+                              + _did_you_mean(name, tiers))
     for i, wc in enumerate(policy.workload_classes):
         if wc.qos and wc.qos not in tiers:
             yield Problem(("policy", "workload_classes", i, "qos"), f"unknown QoS tier '{wc.qos}'"

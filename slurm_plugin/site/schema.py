@@ -241,6 +241,11 @@ class QosTier(Strict):
     target_pct: Annotated[float, Field(gt=0, le=100)]
     priority: Annotated[int, Field(ge=0, le=SITE_FACTOR_MAX // BAND_SPAN)] = Field(
         0, description="band of the tier; band x 4000 is the SiteFactor (see slurm_plugin.site.priority)")
+    # Used where Slurm keeps accounting (slurmdbd: the container cluster, `hetsched accounting apply`).
+    preempts: tuple[SlurmName, ...] = Field((), description="tiers whose running jobs this tier's jobs may preempt")
+    max_wall: SlurmTime | None = Field(None, description="the longest time limit a job of this tier may ask")
+    grp_tres: Annotated[str, Field(pattern=r"^[a-z]+(/[A-Za-z0-9_:.-]+)?=\d+(,[a-z]+(/[A-Za-z0-9_:.-]+)?=\d+)*$")] | None = Field(
+        None, description="what all running jobs of this tier may hold together, Slurm's GrpTRES (cpu=64,gres/gpu=4)")
 
 
 class Window(Strict):
@@ -359,6 +364,9 @@ class SlurmSettings(Strict):
     priority_weight_age: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 1000
     priority_weight_job_size: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 100
     priority_max_age: SlurmTime = "7-0"
+    # Only where Slurm keeps accounting (slurmdbd: the container cluster); without it both weights are 0.
+    priority_weight_fairshare: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 10000
+    priority_weight_qos: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 10000
 
 
 class Site(Strict):

@@ -3,12 +3,10 @@
 #
 #   tests/fresh/run.sh bookworm|trixie        (as root; `make fresh` runs both; not part of `make test`)
 #
-# 1. Installs podman, runc and debootstrap on the host if missing.
-# 2. Builds the image once and caches it (HETSCHED_FRESH_REBUILD=1 rebuilds): `debootstrap --variant=minbase`
-#    from the host's Debian mirror, the release's main/-updates/-security apt sources, and the host's extra CA
-#    certificates in /usr/local/share/ca-certificates (a TLS-intercepting proxy's; the `ca-certificates` package
-#    that `make` installs picks them up), imported as localhost/hetsched-fresh:RELEASE. The rootfs tarball is
-#    kept in /var/cache/hetsched-fresh.
+# 1.-2. containers/base-image.sh installs podman, runc and debootstrap on the host if missing and builds the
+#    image once and caches it (HETSCHED_FRESH_REBUILD=1 rebuilds): `debootstrap --variant=minbase` from the
+#    host's Debian mirror with the release's apt sources and the host's extra CA certificates, imported as
+#    localhost/hetsched-fresh:RELEASE; the rootfs tarball is kept in /var/cache/hetsched-fresh.
 # 3. Starts a container (privileged: slurmd and `unshare`; the runtime flags SLURM-NOTES names), copies in this
 #    repository's HEAD (`git archive`: uncommitted changes are NOT tested) as /work/repo and mounts ../shared
 #    read-only beside it, installs only the README's prerequisite (make) and runs `make demo`, then `make test`.
@@ -28,7 +26,6 @@ esac
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(git -C "$here" rev-parse --show-toplevel)
 shared=${HETSCHED_FRESH_SHARED:-$repo/../shared}
-cache=${HETSCHED_FRESH_CACHE:-/var/cache/hetsched-fresh}
 logs=${HETSCHED_FRESH_LOGS:-/var/log/hetsched-fresh}/$release-$(date -u +%Y%m%dT%H%M%SZ)
 test_timeout=${HETSCHED_FRESH_TEST_TIMEOUT:-7200}
 image=localhost/hetsched-fresh:$release
@@ -40,50 +37,8 @@ pm() { podman --runtime runc --cgroup-manager cgroupfs "$@"; }
 say() { echo "[fresh $release $(date -u +%H:%M:%S)] $*"; }
 elapsed() { printf '%dm %02ds' $(($1 / 60)) $(($1 % 60)); }
 
-# --- 1. host tools -------------------------------------------------------------------------------------------
-need=()
-for tool in podman runc debootstrap; do command -v "$tool" >/dev/null || need+=("$tool"); done
-if ((${#need[@]})); then
-  say "apt-get install ${need[*]} (host)"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-
-# --- 2. the cached minbase image -----------------------------------------------------------------------------
-# The host's mirrors (deb822 or one-line sources), else Debian's own.
-host_uris() { cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null \
-  | grep -oE 'https?://[^ ]*/debian(-security)?/?( |$)' | tr -d ' ' | sed 's#/$##' | sort -u || true; }
-mirror=$(host_uris | grep -v -- '-security$' | head -1 || true); mirror=${mirror:-http://deb.debian.org/debian}
-security=$(host_uris | grep -- '-security$' | head -1 || true)
-security=${security:-http://deb.debian.org/debian-security}
-tarball=$cache/$release.tar
-if [[ ! -s $tarball || -n ${HETSCHED_FRESH_REBUILD:-} ]]; then
-  rootfs=$cache/$release.rootfs
-  say "debootstrap --variant=minbase $release from $mirror (log: $logs/debootstrap.log)"
-  rm -rf "$rootfs"; mkdir -p "$cache"
-  debootstrap --variant=minbase "$release" "$rootfs" "$mirror" >"$logs/debootstrap.log" 2>&1
-  rm -f "$rootfs/etc/apt/sources.list"
-  cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<EOF
-Types: deb
-URIs: $mirror
-Suites: $release $release-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: $security
-Suites: $release-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  mkdir -p "$rootfs/usr/local/share/ca-certificates"
-  cp /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/" 2>/dev/null || true
-  tar -C "$rootfs" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball" && rm -rf "$rootfs"
-  pm rmi -f "$image" >/dev/null 2>&1 || true
-fi
-if ! pm image exists "$image"; then
-  say "podman import $tarball $image"
-  pm import --quiet "$tarball" "$image" >/dev/null
-fi
+# --- 1.-2. host tools and the cached minbase image (shared with the container cluster) -----------------------
+HETSCHED_BASE_LOG=$logs/debootstrap.log "$repo/containers/base-image.sh" "$release" >/dev/null
 
 # --- 3. the container ----------------------------------------------------------------------------------------
 cleanup() { pm rm -f "$name" >/dev/null 2>&1 || true; }

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from slurm_plugin.cli import main
+from slurm_plugin.cluster import compose
 from slurm_plugin.conf import DeployPaths, LocalLayout, render_site, write_atomic
 from slurm_plugin.site import SITE_CONFIGS, load_site
 
@@ -21,6 +22,8 @@ def _variants():
     for name in ("demo", "large"):
         yield name, "deploy", lambda site: DeployPaths()
     yield "demo", "local", lambda site: LocalLayout.under("/var/lib/hetsched/cluster", site)
+    yield "demo", "containers", lambda site: compose.layout(compose.plan(site, Path("/var/lib/hetsched/containers"),
+                                                                         "bookworm", []))
 
 
 @pytest.mark.parametrize("site_name,variant,layout", list(_variants()), ids=lambda v: v if isinstance(v, str) else "")

@@ -1,0 +1,72 @@
+#!/bin/bash
+# Entry of every container of the hetsched container cluster (mounted read-only at /etc/slurm with the
+# cluster's configs; changing it needs no image rebuild). HETSCHED_ROLE chooses what runs as the container's
+# main process: db (MariaDB), dbd (slurmdbd), ctl (slurmctld), node (slurmd, hostname = NodeName).
+#   HETSCHED_USERS    "name:uid ..." accounts created in every container (jobs run as them)
+#   HETSCHED_DEVICES  fake accelerator device files made on a node (character devices 1:3, like /dev/null)
+#   HETSCHED_DB       address of MariaDB (dbd), HETSCHED_DBD address of slurmdbd (ctl), HETSCHED_CLUSTER its name
+set -euo pipefail
+role=${HETSCHED_ROLE:?HETSCHED_ROLE is not set}
+say() { echo "[hetsched-entry $role $(date -u +%H:%M:%S)] $*"; }
+
+for user in ${HETSCHED_USERS:-}; do
+  id -u "${user%%:*}" >/dev/null 2>&1 || useradd -M -d /tmp -s /bin/sh -u "${user##*:}" "${user%%:*}"
+done
+
+wait_port() {  # HOST PORT: until something listens there (bash's /dev/tcp)
+  until (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; do sleep 0.3; done
+}
+
+start_munge() {
+  install -o munge -g munge -m 0400 /etc/slurm/munge.key /etc/munge/munge.key
+  install -d -o munge -g munge /run/munge
+  runuser -u munge -- /usr/sbin/munged
+}
+
+case $role in
+  db)
+    chown -R mysql:mysql /var/lib/mysql
+    install -d -o mysql -g mysql /run/mysqld
+    if [[ ! -d /var/lib/mysql/mysql ]]; then
+      say "mariadb-install-db"
+      mariadb-install-db --user=mysql --datadir=/var/lib/mysql --skip-test-db >/dev/null
+    fi
+    mariadbd --user=mysql --datadir=/var/lib/mysql --bind-address=0.0.0.0 --skip-name-resolve \
+      --innodb-buffer-pool-size=64M --innodb-lock-wait-timeout=900 &
+    pid=$!
+    trap 'kill -TERM $pid' TERM INT
+    until mariadb-admin ping --silent 2>/dev/null; do kill -0 $pid; sleep 0.3; done
+    pass=$(sed -n 's/^StoragePass=//p' /etc/slurm/slurmdbd.conf)
+    mariadb -e "CREATE USER IF NOT EXISTS 'slurm'@'%' IDENTIFIED BY '$pass'; ALTER USER 'slurm'@'%' IDENTIFIED BY '$pass';
+                GRANT ALL ON slurm_acct_db.* TO 'slurm'@'%'; FLUSH PRIVILEGES;"
+    say "MariaDB ready"
+    wait $pid
+    ;;
+  dbd)
+    start_munge
+    wait_port "${HETSCHED_DB:?}" 3306
+    say "slurmdbd"
+    exec slurmdbd -D
+    ;;
+  ctl)
+    start_munge
+    install -d /var/spool/slurmctld
+    if [[ -n ${HETSCHED_DBD:-} ]]; then
+      wait_port "$HETSCHED_DBD" 6819
+      # the cluster must exist in the database before slurmctld registers (idempotent)
+      sacctmgr -i -Q add cluster "${HETSCHED_CLUSTER:?}" >/dev/null 2>&1 || true
+    fi
+    say "slurmctld"
+    exec slurmctld -D -i
+    ;;
+  node)
+    start_munge
+    install -d /var/spool/slurmd
+    for dev in ${HETSCHED_DEVICES:-}; do
+      [[ -e $dev ]] || { mkdir -p "$(dirname "$dev")"; mknod "$dev" c 1 3 2>/dev/null || touch "$dev"; }
+    done
+    say "slurmd $(hostname)"
+    exec slurmd -D
+    ;;
+  *) say "unknown role '$role' (db, dbd, ctl, node)"; exit 2 ;;
+esac

@@ -1,0 +1,200 @@
+"""The container cluster's files, computed from a site (pure: site in, text out; nothing is written here).
+
+One Compose-spec file (works with ``docker compose`` and ``podman-compose``) with a service per role: ``db``
+(MariaDB), ``dbd`` (slurmdbd), ``ctl`` (slurmctld) and one per site node (slurmd; hostname = NodeName, its
+fake accelerator devices made at start). Every container runs the same image (``containers/Containerfile``)
+and the same entry script, mounted with the rendered configs from the cluster's ``etc/``. All of them sit on a
+private bridge network at fixed addresses (``.2`` db, ``.3`` dbd, ``.4`` ctl, ``.10`` on the nodes), which
+the host reaches directly: slurm.conf names addresses, so no DNS is needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import hostlist
+import yaml
+
+from ..conf.render import ContainerLayout, _gres_lines
+from ..site import Site
+
+RELEASES = {"bookworm": "22.05", "trixie": "24.11"}  # Debian release -> its Slurm
+IMAGE = "localhost/hetsched-slurm:{release}"
+# MariaDB runs from the bookworm image (10.11) for every release: trixie's MariaDB 11.8 answers slurmdbd 24.11.5's
+# start-up check (`select @var := concat('')`) with error 5027 through libmariadb 11.8, and slurmdbd exits.
+DB_RELEASE = "bookworm"
+FIRST_NODE = 10  # host part of the first node's address
+MAX_NODES = 250 - FIRST_NODE
+ROLES = ("db", "dbd", "ctl")
+
+
+class ComposeError(RuntimeError):
+    """The site cannot be laid out as a container cluster (too many nodes, no free subnet)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Names and addresses of one container cluster: ``prefix`` is unique per root directory and starts every
+    container's and the network's name, so nothing of another cluster is ever touched."""
+
+    root: Path
+    prefix: str
+    release: str
+    subnet: str
+    addrs: dict[str, str]  # service (db, dbd, ctl, NodeName) -> IPv4 address
+
+    @property
+    def image(self) -> str:
+        return IMAGE.format(release=self.release)
+
+    @property
+    def images(self) -> dict[str, str]:
+        """Release -> image this cluster runs (its own, and MariaDB's)."""
+        return {r: IMAGE.format(release=r) for r in dict.fromkeys([self.release, DB_RELEASE])}
+
+    @property
+    def network(self) -> str:
+        return f"{self.prefix}-net"
+
+    def container(self, service: str) -> str:
+        return f"{self.prefix}-{service}"
+
+    @property
+    def services(self) -> list[str]:
+        return list(self.addrs)
+
+    @property
+    def nodes(self) -> list[str]:
+        return [s for s in self.addrs if s not in ROLES]
+
+
+def prefix_for(root: Path) -> str:
+    """``hs-`` and 8 hex digits of the root directory's path: the same root always gives the same names."""
+    return "hs-" + hashlib.sha1(str(root).encode()).hexdigest()[:8]
+
+
+def pick_subnet(prefix: str, taken: list[str]) -> str:
+    """A /24 in 10.64.0.0/10 chosen from ``prefix`` (stable across runs), moving on past subnets in ``taken``."""
+    start = int(prefix[3:], 16) % 16384
+    used = [ipaddress.ip_network(t, strict=False) for t in taken]
+    for i in range(16384):
+        k = (start + i) % 16384
+        net = ipaddress.ip_network(f"10.{64 + k // 256}.{k % 256}.0/24")
+        if not any(net.overlaps(u) for u in used):
+            return str(net)
+    raise ComposeError("no free /24 left in 10.64.0.0/10 for the cluster's network")
+
+
+def plan(site: Site, root: Path, release: str, taken_subnets: list[str], subnet: str | None = None) -> Plan:
+    """Lay the site out: ``subnet`` (a running cluster's) or a free one, and an address per service."""
+    if release not in RELEASES:
+        raise ComposeError(f"unknown release '{release}' (known: {', '.join(RELEASES)})")
+    hosts = [h for g in site.node_groups for h in g.hostnames]
+    if len(hosts) > MAX_NODES:
+        raise ComposeError(f"site '{site.name}' has {len(hosts)} nodes; the container cluster holds at most "
+                           f"{MAX_NODES} (one /24 network)")
+    clash = set(hosts) & set(ROLES)
+    if clash:
+        raise ComposeError(f"node names {sorted(clash)} clash with the cluster's own containers {ROLES}")
+    prefix = prefix_for(root)
+    subnet = subnet or pick_subnet(prefix, taken_subnets)
+    base = ipaddress.ip_network(subnet).network_address
+    addrs = {role: str(base + 2 + i) for i, role in enumerate(ROLES)}
+    addrs.update({h: str(base + FIRST_NODE + i) for i, h in enumerate(hosts)})
+    return Plan(root, prefix, release, subnet, addrs)
+
+
+def layout(p: Plan) -> ContainerLayout:
+    return ContainerLayout(controller_addr=p.addrs["ctl"], accounting_addr=p.addrs["dbd"],
+                           node_addrs={h: p.addrs[h] for h in p.nodes})
+
+
+def node_devices(site: Site, lay: ContainerLayout) -> dict[str, list[str]]:
+    """NodeName -> the device files its gres.conf lines name (made as fake devices when its container starts)."""
+    out: dict[str, list[str]] = {}
+    for g in site.node_groups:
+        paths = [f"{Path(line.files).parent}/{name}" for line in _gres_lines(g, lay)
+                 for name in hostlist.expand_hostlist(Path(line.files).name)]
+        out.update({h: paths for h in g.hostnames})
+    return out
+
+
+def slurmdbd_conf(p: Plan, password: str) -> str:
+    return "\n".join([
+        "# slurmdbd.conf of the hetsched container cluster (generated; mode 600: it holds the database password)",
+        "AuthType=auth/munge",
+        "DbdHost=dbd",
+        f"DbdAddr={p.addrs['dbd']}",
+        "DbdPort=6819",
+        "SlurmUser=root",
+        "StorageType=accounting_storage/mysql",
+        f"StorageHost={p.addrs['db']}",
+        "StoragePort=3306",
+        "StorageUser=slurm",
+        f"StoragePass={password}",
+        "StorageLoc=slurm_acct_db",
+        "LogFile=/var/log/slurm/slurmdbd.log",
+        "PidFile=/run/slurmdbd.pid",
+        "DebugLevel=info",
+        "",
+    ])
+
+
+def new_password() -> str:
+    return secrets.token_hex(16)
+
+
+def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path) -> dict:
+    """The Compose-spec document (a dict; :func:`compose_text` gives its YAML).
+
+    ``users`` (name -> uid) are created in every container; ``containers_dir`` holds the Containerfile (the
+    ``build:`` section, used by ``docker compose`` when the image is missing; BASE is Debian's official image
+    there, while ``hetsched`` builds from the local debootstrap image instead)."""
+    root = p.root
+    user_list = " ".join(f"{u}:{uid}" for u, uid in sorted(users.items()))
+    devices = node_devices(site, layout(p))
+
+    def service(name: str, env: dict[str, str], volumes: list[str], privileged: bool = False,
+                release: str = p.release) -> dict:
+        return {
+            "image": IMAGE.format(release=release),
+            "build": {"context": str(containers_dir), "dockerfile": "Containerfile",
+                      "args": {"BASE": f"debian:{release}"}},
+            "container_name": p.container(name),
+            "hostname": name,
+            "privileged": privileged,
+            "ulimits": {"nofile": {"soft": 20000, "hard": 20000}, "nproc": {"soft": 4096, "hard": 4096}},
+            "environment": {"HETSCHED_USERS": user_list, **env},
+            "volumes": [f"{root}/etc:/etc/slurm:ro", *volumes],
+            "command": ["/etc/slurm/entry.sh"],
+            "networks": {"net": {"ipv4_address": p.addrs[name]}},
+            "labels": {"io.hetsched.root": str(root)},
+            "stop_grace_period": "10s",
+        }
+
+    services = {
+        "db": service("db", {"HETSCHED_ROLE": "db"}, [f"{root}/db:/var/lib/mysql"], release=DB_RELEASE),
+        "dbd": service("dbd", {"HETSCHED_ROLE": "dbd", "HETSCHED_DB": p.addrs["db"]}, [f"{root}/log/dbd:/var/log/slurm"]),
+        "ctl": service("ctl", {"HETSCHED_ROLE": "ctl", "HETSCHED_DBD": p.addrs["dbd"],
+                               "HETSCHED_CLUSTER": site.slurm.cluster_name},
+                       [f"{root}/log/ctl:/var/log/slurm", f"{root}/spool/ctld:/var/spool/slurmctld"]),
+    }
+    for host in p.nodes:
+        services[host] = service(host, {"HETSCHED_ROLE": "node", "HETSCHED_DEVICES": " ".join(devices.get(host, []))},
+                                 [f"{root}/log/{host}:/var/log/slurm"], privileged=True)
+    return {
+        "name": p.prefix,
+        "services": services,
+        "networks": {"net": {"name": p.network, "ipam": {"config": [
+            {"subnet": p.subnet, "gateway": str(ipaddress.ip_network(p.subnet).network_address + 1)}]}}},
+    }
+
+
+def compose_text(doc: dict) -> str:
+    head = ("# The hetsched container cluster, generated by `hetsched cluster up --containers` from the site file.\n"
+            "# podman-compose -f compose.yaml up -d   or   docker compose -f compose.yaml up -d\n")
+    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)

@@ -1,0 +1,310 @@
+"""The container test cluster: MariaDB, slurmdbd, slurmctld and one slurmd container per site node, from Debian's
+packages (bookworm: Slurm 22.05, trixie: 24.11), driven by podman-compose from a generated Compose file.
+
+Layout under ``root``: ``compose.yaml``, ``containers.conf`` (Podman's settings for this machine: runc,
+cgroupfs, ulimits; passed as CONTAINERS_CONF), ``etc/`` (slurm.conf, gres.conf, slurmdbd.conf, munge.key,
+entry.sh; mounted read-only at /etc/slurm in every container), ``db/`` (MariaDB's data: accounting survives
+``down``), ``log/<service>/``, ``spool/ctld/`` and ``cluster.json`` (what runs, for ``status``/``down``).
+Containers are named ``<prefix>-<service>`` with a prefix unique to ``root``, recorded by id at ``up`` and
+stopped and removed by those ids; nothing is ever matched by a name pattern.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..conf import render_site, write_atomic
+from ..data import data_dir
+from ..site import load_site, resolve_site_path
+from ..slurm import SlurmClient, SlurmError
+from . import compose as cc
+from .procs import RecordedState
+
+log = logging.getLogger(__name__)
+CONTAINER_ROOT = Path("/var/lib/hetsched/containers")
+HOST_MUNGE_KEY = Path("/etc/munge/munge.key")
+# Podman as it runs on these machines (SLURM-NOTES): crun refuses the hybrid cgroup v1 mount, default ulimits
+# are refused. One file for podman and podman-compose alike.
+ENGINE_CONF = """[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
+
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+"""
+POWER_STUB = "#!/bin/sh\n# the container cluster has no power backend wired into slurmctld yet: nothing to do\nexit 0\n"
+FIRST_UID = 2001
+
+
+class ContainerError(RuntimeError):
+    """The container cluster could not be brought to the asked state; the message says why and what to do."""
+
+
+def containers_dir() -> Path:
+    return data_dir("containers")
+
+
+class ContainerSlurmClient(SlurmClient):
+    """Slurm's client commands run inside the ``ctl`` container (``podman exec``, as ``user`` if given): works
+    whatever the host has installed, e.g. 22.05 clients on the host and a 24.11 cluster."""
+
+    def __init__(self, container: str, engine_env: dict[str, str], user: str | None = None, timeout: float = 30.0):
+        super().__init__("/etc/slurm/slurm.conf", timeout)
+        self.container, self.engine_env, self.user = container, engine_env, user
+
+    def _run_once(self, cmd, input, timeout, env):
+        who = ["--user", self.user] if self.user else []
+        return super()._run_once(["podman", "exec", "-i", *who, self.container, *cmd], input, timeout,
+                                 env or self.engine_env)
+
+
+class ContainerCluster(RecordedState):
+    """One container cluster, identified by its ``root`` directory."""
+
+    def __init__(self, root: str | Path = CONTAINER_ROOT):
+        super().__init__(root)
+
+    @property
+    def engine_env(self) -> dict[str, str]:
+        return {**os.environ, "CONTAINERS_CONF": str(self.root / "containers.conf")}
+
+    # --- podman -----------------------------------------------------------------------------------------
+    def podman(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
+        proc = subprocess.run(["podman", *args], capture_output=True, text=True, env=self.engine_env, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise ContainerError(f"podman {' '.join(args[:3])} failed: {proc.stderr.strip()[-800:]}")
+        return proc
+
+    def _compose(self, *args: str, timeout: float = 600) -> None:
+        state = self.state()
+        argv = [*compose_command(), "-p", state["prefix"], "-f", str(self.root / "compose.yaml"), *args]
+        with open(self.root / "log" / "compose.log", "a") as out:
+            out.write(f"$ {' '.join(argv)}\n")
+            out.flush()
+            proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=self.engine_env, timeout=timeout)
+        if proc.returncode != 0:
+            raise ContainerError(f"`podman-compose {' '.join(args)}` failed (exit {proc.returncode}); "
+                                 f"see {self.root}/log/compose.log")
+
+    def container_states(self) -> dict[str, tuple[str, str]]:
+        """Recorded service -> (container id, podman's state: running, exited, ... or 'missing')."""
+        ids = self.state().get("containers", {})
+        if not ids:
+            return {}
+        proc = self.podman("inspect", "--format", "{{.Id}} {{.State.Status}}", *ids.values(), check=False)
+        status = dict(line.split() for line in proc.stdout.splitlines() if len(line.split()) == 2)
+        return {svc: (cid, status.get(cid, "missing")) for svc, cid in ids.items()}
+
+    def _taken_subnets(self, own: str) -> list[str]:
+        names = [n for n in self.podman("network", "ls", "--format", "{{.Name}}").stdout.split() if n != own]
+        if not names:
+            return []
+        nets = json.loads(self.podman("network", "inspect", *names).stdout or "[]")
+        return [s["subnet"] for n in nets for s in n.get("subnets") or []]
+
+    def ensure_image(self, release: str) -> bool:
+        """Build ``localhost/hetsched-slurm:RELEASE`` unless it exists from the same Containerfile; returns
+        whether it built. The base is the cached debootstrap image of ``containers/base-image.sh``."""
+        folder = containers_dir()
+        digest = hashlib.sha256((folder / "Containerfile").read_bytes()).hexdigest()[:16]
+        image = cc.IMAGE.format(release=release)
+        have = self.podman("image", "inspect", "--format", '{{index .Labels "io.hetsched.containerfile"}}', image,
+                           check=False)
+        if have.returncode == 0 and have.stdout.strip() == digest:
+            return False
+        logfile = self.root / "log" / f"image-{release}.log"
+        with open(logfile, "w") as out:
+            base = subprocess.run([str(folder / "base-image.sh"), release], stdout=subprocess.PIPE, stderr=out,
+                                  text=True, env=self.engine_env, timeout=1800)
+            if base.returncode != 0:
+                raise ContainerError(f"the {release} base image could not be built; see {logfile}")
+            proc = subprocess.run(["podman", "build", "--isolation", "chroot", "--build-arg",
+                                   f"BASE={base.stdout.strip()}", "--label", f"io.hetsched.containerfile={digest}",
+                                   "-t", image, "-f", str(folder / "Containerfile"), str(folder)],
+                                  stdout=out, stderr=subprocess.STDOUT, env=self.engine_env, timeout=1800)
+        if proc.returncode != 0:
+            raise ContainerError(f"building {image} failed; see {logfile}")
+        return True
+
+    # --- the cluster ------------------------------------------------------------------------------------
+    def plan(self) -> cc.Plan:
+        state = self.state()
+        if not state:
+            raise ContainerError(f"no container cluster at {self.root} (run `hetsched cluster up --containers`)")
+        return cc.Plan(self.root, state["prefix"], state["release"], state["subnet"], state["addrs"])
+
+    def client(self, user: str | None = None) -> ContainerSlurmClient:
+        """Slurm commands inside the ctl container (as ``user``)."""
+        return ContainerSlurmClient(self.plan().container("ctl"), self.engine_env, user)
+
+    def host_client(self) -> SlurmClient | None:
+        """A client on the host with the cluster's slurm.conf, if the host's Slurm can talk to it (same version,
+        a munged with the same key); None otherwise (use :meth:`client`)."""
+        host = SlurmClient(str(self.conf), timeout=10)
+        try:
+            if str(host.version)[:5] != self.state().get("slurm_version", "")[:5]:
+                return None
+            return host if host.run("sinfo", "-h", "-o", "%P", check=False).returncode == 0 else None
+        except SlurmError:
+            return None
+
+    def _write_files(self, site, p: cc.Plan, users: dict[str, int]) -> bool:
+        """Render and write every file; returns whether slurm.conf or gres.conf changed."""
+        etc = self.root / "etc"
+        for sub in ("etc", "db", "spool/ctld", "log/dbd", "log/ctl", *(f"log/{h}" for h in p.nodes)):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        files = render_site(site, cc.layout(p))
+        changed = any(not (etc / n).exists() or (etc / n).read_text() != t for n, t in files.items())
+        write_atomic(etc, files)
+        dbd_conf = etc / "slurmdbd.conf"
+        password = next((line.split("=", 1)[1] for line in dbd_conf.read_text().splitlines()
+                         if line.startswith("StoragePass=")), None) if dbd_conf.exists() else None
+        write_atomic(etc, {"slurmdbd.conf": cc.slurmdbd_conf(p, password or cc.new_password())}, mode=0o600)
+        if not (etc / "munge.key").exists():  # the host's key, so the host's clients are trusted too
+            key = HOST_MUNGE_KEY.read_bytes() if HOST_MUNGE_KEY.exists() else os.urandom(1024)
+            write_atomic(etc, {"munge.key": key}, mode=0o400)
+        write_atomic(etc, {"entry.sh": (containers_dir() / "entry.sh").read_text(), "hetsched-resume": POWER_STUB,
+                           "hetsched-suspend": POWER_STUB, "hetsched-resume-fail": POWER_STUB}, mode=0o755)
+        write_atomic(self.root, {"containers.conf": ENGINE_CONF,
+                                 "compose.yaml": cc.compose_text(cc.compose(site, p, users, containers_dir()))})
+        return changed
+
+    def up(self, site_name: str | None = None, release: str = "bookworm", users: list[str] = (),
+           wait: float = 120.0) -> dict:
+        """Build what is missing (images), write the configs and compose file, and start every container;
+        harmless when already up (a changed config is applied with ``scontrol reconfigure``).
+
+        ``users`` get accounts in every container (uids from 2001, in the order given). Returns the recorded
+        state; raises :class:`ContainerError` with a remedy when a tool is missing or Slurm does not come up.
+        """
+        for tool in ("podman", "runc"):
+            if not shutil.which(tool):
+                raise ContainerError(f"{tool} is not installed (apt-get install podman runc debootstrap)")
+        compose_command()
+        site_path = resolve_site_path(site_name)
+        site = load_site(site_path)
+        state = self.state()
+        running = {s for s, (_, st) in self.container_states().items() if st == "running"}
+        if "ctl" in running and state.get("site_name") != site.name:
+            raise ContainerError(f"{self.root} already runs site '{state.get('site_name')}': "
+                                 "run `hetsched cluster down --containers` first")
+        if "ctl" in running and state.get("release") != release:
+            raise ContainerError(f"{self.root} runs {state.get('release')}, not {release}: "
+                                 "run `hetsched cluster down --containers` first")
+        prefix = cc.prefix_for(self.root)
+        (self.root / "log").mkdir(parents=True, exist_ok=True)
+        write_atomic(self.root, {"containers.conf": ENGINE_CONF})
+        own_net = self.podman("network", "exists", f"{prefix}-net", check=False).returncode == 0
+        p = cc.plan(site, self.root, release, self._taken_subnets(f"{prefix}-net"),
+                    subnet=state.get("subnet") if own_net else None)
+        all_users = {u: FIRST_UID + i for i, u in enumerate(dict.fromkeys([*state.get("users", []), *users]))}
+        changed = self._write_files(site, p, all_users)
+        state = {**state, "root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
+                 "prefix": p.prefix, "release": release, "subnet": p.subnet, "addrs": p.addrs,
+                 "users": list(all_users), "slurm_version": cc.RELEASES[release]}
+        self._save_state(state)
+        t0 = time.monotonic()
+        built = [r for r in p.images if self.ensure_image(r)]
+        state["image_build_s"] = round(time.monotonic() - t0, 1) if built else 0
+        if "ctl" in running:
+            if changed:
+                log.warning("config changed while running: `scontrol reconfigure` (node changes need down/up)")
+                self.client().run("scontrol", "reconfigure", check=False)
+            return state
+        try:
+            self._remove_leftovers(p)
+            self._compose("up", "-d")
+            ids = self.podman("inspect", "--format", "{{.Id}}", *(p.container(s) for s in p.services)).stdout.split()
+            state["containers"] = dict(zip(p.services, ids))
+            self._save_state(state)
+            client = self.client()
+            self._wait(client, p.nodes, wait)
+            state["slurm_version"] = str(client.version)
+            self._save_state(state)
+            return state
+        except Exception:
+            self.down()
+            raise
+
+    def _remove_leftovers(self, p: cc.Plan) -> None:
+        """Remove this cluster's containers that exist but are not running (after a crash or a host reboot),
+        by the exact names only this root uses."""
+        for svc in p.services:
+            name = p.container(svc)
+            if self.podman("container", "exists", name, check=False).returncode == 0:
+                self.podman("rm", "-f", name)
+
+    def _wait(self, client: SlurmClient, hosts: list[str], wait: float) -> None:
+        deadline = time.monotonic() + wait
+        while not client.ping():
+            if time.monotonic() > deadline:
+                raise ContainerError(f"slurmctld did not answer within {wait:.0f} s; see {self.root}/log/ctl/ "
+                                     f"and `podman logs {self.plan().container('ctl')}`")
+            time.sleep(0.5)
+        bad = hosts
+        while time.monotonic() < deadline:
+            states = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
+            bad = [h for h in hosts if any(s in states.get(h, "DOWN") for s in ("DOWN", "UNKNOWN", "NOT_RESPONDING",
+                                                                                 "INVAL"))]
+            if not bad:
+                return
+            time.sleep(0.5)
+        raise ContainerError(f"nodes not up after {wait:.0f} s: {', '.join(bad)}; see {self.root}/log/<node>/")
+
+    def status(self) -> list[dict]:
+        """One row per recorded container: service, container name, short id, podman's state."""
+        state = self.state()
+        if not state:
+            return []
+        p = self.plan()
+        return [{"name": svc, "container": p.container(svc), "id": cid[:12], "state": st}
+                for svc, (cid, st) in self.container_states().items()]
+
+    def down(self) -> list[str]:
+        """Cancel jobs, then stop and remove every recorded container (by id) and the cluster's network.
+        Keeps configs, logs and the accounting database (the next ``up`` reuses them)."""
+        states = self.container_states()
+        stopped: list[str] = []
+        if states.get("ctl", ("", ""))[1] == "running":
+            try:
+                client = self.client()
+                client.cancel(*map(int, client.run("squeue", "-h", "-o", "%A", timeout=15).stdout.split()))
+            except SlurmError as err:
+                log.warning("could not cancel jobs before stopping: %s", err)
+        ids = [cid for cid, st in states.values() if st != "missing"]
+        if ids:
+            self.podman("stop", "-t", "10", *ids, check=False, timeout=120)
+            self.podman("rm", "-f", *ids, check=False)
+            stopped = [svc for svc, (_, st) in states.items() if st == "running"]
+        state = self.state()
+        if state.get("prefix"):
+            net = f"{state['prefix']}-net"
+            if self.podman("network", "exists", net, check=False).returncode == 0:
+                self.podman("network", "rm", net, check=False)
+        if state:
+            state.pop("containers", None)
+            self._save_state(state)
+        return stopped
+
+
+def compose_command() -> list[str]:
+    """podman-compose (>= 1.1: Debian 12's 1.0.3 mis-reads per-service network addresses): this Python's
+    module if installed (the ``containers`` extra), else the one on PATH."""
+    if importlib.util.find_spec("podman_compose"):
+        return [sys.executable, "-m", "podman_compose"]
+    found = shutil.which("podman-compose")
+    if found:
+        out = subprocess.run([found, "version"], capture_output=True, text=True).stdout
+        if "version 1.0" not in out:
+            return [found]
+    raise ContainerError("podman-compose >= 1.1 is needed: pip install 'podman-compose>=1.1' "
+                         "(or this package's `containers` extra)")

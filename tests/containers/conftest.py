@@ -1,0 +1,52 @@
+"""The container cluster's system tests (`make test-containers`; not part of `make test`, see the README).
+
+One cluster for the session, from a copy of the demo site with a grant (alice may run ai-training, i.e. Gold
+work; bob only the default class), ``priority_max_age`` of 5 minutes (so the age factor shows within seconds)
+and two users; it lives under ``$HETSCHED_TEST_ROOT/containers`` and is taken down at the end (containers by
+id). ``HETSCHED_CONTAINER_RELEASE`` picks the Debian release (bookworm: Slurm 22.05, trixie: 24.11). Runs only
+with ``HETSCHED_CONTAINER_TESTS=1`` (the make target sets it), as root, with podman.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from slurm_plugin.cluster.containers import ContainerCluster
+from slurm_plugin.conf.accounting import apply_site
+from slurm_plugin.site import load_site, resolve_site_path
+
+TEST_ROOT = Path(os.environ.get("HETSCHED_TEST_ROOT", "/var/lib/hetsched/test"))
+RELEASE = os.environ.get("HETSCHED_CONTAINER_RELEASE", "bookworm")
+USERS = ["alice", "bob"]
+
+
+def pytest_collection_modifyitems(items):
+    if os.environ.get("HETSCHED_CONTAINER_TESTS") != "1":
+        skip = pytest.mark.skip(reason="container cluster tests run with `make test-containers` "
+                                       "(HETSCHED_CONTAINER_TESTS=1), not in `make test`")
+        for item in items:
+            if "tests/containers/" in str(item.fspath):
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def cluster() -> ContainerCluster:
+    root = TEST_ROOT / "containers"
+    root.mkdir(parents=True, exist_ok=True)
+    doc = yaml.safe_load(resolve_site_path("demo").read_text())
+    doc["policy"]["grants"] = [{"users": ["alice"], "classes": ["ai-training"]}]
+    doc["slurm"]["priority_max_age"] = "5:00"
+    site_file = root / "site.yaml"
+    site_file.write_text(yaml.safe_dump(doc))
+    c = ContainerCluster(root)
+    t0 = time.monotonic()
+    state = c.up(str(site_file), release=RELEASE, users=USERS, wait=180)
+    apply_site(c.client(), load_site(site_file), state["users"])
+    print(f"container cluster up in {time.monotonic() - t0:.0f} s ({RELEASE}, Slurm {state['slurm_version']})")
+    yield c
+    c.down()

@@ -1,0 +1,114 @@
+"""Accounting that matters, on the real container cluster (slurmctld + slurmdbd + MariaDB from Debian's
+packages): QOS tiers order work, fair-share orders two users' equal jobs, associations refuse a class a user is
+not entitled to, sacct keeps the history, and the sacctmgr setup is idempotent."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from slurm_plugin.conf.accounting import apply_site
+from slurm_plugin.site import load_site
+from slurm_plugin.slurm import SlurmError
+
+pytestmark = pytest.mark.containers
+# rvn1 is the riscv partition's only node: a whole-node job there blocks everything behind it.
+WHOLE_NODE = ("-p", "riscv", "--exclusive", "-D", "/tmp", "-o", "/dev/null")
+
+
+def _prio(client, job: int) -> dict[str, int]:
+    """sprio's weighted factors of one pending job (24.11 refuses a list of ids)."""
+    out = client.run("sprio", "-h", "-j", str(job), "-o", "%Y %A %F %Q").stdout.split()
+    return dict(zip(("priority", "age", "fairshare", "qos"), map(int, out))) if out else {}
+
+
+def _until(what, timeout: float = 90.0, step: float = 1.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if got := what():
+            return got
+        time.sleep(step)
+    return what()
+
+
+@pytest.fixture(autouse=True)
+def _no_jobs_left(cluster):
+    """Each test starts and ends with an empty queue (a failed test leaves no blocker behind)."""
+    yield
+    root = cluster.client()
+    root.cancel(*map(int, root.run("squeue", "-h", "-o", "%A").stdout.split()))
+    _until(lambda: not root.run("squeue", "-h", "-o", "%A").stdout.split(), 30, 0.5)
+
+
+def _block(cluster) -> int:
+    root = cluster.client()
+    job = root.sbatch(*WHOLE_NODE, "-A", "batch", wrap="sleep 300")
+    root.wait_job(job, 60, until=("RUNNING",))
+    return job
+
+
+def _first_to_run(cluster, blocker: int, a: int, b: int) -> int:
+    """Cancel the blocker; the one of jobs a, b that Slurm starts (the other stays pending behind it)."""
+    root = cluster.client()
+    root.cancel(blocker)
+    started = _until(lambda: [j for j in (a, b) if root.show_job(j).get("JobState") == "RUNNING"], 60, 0.5)
+    root.cancel(a, b)
+    assert len(started) == 1, f"expected one of {a}, {b} to start, got {started}"
+    return started[0]
+
+
+def test_setup_is_idempotent(cluster):
+    assert apply_site(cluster.client(), load_site(cluster.state()["site_path"]), ["alice", "bob"], dry_run=True) == []
+
+
+def test_a_user_without_the_account_cannot_run_gold_work(cluster):
+    bob, alice = cluster.client("bob"), cluster.client("alice")
+    for args in (("-A", "ai-training"), ("--qos", "gold")):
+        with pytest.raises(SlurmError, match="Invalid (account|qos)"):
+            bob.sbatch("-D", "/tmp", "-o", "/dev/null", *args, wrap="true")
+    job = alice.sbatch("-D", "/tmp", "-o", "/dev/null", "-A", "ai-training", wrap="true")
+    assert alice.show_job(job)["QOS"] == "gold"
+    assert bob.show_job(bob.sbatch("-D", "/tmp", "-o", "/dev/null", wrap="true"))["QOS"] == "bronze"
+
+
+def test_gold_outranks_bronze_submitted_before_it(cluster):
+    blocker = _block(cluster)
+    bronze = cluster.client("bob").sbatch(*WHOLE_NODE, wrap="sleep 30")
+    gold = cluster.client("alice").sbatch(*WHOLE_NODE, "-A", "ai-training", wrap="sleep 30")
+    pb, pg = _prio(cluster.client(), bronze), _prio(cluster.client(), gold)
+    assert pg["qos"] > 0 == pb["qos"] and pg["priority"] > pb["priority"], (pg, pb)
+    assert _first_to_run(cluster, blocker, bronze, gold) == gold
+
+
+def test_fair_share_orders_two_users_equal_jobs_and_age_counts(cluster):
+    """alice's whole-node job runs (her usage in account batch grows) while she and then bob queue an equal
+    job behind it; once slurmctld recomputes priorities (every PriorityCalcPeriod, 1 minute) bob's ranks first
+    by fair-share although alice's is older, and both have an age factor."""
+    alice, bob = cluster.client("alice"), cluster.client("bob")
+    used = alice.sbatch(*WHOLE_NODE, wrap="sleep 300")
+    alice.wait_job(used, 60, until=("RUNNING",))
+    first = alice.sbatch(*WHOLE_NODE, wrap="sleep 30")
+    second = bob.sbatch(*WHOLE_NODE, wrap="sleep 30")
+    root = cluster.client()
+
+    def factors():
+        pa, pb = _prio(root, first), _prio(root, second)
+        return (pa, pb) if pa.get("age", 0) > 0 and pb.get("fairshare", 0) > pa.get("fairshare", 0) else None
+
+    assert _until(factors, 130, 2), f"no fair-share difference or age factor: {_prio(root, first)}, {_prio(root, second)}"
+    pa, pb = factors()
+    assert pb["priority"] > pa["priority"] and pb["age"] > 0, (pa, pb)
+    assert _first_to_run(cluster, used, first, second) == second
+
+
+def test_sacct_keeps_the_history(cluster):
+    alice = cluster.client("alice")
+    job = alice.sbatch("-D", "/tmp", "-o", "/dev/null", "-A", "ai-training", "-p", "x86", wrap="true")
+    alice.wait_job(job, 60)
+    rows = _until(lambda: [r.split("|") for r in cluster.client().run(
+        "sacct", "-X", "-n", "-P", "-a", "-j", str(job), "-o", "JobID,User,Account,QOS,State").stdout.splitlines()
+        if r.split("|")[-1] == "COMPLETED" and "Unknown" not in r], 30)  # the QOS's name comes a bit later
+    assert rows == [[str(job), "alice", "ai-training", "gold", "COMPLETED"]]
+    everyone = cluster.client().run("sacct", "-X", "-n", "-P", "-a", "-S", "now-1hour", "-o", "User").stdout.split()
+    assert {"alice", "bob"} <= set(everyone)

@@ -1,0 +1,62 @@
+"""The container cluster's layout and Compose file, computed from the site (pure: nothing runs here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from slurm_plugin.cluster import compose as cc
+from slurm_plugin.conf import render_site
+from slurm_plugin.site import load_site
+
+ROOT = Path("/var/lib/hetsched/containers")
+
+
+def test_names_and_addresses_are_stable_and_unique_per_root():
+    site = load_site("demo")
+    p = cc.plan(site, ROOT, "bookworm", [])
+    assert p == cc.plan(site, ROOT, "bookworm", [])
+    assert cc.prefix_for(ROOT) != cc.prefix_for(Path("/other"))
+    assert p.container("ctl") == f"{p.prefix}-ctl" and p.network == f"{p.prefix}-net"
+    assert len(set(p.addrs.values())) == len(p.addrs) == 3 + site.node_count()
+    assert p.addrs["db"].endswith(".2") and p.addrs["ctl"].endswith(".4") and p.addrs["x86n1"].endswith(".10")
+
+
+def test_a_taken_subnet_is_skipped():
+    site = load_site("demo")
+    first = cc.plan(site, ROOT, "bookworm", []).subnet
+    assert cc.plan(site, ROOT, "bookworm", [first]).subnet != first
+
+
+def test_unknown_release_is_refused():
+    with pytest.raises(cc.ComposeError, match="unknown release 'sid'"):
+        cc.plan(load_site("demo"), ROOT, "sid", [])
+
+
+def test_compose_file_has_a_service_per_node_with_its_devices():
+    site = load_site("demo")
+    p = cc.plan(site, ROOT, "trixie", [])
+    doc = yaml.safe_load(cc.compose_text(cc.compose(site, p, {"alice": 2001}, Path("/c"))))
+    assert set(doc["services"]) == {"db", "dbd", "ctl", *(h for g in site.node_groups for h in g.hostnames)}
+    a100 = doc["services"]["a100n1"]
+    assert a100["image"] == "localhost/hetsched-slurm:trixie" and a100["hostname"] == "a100n1"
+    assert a100["environment"]["HETSCHED_DEVICES"] == "/dev/nvidia0 /dev/nvidia1 /dev/nvidia2 /dev/nvidia3"
+    assert a100["environment"]["HETSCHED_USERS"] == "alice:2001"
+    assert a100["networks"]["net"]["ipv4_address"] == p.addrs["a100n1"]
+    assert f"{ROOT}/etc:/etc/slurm:ro" in a100["volumes"]
+    assert doc["networks"]["net"]["name"] == p.network
+    assert doc["networks"]["net"]["ipam"]["config"][0]["subnet"] == p.subnet
+
+
+def test_slurm_conf_has_accounting_and_node_addresses():
+    site = load_site("demo")
+    p = cc.plan(site, ROOT, "bookworm", [])
+    conf = render_site(site, cc.layout(p))["slurm.conf"]
+    assert f"SlurmctldHost=ctl({p.addrs['ctl']})" in conf
+    assert f"AccountingStorageHost={p.addrs['dbd']}" in conf
+    assert "AccountingStorageEnforce=associations,limits,qos" in conf
+    assert "PriorityWeightFairshare=10000" in conf and "PriorityWeightQOS=10000" in conf
+    assert f"NodeName=x86n1 NodeAddr={p.addrs['x86n1']} CPUs=16" in conf
+    assert "PreemptType" not in conf  # the demo site's tiers preempt nothing
