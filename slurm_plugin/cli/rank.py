@@ -23,12 +23,17 @@ def rank() -> None:
 
 
 def _sources(workloads: tuple[str, ...], site: str | None):
+    """One training Source per spec; ``SPEC@tune`` keeps only the spec's tuning part (its first 70 % of jobs
+    by submit time, ``tune.split.split_history``), so its last 30 % stays held out."""
     from ..training.episodes import Source
     from ..sim.run import prepare
+    from ..tune.split import split_history, tune_part
     out = []
     for spec in workloads:
-        p = prepare(spec, site if spec.startswith("synthetic") else None)
-        out.append(Source(p.workload.name, p.machine, p.workload.jobs))
+        path, tune = (spec[:-5], True) if spec.endswith("@tune") else (spec, False)
+        p = prepare(path, site if path.startswith("synthetic") else None)
+        jobs = tune_part(p.workload.jobs, split_history(p.workload.jobs)) if tune else p.workload.jobs
+        out.append(Source(p.workload.name + ("@tune" if tune else ""), p.machine, jobs))
     return out
 
 
@@ -55,23 +60,37 @@ def _command() -> str:
 @click.option("--teacher-low", type=float, default=0.0, show_default=True,
               help="Teacher below the backlog, for jobs only some node groups can run: log10 limit - this x "
                    "log10 cores (big first); > 0 also lets the model's bands act on those jobs below the gate.")
+@click.option("--val-seqs", type=click.IntRange(1), default=48, show_default=True,
+              help="Validation sequences per workload at each evaluation.")
+@click.option("--train-frac", type=click.FloatRange(0.1, 0.95), default=0.6, show_default=True,
+              help="Train on this first share of each workload's jobs, validate on the next --val-frac.")
+@click.option("--val-frac", type=click.FloatRange(0.01, 0.5), default=0.1, show_default=True)
+@click.option("--budget-s", type=click.FloatRange(1.0), default=None,
+              help="Stop training after this many seconds (the last checkpoint is evaluated; not repeatable).")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Model file (.npz).")
 @handle_errors(WorkloadError, ValueError, OSError, ImportError)
 def train_cmd(site, workloads, val_workloads, episodes, seq_len, price, lr, seed, eval_every, teacher_size,
-              teacher_low, out) -> None:
+              teacher_low, val_seqs, train_frac, val_frac, budget_s, out) -> None:
     """Double DQN in the simulator on the train split (first 60 %) of each workload; keeps the checkpoint with
-    the smallest worst validation bsld / SJF's (next 10 % of each workload and of each --val-workload). Needs
-    torch (pip install -e '.[train]')."""
+    the smallest worst validation bsld / SJF's (next 10 % of each workload and of each --val-workload). A
+    workload ``SPEC@tune`` is cut to its first 70 % first (its last 30 % stays held out). Needs torch
+    (pip install -e '.[train]')."""
+    import time
+
     from tqdm import tqdm
 
     from ..rank.dqn.model import save_model
     from ..training.train import TrainConfig, train
     from ..sim.run import provenance
+    if train_frac + val_frac > 1.0 + 1e-9:
+        raise click.BadParameter(f"--train-frac {train_frac:g} + --val-frac {val_frac:g} exceed 1")
     srcs = _sources(workloads, site)
     cfg = TrainConfig(episodes=episodes, seq_len=seq_len, price=price, lr=lr, seed=seed, eval_every=eval_every,
-                      teacher_size=teacher_size, teacher_low=teacher_low)
+                      teacher_size=teacher_size, teacher_low=teacher_low, val_seqs=val_seqs,
+                      train_part=(0.0, train_frac), val_part=(train_frac, min(train_frac + val_frac, 1.0)))
+    deadline = time.monotonic() + budget_s if budget_s else None
     with tqdm(total=episodes, desc="dqn train", unit="episode", file=sys.stderr) as bar:
-        model, _ = train(srcs, cfg, bar.update, tuple(_sources(val_workloads, site)))
+        model, _ = train(srcs, cfg, bar.update, tuple(_sources(val_workloads, site)), deadline=deadline)
     import torch
     model.meta.update(workloads=list(workloads), val_workloads=list(val_workloads), site=site, seed=seed,
                       command=_command(), uses_scarcity=True,
@@ -153,3 +172,53 @@ def record_cmd(model_path, results) -> None:
                 for r in doc["rows"] + doc.get("floor_rows", [])]}
     save_model(model, model_path)
     click.echo(f"recorded {len(results)} evaluation(s) in {model_path}")
+
+
+@rank.command("heldout")
+@click.option("--workload", "-w", "workloads", multiple=True, required=True,
+              help="Workload (repeatable): SWF file, lublin:..., or synthetic:... (with --site).")
+@click.option("--site", default="demo", show_default=True, help="Site of the synthetic workloads.")
+@click.option("--model", "models", multiple=True, metavar="NAME=PATH",
+              help="A DQN model to compare (repeatable; default: dqn=the shipped one).")
+@click.option("--policy", "heuristics", multiple=True, default=("sjf", "f1", "wfp3", "fcfs"), show_default=True,
+              help="Heuristic rankings to compare (repeatable).")
+@click.option("--warmup", type=click.IntRange(0), default=1000, show_default=True,
+              help="Tuning jobs simulated (unscored) before the held-back part.")
+@click.option("--max-test-jobs", type=click.IntRange(1), default=None,
+              help="Score only the first N held-back jobs (default: all of the last 30 %).")
+@json_output_options
+@click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False),
+              help="PNG: each policy's bsld / SJF's per workload.")
+@handle_errors(WorkloadError, ValueError, OSError)
+def heldout_cmd(workloads, site, models, heuristics, warmup, max_test_jobs, as_json, output, plot_out) -> None:
+    """DQN model(s) vs heuristics on each workload's held-back last 30 % (by submit time), simulated whole after
+    a warm-up, backfill on and off; a markdown table on stdout."""
+    from ..rank.dqn.model import DEFAULT_MODEL, load_model
+    from ..rank.dqn.policy import DqnRanking
+    from ..rank.dqn.report import heldout_table, plot_ratios
+    from ..sim.hooks import ranking
+    from ..sim.run import prepare, provenance
+    from ..training.heldout import held_back_rows, versus_best
+    named = dict(m.split("=", 1) for m in models) if models else {"dqn": str(DEFAULT_MODEL)}
+    loaded = {k: load_model(v) for k, v in named.items()}
+    rows = []
+    for spec in workloads:
+        p = prepare(spec, site if spec.startswith("synthetic") else None)
+        total = float(p.machine.cores)
+        max_qos = None
+        if p.site is not None:
+            max_qos = float(max([q.priority for q in p.site.policy.qos_tiers] or [0])) or None
+        pols = {k: DqnRanking(m, total, max_qos, name=k) for k, m in loaded.items()}
+        pols.update({h: ranking(h, p.site, total) for h in heuristics})
+        say = lambda r: log.info("%s %s bf=%s bsld %.2f", r["workload"], r["policy"], r["backfill"],  # noqa: E731
+                                 r["avg_bsld"])
+        rows += held_back_rows(spec, p.machine, p.workload.jobs, pols, warmup=warmup, max_test_jobs=max_test_jobs,
+                               on_row=say)
+    summary = [s for k in loaded for s in versus_best(rows, k, tuple(heuristics))]
+    out = {"protocol": {"split": "tune.split.split_history 70/30 by submit time", "warmup_jobs": warmup,
+                        "max_test_jobs": max_test_jobs, "semantics": "slurm", "bsld_threshold_s": 10.0,
+                        "models": named, "command": _command(), "provenance": provenance()},
+           "rows": rows, "versus_best_heuristic": summary}
+    if plot_out:
+        plot_ratios(rows, plot_out, "held-back 30 %: avg bsld / SJF's")
+    deliver(out, as_json, output, lambda: click.echo(heldout_table(rows, summary)))

@@ -43,8 +43,9 @@ class Source:
     jobs: JobTable
 
 
-def split(jobs: JobTable, part: str) -> JobTable:
-    lo, hi = SPLITS[part]
+def split(jobs: JobTable, part: str | tuple[float, float]) -> JobTable:
+    """The jobs of split ``part`` (a name in :data:`SPLITS` or a (lo, hi) pair of fractions), in submit order."""
+    lo, hi = SPLITS[part] if isinstance(part, str) else part
     n = len(jobs)
     return jobs.take(np.arange(int(lo * n), int(hi * n)))
 

@@ -14,15 +14,17 @@ from ..workload.jobs import JobTable
 
 
 def run_sequence(machine: Machine, seq: JobTable, policy: RankingPolicy, backfill: bool,
-                 semantics: str = "slurm") -> dict:
-    """One sequence from an empty cluster; returns avg_bsld, avg_wait_s, max_wait_s, utilization."""
+                 semantics: str = "slurm", scored: np.ndarray | None = None) -> dict:
+    """One sequence from an empty cluster; returns avg_bsld, avg_wait_s, max_wait_s, utilization (of the whole
+    run) and unstarted, over the jobs where ``scored`` is True (default: all)."""
     if semantics == "rlscheduler":
         out = SelectThenWait(machine, seq, policy, backfill=backfill).run()
     elif semantics == "slurm":
         out = Engine(machine, seq, policy, backfill=backfill, bf_max_job_test=10**9).run()
     else:
         raise ValueError(f"unknown semantics '{semantics}' (valid: slurm, rlscheduler)")
-    started = ~np.isnan(out.begin)
+    mask = np.ones(len(seq), dtype=bool) if scored is None else scored
+    started = ~np.isnan(out.begin) & mask
     wait = (out.begin - seq.submit)[started]
     run = np.minimum(seq.run, seq.limit)[started]
     span = max(float(np.nanmax(out.end)) - float(seq.submit.min()), 1e-9) if started.any() else 1e-9
@@ -30,7 +32,7 @@ def run_sequence(machine: Machine, seq: JobTable, policy: RankingPolicy, backfil
             "avg_wait_s": float(wait.mean()) if started.any() else float("nan"),
             "max_wait_s": float(wait.max()) if started.any() else float("nan"),
             "utilization": float(out.group_core_s.sum() / (machine.cores * span)),
-            "unstarted": int((~started).sum())}
+            "unstarted": int((mask & ~started).sum())}
 
 
 def evaluate(machine: Machine, seqs: list[JobTable], policy: RankingPolicy, backfill: bool,

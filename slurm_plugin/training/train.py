@@ -35,7 +35,7 @@ from ..rank.dqn.features import FEATURES, N_FEATURES
 from ..rank.dqn.model import N_BANDS, DqnModel
 from ..rank.dqn.policy import DELTA, DqnRanking
 from ..sim.hooks import ranking
-from .episodes import Recorder, Source, play, sequences, split, transitions
+from .episodes import SPLITS, Recorder, Source, play, sequences, split, transitions
 from .evaluate import evaluate
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,9 @@ class TrainConfig:
     teacher_backlog: float = 0.3
     teacher_low: float = 0.0  # > 0: below the backlog the teacher puts big jobs first (see Teacher)
     backlog_gate: float | None = 0.3  # evaluated and shipped models act only above this backlog (None: always)
+    train_part: tuple[float, float] = SPLITS["train"]  # the slice of each source's jobs trained on
+    val_part: tuple[float, float] = SPLITS["val"]  # ... and the slice checkpoints are chosen on
+    keep_start: bool = True  # False: the episode-0 checkpoint (warm start or the given start model) is not chosen
 
 
 @dataclass(frozen=True)
@@ -136,31 +139,52 @@ def to_numpy(net) -> DqnModel:
                     [m.bias.detach().cpu().numpy().copy() for m in lin])
 
 
-def train(sources: list[Source], cfg: TrainConfig, progress=None,
-          val_sources: tuple[Source, ...] = ()) -> tuple[DqnModel, dict]:
-    """Train on the ``train`` split of ``sources``, select on the ``val`` split of ``sources`` and of
-    ``val_sources`` (traces never trained on: selection for transfer); returns (best model by validation bsld,
-    {"history": per evaluation, "checkpoints": episode -> evaluated model})."""
+def load_weights(torch, net, model: DqnModel) -> None:
+    """Copy ``model``'s numpy weights into the torch Sequential ``net`` (the inverse of :func:`to_numpy`);
+    raises ValueError when the layer sizes differ."""
+    lin = [m for m in net if hasattr(m, "weight")]
+    shapes = [tuple(w.shape) for w in model.weights]
+    if shapes != [tuple(m.weight.shape[::-1]) for m in lin]:
+        raise ValueError(f"start model layers {shapes} do not match the network {[tuple(m.weight.shape[::-1]) for m in lin]}")
+    with torch.no_grad():
+        for m, w, b in zip(lin, model.weights, model.biases):
+            m.weight.copy_(torch.from_numpy(np.ascontiguousarray(w.T)))
+            m.bias.copy_(torch.from_numpy(np.asarray(b)))
+
+
+def train(sources: list[Source], cfg: TrainConfig, progress=None, val_sources: tuple[Source, ...] = (),
+          start: DqnModel | None = None, deadline: float | None = None) -> tuple[DqnModel, dict]:
+    """Train on the ``cfg.train_part`` slice of ``sources``, select on the ``cfg.val_part`` slice of ``sources``
+    and of ``val_sources`` (traces never trained on: selection for transfer); returns (best model by validation
+    bsld, {"history": per evaluation, "checkpoints": episode -> evaluated model}). ``start``: begin from these
+    weights (same layer sizes as ``cfg.hidden``) instead of the teacher's warm start. ``deadline``
+    (``time.monotonic()``): after the episode running when it passes, evaluate once more and stop
+    (``meta["stopped_early"]``; the run is then no longer repeatable bit for bit)."""
     import torch
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)
     rng = np.random.default_rng(cfg.seed)
-    train_jobs = [split(s.jobs, "train") for s in sources]
-    val = [(s, sequences(split(s.jobs, "val"), cfg.val_seqs, cfg.seq_len, np.random.default_rng(cfg.seed + 7)))
+    train_jobs = [split(s.jobs, cfg.train_part) for s in sources]
+    val = [(s, sequences(split(s.jobs, cfg.val_part), cfg.val_seqs, cfg.seq_len,
+                         np.random.default_rng(cfg.seed + 7)))
            for s in (*sources, *val_sources)]
     ref = [_bsld(s.machine, seqs, ranking("sjf")) for s, seqs in val]
     online, target = _net(torch, cfg.hidden), _net(torch, cfg.hidden)
+    if start is not None:
+        load_weights(torch, online, start)
     target.load_state_dict(online.state_dict())
     opt = torch.optim.Adam(online.parameters(), lr=cfg.lr)
     replay = Replay(cfg.buffer, rng)
-    _warm_start(torch, online, replay, sources, train_jobs, cfg, rng)
+    if start is None:
+        _warm_start(torch, online, replay, sources, train_jobs, cfg, rng)
     target.load_state_dict(online.state_dict())
     history: list[dict] = []
     checkpoints: dict[int, DqnModel] = {}
     best: tuple[tuple[float, float], DqnModel | None, int] = ((np.inf, np.inf), None, -1)
-    steps, t0 = 0, time.perf_counter()
+    steps, t0, stopped = 0, time.perf_counter(), False
     for ep in range(cfg.episodes + 1):
-        if ep % cfg.eval_every == 0 or ep == cfg.episodes:
+        stopped = ep > 0 and ep < cfg.episodes and deadline is not None and time.monotonic() >= deadline
+        if ep % cfg.eval_every == 0 or ep == cfg.episodes or stopped:
             model = checkpoints[ep] = to_numpy(online)
             if cfg.backlog_gate is not None:
                 model.meta["backlog_gate"] = cfg.backlog_gate  # the episodes themselves play ungated
@@ -173,9 +197,9 @@ def train(sources: list[Source], cfg: TrainConfig, progress=None,
             log.info("episode %d: validation bsld / SJF's %.3f (per source %s)", ep, score,
                      ", ".join(f"{v:.3f}" for v in per))
             key = (round(score, 4), float(np.mean(per)))
-            if key < best[0]:
+            if key < best[0] and (cfg.keep_start or ep > 0):
                 best = (key, model, ep)
-        if ep == cfg.episodes:
+        if ep == cfg.episodes or stopped:
             break
         k = ep % len(sources)
         src = sources[k]
@@ -196,7 +220,7 @@ def train(sources: list[Source], cfg: TrainConfig, progress=None,
     model.meta = {**model.meta, "train_config": {**asdict(cfg), "hidden": list(cfg.hidden)}, "best_episode": best[2],
                   "val_bsld_over_sjf": best[0][0], "val_mean_bsld_over_sjf": best[0][1], "val_sjf_bsld": ref,
                   "history": history,
-                  "train_wall_s": time.perf_counter() - t0,
+                  "train_wall_s": time.perf_counter() - t0, "stopped_early": stopped,
                   "sources": [s.name for s in sources], "val_sources": [s.name for s in val_sources]}
     return model, {"history": history, "checkpoints": checkpoints}
 

@@ -37,3 +37,49 @@ def plot_rows(rows: list[dict], path: str | Path, title: str) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def heldout_table(rows: list[dict], summary: list[dict]) -> str:
+    """Held-back results: one line per (workload, backfill), a column per policy (avg bsld), then each learned
+    model against the best heuristic."""
+    pols = list(dict.fromkeys(r["policy"] for r in rows))
+    lines = ["| workload | backfill | " + " | ".join(pols) + " |", "|---|---|" + "---|" * len(pols)]
+    for key in dict.fromkeys((r["workload"], r["backfill"]) for r in rows):
+        cell = {r["policy"]: r["avg_bsld"] for r in rows if (r["workload"], r["backfill"]) == key}
+        lines.append(f"| {key[0]} | {'yes' if key[1] else 'no'} | "
+                     + " | ".join(f"{cell[p]:.2f}" if p in cell else "" for p in pols) + " |")
+    lines += ["", "| model | workload | backfill | bsld | best heuristic | its bsld | ratio |",
+              "|---|---|---|---|---|---|---|"]
+    for s in summary:
+        lines.append(f"| {s['policy']} | {s['workload']} | {'yes' if s['backfill'] else 'no'} | {s['avg_bsld']:.2f}"
+                     f" | {s['best_heuristic']} | {s['best_avg_bsld']:.2f} | {s['ratio']:.3f} |")
+    return "\n".join(lines)
+
+
+def plot_ratios(rows: list[dict], path: str | Path, title: str) -> None:
+    """Grouped bars: per (workload, backfill), each policy's avg bsld divided by SJF's (log scale)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = list(dict.fromkeys((r["workload"], r["backfill"]) for r in rows))
+    pols = list(dict.fromkeys(r["policy"] for r in rows))
+    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(keys)), 4.5))
+    width = 0.8 / len(pols)
+    for i, pol in enumerate(pols):
+        vals = []
+        for key in keys:
+            cell = {r["policy"]: r["avg_bsld"] for r in rows if (r["workload"], r["backfill"]) == key}
+            vals.append(cell.get(pol, float("nan")) / cell["sjf"] if "sjf" in cell else float("nan"))
+        ax.bar([k + i * width for k in range(len(keys))], vals, width, label=pol)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("avg bsld / SJF's (log)")
+    short = [f"{w.split('/')[-1].split('.swf')[0].split(',jitter')[0][:28]}\n{'bf' if bf else 'no bf'}"
+             for w, bf in keys]
+    ax.set_xticks([k + 0.4 - width / 2 for k in range(len(keys))], short, rotation=90, fontsize=6)
+    ax.legend(fontsize=7, ncol=len(pols))
+    ax.set_title(title)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
