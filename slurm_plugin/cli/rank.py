@@ -186,11 +186,16 @@ def record_cmd(model_path, results) -> None:
               help="Tuning jobs simulated (unscored) before the held-back part.")
 @click.option("--max-test-jobs", type=click.IntRange(1), default=None,
               help="Score only the first N held-back jobs (default: all of the last 30 %).")
+@click.option("--fine-tune-s", type=click.FloatRange(1.0), default=None,
+              help="Also fine-tune the first --model on each workload's tuning part (first 70 %) within this "
+                   "many seconds and compare it as 'NAME-ft' (needs torch).")
+@click.option("--seed", type=int, default=1, show_default=True, help="Fine-tuning seed.")
 @json_output_options
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False),
               help="PNG: each policy's bsld / SJF's per workload.")
-@handle_errors(WorkloadError, ValueError, OSError)
-def heldout_cmd(workloads, site, models, heuristics, warmup, max_test_jobs, as_json, output, plot_out) -> None:
+@handle_errors(WorkloadError, ValueError, OSError, ImportError)
+def heldout_cmd(workloads, site, models, heuristics, warmup, max_test_jobs, fine_tune_s, seed, as_json, output,
+                plot_out) -> None:
     """DQN model(s) vs heuristics on each workload's held-back last 30 % (by submit time), simulated whole after
     a warm-up, backfill on and off; a markdown table on stdout."""
     from ..rank.dqn.model import DEFAULT_MODEL, load_model
@@ -201,7 +206,7 @@ def heldout_cmd(workloads, site, models, heuristics, warmup, max_test_jobs, as_j
     from ..training.heldout import held_back_rows, versus_best
     named = dict(m.split("=", 1) for m in models) if models else {"dqn": str(DEFAULT_MODEL)}
     loaded = {k: load_model(v) for k, v in named.items()}
-    rows = []
+    rows, fine_tuned = [], {}
     for spec in workloads:
         p = prepare(spec, site if spec.startswith("synthetic") else None)
         total = float(p.machine.cores)
@@ -209,16 +214,26 @@ def heldout_cmd(workloads, site, models, heuristics, warmup, max_test_jobs, as_j
         if p.site is not None:
             max_qos = float(max([q.priority for q in p.site.policy.qos_tiers] or [0])) or None
         pols = {k: DqnRanking(m, total, max_qos, name=k) for k, m in loaded.items()}
+        if fine_tune_s:
+            from ..training.finetune import fine_tune
+            from ..tune.split import split_history, tune_part
+            first = next(iter(named))
+            jobs = p.workload.jobs
+            ft = fine_tune(named[first], tune_part(jobs, split_history(jobs)), p.machine, fine_tune_s, seed)
+            log.info("%s: fine-tuned %s: %s", spec, first, ft.meta["fine_tune"])
+            fine_tuned[spec] = ft.meta["fine_tune"]
+            pols[f"{first}-ft"] = DqnRanking(ft, total, max_qos, name=f"{first}-ft")
         pols.update({h: ranking(h, p.site, total) for h in heuristics})
         say = lambda r: log.info("%s %s bf=%s bsld %.2f", r["workload"], r["policy"], r["backfill"],  # noqa: E731
                                  r["avg_bsld"])
         rows += held_back_rows(spec, p.machine, p.workload.jobs, pols, warmup=warmup, max_test_jobs=max_test_jobs,
                                on_row=say)
-    summary = [s for k in loaded for s in versus_best(rows, k, tuple(heuristics))]
+    learned = list(dict.fromkeys(r["policy"] for r in rows if r["policy"] not in heuristics))
+    summary = [s for k in learned for s in versus_best(rows, k, tuple(heuristics))]
     out = {"protocol": {"split": "tune.split.split_history 70/30 by submit time", "warmup_jobs": warmup,
                         "max_test_jobs": max_test_jobs, "semantics": "slurm", "bsld_threshold_s": 10.0,
                         "models": named, "command": _command(), "provenance": provenance()},
-           "rows": rows, "versus_best_heuristic": summary}
+           "rows": rows, "versus_best_heuristic": summary, "fine_tuned": fine_tuned}
     if plot_out:
         plot_ratios(rows, plot_out, "held-back 30 %: avg bsld / SJF's")
     deliver(out, as_json, output, lambda: click.echo(heldout_table(rows, summary)))

@@ -47,3 +47,18 @@ def test_fine_tune_refuses_bad_input(site_jobs):
     with pytest.raises(ValueError, match="at least"):
         fine_tune(None, site_jobs.take(np.arange(5)), homogeneous(32, 1), budget_s=2, seed=1)
     assert planned_episodes(120, 256) == 50 and planned_episodes(1, 256) == 1
+
+
+def test_rank_heldout_compares_the_fine_tuned_model(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from slurm_plugin.cli import main
+    out = tmp_path / "h.json"
+    res = CliRunner().invoke(main, ["rank", "heldout", "-w", "lublin:nodes=32,jobs=300,seed=9,load=1.2",
+                                    "--policy", "sjf", "--warmup", "20", "--fine-tune-s", "1", "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert {r["policy"] for r in doc["rows"]} == {"dqn", "dqn-ft", "sjf"}
+    assert doc["fine_tuned"]["lublin:nodes=32,jobs=300,seed=9,load=1.2"]["episodes_planned"] == 1
