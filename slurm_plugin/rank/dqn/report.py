@@ -10,18 +10,37 @@ def _label(r: dict) -> str:
     return f"{r['policy']}{floor}"
 
 
-def table(rows: list[dict]) -> str:
-    lines = ["| policy | backfill | avg bsld | avg wait s | max wait h | util |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {_label(r)} | {'yes' if r['backfill'] else 'no'} | {r['avg_bsld']:.2f} | "
-                     f"{r['avg_wait_s']:.0f} | {r['max_wait_s'] / 3600:.1f} | {r['utilization']:.3f} |")
-    return "\n".join(lines)
-
-
-def plot_rows(rows: list[dict], path: str | Path, title: str) -> None:
+def _pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(plt, fig, path: str | Path) -> None:
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _md(header: list[str], body: list[list[str]]) -> list[str]:
+    """Markdown table lines."""
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in body]
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def table(rows: list[dict]) -> str:
+    return "\n".join(_md(["policy", "backfill", "avg bsld", "avg wait s", "max wait h", "util"],
+                         [[_label(r), _yes(r["backfill"]), f"{r['avg_bsld']:.2f}", f"{r['avg_wait_s']:.0f}",
+                           f"{r['max_wait_s'] / 3600:.1f}", f"{r['utilization']:.3f}"] for r in rows]))
+
+
+def plot_rows(rows: list[dict], path: str | Path, title: str) -> None:
+    plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     labels = [f"{_label(r)}\n{'bf' if r['backfill'] else 'no bf'}" for r in rows]
     colors = ["tab:red" if r["policy"] == "dqn" else "tab:gray" for r in rows]
@@ -33,34 +52,26 @@ def plot_rows(rows: list[dict], path: str | Path, title: str) -> None:
     for ax in axes:
         ax.set_xticks(range(len(rows)), labels, rotation=90, fontsize=6)
     fig.suptitle(title)
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 def heldout_table(rows: list[dict], summary: list[dict]) -> str:
     """Held-back results: one line per (workload, backfill), a column per policy (avg bsld), then each learned
     model against the best heuristic."""
     pols = list(dict.fromkeys(r["policy"] for r in rows))
-    lines = ["| workload | backfill | " + " | ".join(pols) + " |", "|---|---|" + "---|" * len(pols)]
+    body = []
     for key in dict.fromkeys((r["workload"], r["backfill"]) for r in rows):
         cell = {r["policy"]: r["avg_bsld"] for r in rows if (r["workload"], r["backfill"]) == key}
-        lines.append(f"| {key[0]} | {'yes' if key[1] else 'no'} | "
-                     + " | ".join(f"{cell[p]:.2f}" if p in cell else "" for p in pols) + " |")
-    lines += ["", "| model | workload | backfill | bsld | best heuristic | its bsld | ratio |",
-              "|---|---|---|---|---|---|---|"]
-    for s in summary:
-        lines.append(f"| {s['policy']} | {s['workload']} | {'yes' if s['backfill'] else 'no'} | {s['avg_bsld']:.2f}"
-                     f" | {s['best_heuristic']} | {s['best_avg_bsld']:.2f} | {s['ratio']:.3f} |")
-    return "\n".join(lines)
+        body.append([key[0], _yes(key[1])] + [f"{cell[p]:.2f}" if p in cell else "" for p in pols])
+    best = [[s["policy"], s["workload"], _yes(s["backfill"]), f"{s['avg_bsld']:.2f}", s["best_heuristic"],
+             f"{s['best_avg_bsld']:.2f}", f"{s['ratio']:.3f}"] for s in summary]
+    return "\n".join(_md(["workload", "backfill", *pols], body) + [""]
+                     + _md(["model", "workload", "backfill", "bsld", "best heuristic", "its bsld", "ratio"], best))
 
 
 def plot_ratios(rows: list[dict], path: str | Path, title: str) -> None:
     """Grouped bars: per (workload, backfill), each policy's avg bsld divided by SJF's (log scale)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
     keys = list(dict.fromkeys((r["workload"], r["backfill"]) for r in rows))
     pols = list(dict.fromkeys(r["policy"] for r in rows))
     fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(keys)), 4.5))
@@ -79,7 +90,4 @@ def plot_ratios(rows: list[dict], path: str | Path, title: str) -> None:
     ax.set_xticks([k + 0.4 - width / 2 for k in range(len(keys))], short, rotation=90, fontsize=6)
     ax.legend(fontsize=7, ncol=len(pols))
     ax.set_title(title)
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, path)
