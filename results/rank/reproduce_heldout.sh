@@ -7,10 +7,9 @@
 set -e
 W=../shared/workloads/swf
 OUT=results/rank
-OLD=${OLD:-$OUT/dqn_before_multi.npz}   # the single-workload model shipped before (kept for the comparison)
-NEW=${NEW:-slurm_plugin/rank/models/dqn_default.npz}
+OLD=slurm_plugin/rank/models/dqn_default.npz   # the shipped (single-workload) model: "old"
+NEW=$OUT/dqn_multi.npz                          # the multi-workload model (not shipped: worse on held-out data)
 if [ "$1" = "--train" ]; then
-  NEW=${NEW_OUT:-/tmp/dqn_multi.npz}
   hetsched -v rank train --site demo \
     -w "lublin:nodes=256,jobs=10000,seed=11,jitter=0.2,load=0.9" \
     -w "lublin:nodes=128,jobs=10000,seed=12,jitter=0.2,load=1.0,overestimate=3" \
@@ -31,7 +30,7 @@ TRACES="-w $W/lublin_256.swf -w $W/KTH-SP2-1996-2.1-cln.swf.gz -w $W/CEA-Curie-s
 # shellcheck disable=SC2086
 hetsched rank heldout $HELD $TRACES --model old=$OLD --model multi=$NEW \
   --output $OUT/heldout.json --plot $OUT/heldout.png > $OUT/heldout.md
-# the fine-tune API on each shared trace's tuning part (60 s each), compared on its held-back part
-# shellcheck disable=SC2086
-hetsched rank heldout $TRACES --model multi=$NEW --fine-tune-s 60 \
+# the fine-tune API on three shared traces' tuning parts (60 s each), compared on their held-back parts
+hetsched rank heldout -w $W/lublin_256.swf -w $W/KTH-SP2-1996-2.1-cln.swf.gz -w $W/CEA-Curie-sample30k_predictsim.swf \
+  --model multi=$NEW --policy sjf --fine-tune-s 60 --seed 1 \
   --output $OUT/heldout_finetune.json --plot $OUT/heldout_finetune.png > $OUT/heldout_finetune.md
