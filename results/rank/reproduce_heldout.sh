@@ -32,5 +32,5 @@ hetsched rank heldout $HELD $TRACES --model old=$OLD --model multi=$NEW \
   --output $OUT/heldout.json --plot $OUT/heldout.png > $OUT/heldout.md
 # the fine-tune API on three shared traces' tuning parts (60 s each), compared on their held-back parts
 hetsched rank heldout -w $W/lublin_256.swf -w $W/KTH-SP2-1996-2.1-cln.swf.gz -w $W/CEA-Curie-sample30k_predictsim.swf \
-  --model multi=$NEW --policy sjf --fine-tune-s 60 --seed 1 \
+  --model dqn=$OLD --policy sjf --fine-tune-s 60 --seed 1 \
   --output $OUT/heldout_finetune.json --plot $OUT/heldout_finetune.png > $OUT/heldout_finetune.md
