@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -85,8 +86,8 @@ def plot_ratios(rows: list[dict], path: str | Path, title: str) -> None:
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_yscale("log")
     ax.set_ylabel("avg bsld / SJF's (log)")
-    short = [f"{w.split('/')[-1].split('.swf')[0].split(',jitter')[0][:28]}\n{'bf' if bf else 'no bf'}"
-             for w, bf in keys]
+    short = [f"{re.sub(r'jobs=[0-9]+,', '', w.split('/')[-1].split('.swf')[0].split(',jitter')[0])[:28]}\n"
+             f"{'bf' if bf else 'no bf'}" for w, bf in keys]
     ax.set_xticks([k + 0.4 - width / 2 for k in range(len(keys))], short, rotation=90, fontsize=6)
     ax.legend(fontsize=7, ncol=len(pols))
     ax.set_title(title)
