@@ -10,6 +10,9 @@ Contract of :func:`fine_tune`:
   backfill on); every few episodes the greedy model is scored on fixed sequences from the rest of the jobs
   (bsld / SJF's), and the best *trained* checkpoint is returned (never the unchanged start model: whether
   fine-tuning helped is the tuner's call, on its held-back part). The start model's backlog gate is kept.
+  Weights move once the episodes have yielded one batch of transitions (128 job-passes); a history so
+  small or so idle that they never do comes back with the start weights (``meta["fine_tune"]``
+  ``episodes_run`` still says what ran).
 - **Budget**: the number of episodes is planned from ``budget_s`` by a fixed rule (:func:`planned_episodes`,
   sized for a loaded 2-core host), so the result depends only on the inputs and the seed: the same call
   gives the same weights. The budget is also a hard wall-clock stop: if the host is slower than planned,
