@@ -77,7 +77,7 @@ class GuardStep:
     name: str = "guard"
 
     def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]:
-        guard = observe(memory.guard.watching(self.sha256, inputs.now), inputs.snapshot)
+        guard = observe(memory.guard.watching(self.sha256, inputs.snapshot.taken_at), inputs.snapshot)
         live = measure(guard, inputs.snapshot.taken_at)
         verdict = judge(self.twin, live, self.options)
         guard = dataclasses.replace(guard, last={
