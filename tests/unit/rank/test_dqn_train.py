@@ -91,3 +91,22 @@ def test_price_grows_with_the_jobs_share_of_the_machine():
     _, _, r, _, _ = transitions(rec, np.array([3600.0, 3600.0]), np.array([0.125, 1.0]), price=1.0)
     # 1 h waited: bsld +1 each, plus price 1 x 7 levels x share; / 10
     assert r[:2].tolist() == pytest.approx([-(1 + 7 * 0.125) / 10, -(1 + 7) / 10])
+
+
+def test_load_weights_is_the_inverse_of_to_numpy():
+    torch = pytest.importorskip("torch", reason="torch is the 'train' extra, not installed")
+    from slurm_plugin.training.train import _net, load_weights, to_numpy
+    model = DqnModel.init(seed=4)
+    net = _net(torch, (32, 32))
+    load_weights(torch, net, model)
+    for a, b in zip(to_numpy(net).weights + to_numpy(net).biases, model.weights + model.biases):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="do not match"):
+        load_weights(torch, _net(torch, (16,)), model)
+
+
+def test_tune_suffix_keeps_only_the_first_70_percent():
+    from slurm_plugin.cli.rank import _sources
+    [whole, tune] = _sources(("lublin:nodes=16,jobs=200,seed=1", "lublin:nodes=16,jobs=200,seed=1@tune"), None)
+    assert len(whole.jobs) == 200 and tune.name.endswith("@tune") and 130 <= len(tune.jobs) <= 150
+    np.testing.assert_array_equal(tune.jobs.submit, whole.jobs.submit[:len(tune.jobs)])
