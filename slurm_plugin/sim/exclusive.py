@@ -79,6 +79,8 @@ def run(e, progress: Callable[[int], None] | None = None):
     backfill, bf_max, static = e.backfill, e.bf_max, e.ranking.static
     pure = getattr(e.ranking, "pure", False)  # scoring has no side effect: skip it when nothing can start
     by_rank = e._by_rank.tolist() if static else None
+    size_r = [knodes[j] for j in by_rank] if static else None  # static: nodes and limit per rank (backfill scans)
+    limit_r = [limit[j] for j in by_rank] if static else None
     rank_of = e._rank_of.tolist() if static else None
     queue = e._queue  # static: queued ranks, sorted (shared with e._order)
     # dynamic pure rankings: the queue's node counts (how many queued jobs ask k nodes, their sum, a lower bound of
@@ -103,7 +105,7 @@ def run(e, progress: Callable[[int], None] | None = None):
     core_s = float(e.group_core_s[0])
     fresh: list = []  # static: ranks queued since the last pass
     scanned = (-1, -1, -1)  # static: (epoch, head rank, last rank in its window) of the last backfill scan
-    tl_t, tl_q, tl_idle, tl_w = [], [], [], []  # after each event time: t, pending, idle nodes, watts
+    tl: list = []  # after each event time: (t, pending, idle nodes, watts)
     last_t = None
     nxt = events = last_report = 0
 
@@ -142,22 +144,24 @@ def run(e, progress: Callable[[int], None] | None = None):
             resv_time, held = plan(k)
             resv_job, resv_epoch = j, epoch
 
-    def backfill_jobs(window, t: float) -> list[int]:
-        """Start, in order, the jobs of ``window`` that fit now without delaying the head's plan."""
+    def backfill_jobs(window, t: float, size: list, lim: list, job_of: list | None) -> list[int]:
+        """Start, in order, the jobs of ``window`` that fit now without delaying the head's plan; returns the
+        entries of ``window`` started. Entries are jobs (``job_of`` None) or ranks (``job_of[rank]`` = job);
+        ``size`` and ``lim`` are indexed by entry."""
         nonlocal held
         out = []
-        for j in window:
-            k = knodes[j]
+        for x in window:
+            k = size[x]
             if k > free:
                 continue
-            if t + limit[j] <= resv_time:  # ends before the plan: may use the held nodes, lowest first
-                start(j, t)
+            if t + lim[x] <= resv_time:  # ends before the plan: may use the held nodes, lowest first
+                start(x if job_of is None else job_of[x], t)
                 held = held - k if held > k else 0
             elif k <= free - held:  # runs past it: only on nodes the plan does not hold
-                start(j, t)
+                start(x if job_of is None else job_of[x], t)
             else:
                 continue
-            out.append(j)
+            out.append(x)
             if free <= 0:
                 break
         return out
@@ -169,7 +173,7 @@ def run(e, progress: Callable[[int], None] | None = None):
         while heap and heap[0][0] <= t:
             j = heappop(heap)[2]
             free += knodes[j]
-            ends.remove(pend_of.pop(j))
+            del ends[bisect_left(ends, pend_of.pop(j))]  # an equal entry: the same sorted list remains
             watts -= dw[j]
             epoch += 1
         while submit[nxt] <= t:
@@ -213,11 +217,11 @@ def run(e, progress: Callable[[int], None] | None = None):
                     else:
                         window = queue[1:hi]
                     scanned = (epoch, key, queue[min(hi, len(queue)) - 1])
-                    got = backfill_jobs([by_rank[x] for x in window], t)
+                    got = backfill_jobs(window, t, size_r, limit_r, by_rank)
                     if got:
                         pending -= len(got)
-                        for j in got:
-                            del queue[bisect_left(queue, rank_of[j])]
+                        for x in got:
+                            del queue[bisect_left(queue, x)]
                 break
         elif pending and (free > 0 or not pure):  # no idle node: the pass would stop before its first job
             if ask is not None:
@@ -243,7 +247,7 @@ def run(e, progress: Callable[[int], None] | None = None):
                     continue
                 if backfill:
                     reserve(j, k)
-                    started += backfill_jobs(keys[pos + 1:pos + 1 + bf_max], t)
+                    started += backfill_jobs(keys[pos + 1:pos + 1 + bf_max], t, knodes, limit, None)
                 break
             if started:
                 pending -= len(started)
@@ -258,12 +262,10 @@ def run(e, progress: Callable[[int], None] | None = None):
             fresh.clear()
         events += 1
         if t == last_t:  # the engine's _sample: one point per distinct time
-            tl_t.pop(), tl_q.pop(), tl_idle.pop(), tl_w.pop()
-        tl_t.append(t)
-        tl_q.append(pending)
-        tl_idle.append(free)
-        tl_w.append(watts)
-        last_t = t
+            tl[-1] = (t, pending, free, watts)
+        else:
+            tl.append((t, pending, free, watts))
+            last_t = t
         if progress and nxt - last_report >= 2000:
             progress(nxt - last_report)
             last_report = nxt
@@ -277,6 +279,7 @@ def run(e, progress: Callable[[int], None] | None = None):
     e.begin[:] = b
     e.end[:] = b + e.run_eff
     e.group_core_s[0] = core_s
+    tl_t, tl_q, tl_idle, tl_w = (list(c) for c in zip(*tl)) if tl else ([], [], [], [])
     joules, cost = _meter(tl_t, tl_w, e.meter.cost_rate)
     e.meter.joules, e.meter.cost, e.meter.watts, e.meter.t = joules, cost, watts, tl_t[-1] if tl_t else None
     e.pending = pending
