@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from .common import handle_errors
@@ -42,9 +44,13 @@ def sim_cmd(workloads, site, policies, bf, power, repeat, reference, as_json, ou
         raise click.UsageError("no workload given and the shared traces (../shared/workloads/swf) are absent")
     pols = [x.strip() for x in policies.split(",") if x.strip()]
     backfills = {"both": [False, True], "on": [True], "off": [False]}[bf]
+    load0 = os.getloadavg()
     rows = bench_sim(ws, pols, backfills, site, power, repeat, reference,
                      log=None if as_json else lambda r: click.echo(_line(r)))
     prov = provenance()
     out = {"rows": rows, "machine": {k: prov[k] for k in ("uname_m", "nproc", "cpu_model", "python")},
-           "commit": prov["git_commit"]}
+           "commit": prov["git_commit"],
+           # a shared host: the load says how far the wall times (sim_s) are from an idle machine's; cpu_s is
+           # the simulating thread's CPU time (time.thread_time), which the load changes much less
+           "load_avg_1m": {"start": load0[0], "end": os.getloadavg()[0]}, "cpu_clock": "time.thread_time"}
     deliver(out, as_json, output, lambda: None)
