@@ -105,6 +105,8 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
     engine = Engine(machine, table, rank, backfill=True, bf_interval_s=30.0, bf_times=bf_times,
                     reservations=1 if scaling else 100, scaling=scaling, observer=counter)
     engine.run_eff = effective_runs(table.run, table.limit, timing)
+    if scaling and timing.reservations > 1:  # the engine refuses this at construction (see SlurmTiming)
+        engine.reservations = timing.reservations
     out = engine.run()
     end = np.nanmax(out.end) if len(table) else 0.0
     tl_t, tl_w = np.asarray(out.timeline["t"]), np.asarray(out.timeline["watts"])
@@ -188,11 +190,12 @@ def recorded_boot_s(record: dict) -> float | None:
 
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
-    SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns,
+    SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
+    pending job (up to 100),
     SiteFactor, ``release_s`` of start latency after a job ends and ``submit_s`` after a submit."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
-    return SlurmTiming(release_s=release_s, submit_s=submit_s, overrun=True, site_factor=True,
+    return SlurmTiming(release_s=release_s, submit_s=submit_s, overrun=True, site_factor=True, reservations=100,
                        boot_s=recorded_boot_s(record) if power else None,
                        shutdown_s=float(s.get("suspend_timeout", 60)) if power else None,
                        suspend_time_s=float(s["suspend_time"]) if power else None)

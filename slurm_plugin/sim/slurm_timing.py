@@ -16,6 +16,10 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   SuspendTimeout (slurmctld shows a node powering down for that long whatever the program does).
 - ``suspend_time_s``/``suspend_tick_s``: Slurm's SuspendTime, checked by slurmctld's power thread about every
   second (the engine's IdleSuspend checks every SuspendTime / 4).
+- ``reservations``: Slurm's backfill plans a reservation for every pending job it tests (up to
+  bf_max_job_test), so a lower job may not delay any of them; the engine's power mode allows only EASY's one
+  (the head's). With N > 1 a replay with power saving gets N (the engine's several-reservation pass does not
+  add a boot time when it checks a reservation: an approximation, boots here take seconds).
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
 """
@@ -45,12 +49,15 @@ class SlurmTiming:
     suspend_time_s: float | None = None
     suspend_tick_s: float = 1.0
     site_factor: bool = False
+    reservations: int = 1
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
+        if self.reservations < 1:
+            raise ValueError(f"SlurmTiming.reservations must be >= 1, got {self.reservations!r}")
         if self.suspend_tick_s <= 0:
             raise ValueError(f"SlurmTiming.suspend_tick_s must be > 0, got {self.suspend_tick_s!r}")
 

@@ -76,6 +76,20 @@ def test_suspend_checked_every_second():
     assert _starts(jobs, SlurmTiming(**kw, suspend_tick_s=5.0), power=True)[0][2] == 38
 
 
+def test_a_reservation_per_pending_job_with_power_saving():
+    """B (h100:4) waits for A, C (a100:4) for D; E (a100:2, 4 min) fits now on C's node. EASY protects only
+    the head (B), so E starts and C waits for E; with a reservation per job (Slurm) E may not delay C."""
+    jobs = [_job(1, 0, 0, 100, "gpu:h100:4", limit_min=2, factor=5000),
+            _job(2, 0, 0, 50, "gpu:a100:2", limit_min=1, factor=5000),
+            _job(3, 1, 120, 130, H100, factor=3000), _job(4, 2, 60, 70, "gpu:a100:4", factor=2000),
+            _job(5, 3, 70, 270, "gpu:a100:2", limit_min=4, factor=0)]
+    kw = dict(site_factor=True, suspend_time_s=1000.0, shutdown_s=10.0, boot_s=3.0)
+    easy = _starts(jobs, SlurmTiming(**kw), power=True)[0]
+    assert easy[5] < easy[4]
+    slurm = _starts(jobs, SlurmTiming(**kw, reservations=100), power=True)[0]
+    assert slurm[4] <= 60 < slurm[5]
+
+
 def test_off_is_the_default_and_validated():
     assert SlurmTiming() == OFF
     with pytest.raises(ValueError, match="release_s"):
