@@ -46,9 +46,11 @@ for v in default gpuspec33; do
   hetsched sim compare -w $OPENB/openb_pod_list_$v.csv --drop-unfit --output $OUT/openb_$v.json \
     --table $OUT/openb_$v.md --plot $OUT/openb_$v.png
 done
-# fidelity against the real local cluster, one run after the other (each writes its records and the backfill
-# cycles; results/sim/fidelity_runs.json gathers eight such outputs;
-# HETSCHED_FIDELITY_JOBS=30 for the longer replay of fidelity_30jobs.json)
-for i in 1 2 3 4 5 6 7 8; do
-  HETSCHED_FIDELITY_OUT=$OUT/fidelity_run$i.json python -m pytest -q tests/system/test_sim_fidelity.py
+# fidelity against the real local cluster (issue 22): heterogeneous replays with power saving and SiteFactor
+# bands, each bringing up and down its own cluster; records in results/sim/fidelity/ (summarize.py prints the
+# table). The earlier homogeneous 20/30-job runs (fidelity_runs.json, fidelity_30jobs.json) used the old system
+# test, which now replays 12 jobs of the heterogeneous workload.
+for seed in 1 2 3; do
+  hetsched sim fidelity --site demo --jobs 300 --seed $seed --output results/sim/fidelity/fidelity_300_seed$seed.json
 done
+hetsched sim fidelity --site demo --jobs 1000 --seed 4 --compress 120 --output results/sim/fidelity/fidelity_1000_seed4.json

@@ -28,7 +28,7 @@ JOBS = int(os.environ.get("HETSCHED_FIDELITY_JOBS", "16"))
 @pytest.fixture(scope="module")
 def replay():
     """Replay once on a real cluster (up and down inside); the tests read the record and the comparison."""
-    jobs = hetero_workload(JOBS, seed=11, compress=120.0)
+    jobs = hetero_workload(JOBS, seed=23, compress=120.0)  # submitted over 29 s, all ended by ~55 s
     record, data = run_on_local_cluster("demo", jobs, TEST_ROOT / "simfid", allocate_ports(11), timeout_s=600)
     site = Site.model_validate(data)
     report = compare_record(site, record, replay_timing(record, data))
@@ -54,6 +54,6 @@ def test_start_order_agrees(replay):
     """Small replays are noisy (one swapped pair of 16 jobs costs 0.017): the issue's 0.9 is checked on the
     300-job replays (results/sim/fidelity/), this guards against the replay path breaking."""
     _, _, report = replay
-    assert report["kendall_tau"] >= 0.8, report
+    assert report["kendall_tau"] >= 0.8, {k: report[k] for k in ("kendall_tau", "real_start_s", "sim_start_s")}
     ok, why = fidelity_ok(report)
     log.info("fidelity_ok: %s %s", ok, why)
