@@ -34,6 +34,8 @@ GROUPS: dict[str, LazyCommand] = {
     "cycle": LazyCommand(".cycle:cycle",
                          "Steer the cluster: priority bands, job moves, partition reshaping, node power."),
     "rank": LazyCommand(".rank:rank", "Learned job ranking (DQN over 8 priority bands): train, evaluate."),
+    "tune": LazyCommand(".tune:tune",
+                        "Choose the ranking by replaying the site's history (the twin); write it as a policy file."),
     "completion": LazyCommand(".docs:completion", "Print the shell completion script for SHELL."),
     "man": LazyCommand(".docs:man", "Write the man pages (troff) into DIRECTORY."),
 }

@@ -69,7 +69,7 @@ def live_ranker(spec: RankingSpec, slurm_conf: str | Path | None = None) -> Rank
 
     def ranker(snapshot, site, now):
         total = float(sum(n.cpus for n in snapshot.nodes)) or 1.0
-        return rank_by(snapshot, ranking(spec.name, site, total), site, now, options)
+        return rank_by(snapshot, ranking(spec.name, site, total, **spec.params()), site, now, options)
 
     return ranker
 

@@ -6,7 +6,7 @@ so a simulated policy is the policy that runs live. This module imports nothing 
 
 A policy file (YAML or JSON; every key optional, unknown keys refused with the valid ones)::
 
-    ranking: {name: sjf, age_floor: true, age_floor_hours: 24}    # fcfs sjf wfp3 unicep f1 multifactor dqn
+    ranking: {name: sjf, age_floor: true, age_floor_hours: 24}    # fcfs sjf wfp3 unicep f1 multifactor dqn weighted
     packing: {enabled: true, time_cap_s: 1.0}
     scaling: {name: planner, wait_price_w: 10000, arch: true, pid: false}  # always-on idle-timer planner
     reshape: true                                                  # live only: the simulator has no calendar
@@ -16,7 +16,9 @@ Choices:
 
 * ranking ``multifactor`` is Slurm's own priority/multifactor: live it sets no SiteFactor (only the age floor,
   when on); the simulator uses its approximation. ``dqn`` reads ``model`` (a path; default: the shipped model).
-  The other heuristics are the simulator's scorers; live, their order becomes SiteFactor levels.
+  The other heuristics are the simulator's scorers; live, their order becomes SiteFactor levels. ``weighted``
+  (what ``hetsched tune`` fits to a site) reads ``w_estimate``, ``w_size``, ``w_age``: score = w_estimate *
+  ln(time limit) + w_size * ln(cores) - w_age * ln(wait + 60 s), lower first; the others refuse those keys.
 * scaling ``always-on``: nothing powers down. ``idle-timer``: a node idle ``suspend_time_s`` goes down (Slurm's
   SuspendTime; live this is the planner with no warm pool, no architecture controller and no PID).
   ``planner``: the hetsched planner (``scale/planner.py`` live, ``sim/scaling.WarmPoolPower`` simulated):
@@ -37,7 +39,7 @@ from ..scale.warm import DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WIND
 from .errors import PolicyError
 from .twin import TwinSection, resolve_previous, twin_from_dict
 
-RANKINGS = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
+RANKINGS = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn", "weighted")
 SCALINGS = ("always-on", "idle-timer", "planner")
 MAX_FILE_BYTES = 1 << 20
 
@@ -58,6 +60,10 @@ def _fraction(v) -> str | None:
     return None if 0 < v <= 1 else f"must be in (0, 1] (got {v})"
 
 
+def _weight(v) -> str | None:
+    return None if -10 <= v <= 10 else f"must be in [-10, 10] (got {v})"
+
+
 def _spec(default, check=None, optional: bool = False):
     """A spec field: its default, an optional check (value -> error text or None), whether null is allowed."""
     return field(default=default, metadata={"check": check, "optional": optional})
@@ -69,6 +75,16 @@ class RankingSpec:
     model: str | None = _spec(None, optional=True)  # dqn only: the model file (.npz); null: the shipped one
     age_floor: bool = _spec(True)  # jobs pending age_floor_hours or more go first, oldest first
     age_floor_hours: float = _spec(24.0, _positive)
+    w_estimate: float = _spec(1.0, _weight)  # weighted only (see the module's docstring)
+    w_size: float = _spec(0.0, _weight)
+    w_age: float = _spec(0.0, lambda v: _non_negative(v) or _weight(v))
+
+    def params(self) -> dict:
+        """The parameters the ranking's factory takes (:func:`slurm_plugin.sim.hooks.ranking`)."""
+        return {k: getattr(self, k) for k in WEIGHTS} if self.name == "weighted" else {}
+
+
+WEIGHTS = ("w_estimate", "w_size", "w_age")
 
 
 @dataclass(frozen=True)
@@ -188,6 +204,11 @@ def policy_from_dict(data, source: str = "<policy>") -> PolicySpec:
         spec = PolicySpec(**_fields(PolicySpec, {} if data is None else data, ""))
         if spec.ranking.model is not None and spec.ranking.name != "dqn":
             raise PolicyError("ranking.model", f"only the dqn ranking reads a model (ranking is {spec.ranking.name})")
+        defaults = RankingSpec()
+        for key in WEIGHTS:
+            if spec.ranking.name != "weighted" and getattr(spec.ranking, key) != getattr(defaults, key):
+                raise PolicyError(f"ranking.{key}", f"only the weighted ranking reads it (ranking is "
+                                                    f"{spec.ranking.name})")
         _unread_scaling_keys(spec.scaling, (data or {}).get("scaling") or {})
     except PolicyError as err:
         raise PolicyError(f"{source}: {err.where}" if err.where else source, err.message) from None

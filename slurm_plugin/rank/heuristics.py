@@ -11,6 +11,8 @@ time, r = requested time, n = requested processors, w = wait:
 - multifactor: -floor(w_age * min(w / max_age, 1) + w_size * n / total_procs + w_qos * qos / max_qos), an
   approximation of Slurm's priority/multifactor (integer priority) with fair share, partition and
   association factors at 0.
+- weighted: a_est * ln(r) + a_size * ln(n) - a_age * ln(w + 60 s), the parametric family the tuner searches
+  (``hetsched tune``): (1, 0, 0) is SJF, (0, 0, 1) FCFS, (3, -1, 3) WFP3's order; only the ratios matter.
 
 WFP3 and UNICEP depend on the current time (``static = False``); the others can be cached per job.
 """
@@ -85,6 +87,24 @@ class Multifactor:
         qos = q.qos / max(self.max_qos, 1e-9)
         # Slurm stores the priority as an integer (truncated), so small differences tie (then: by submit, id)
         return -np.floor(self.weight_age * age + self.weight_size * size + self.weight_qos * qos)
+
+
+AGE_OFFSET_S = 60.0  # a fresh job's age in the weighted score: ln(0) is not defined
+
+
+@dataclass(frozen=True)
+class Weighted:
+    """The weighted family: lower score = sooner; ``w_age`` > 0 makes the score change with the wait."""
+
+    w_estimate: float = 1.0
+    w_size: float = 0.0
+    w_age: float = 0.0
+
+    def __call__(self, q: QueueView) -> np.ndarray:
+        score = self.w_estimate * np.log(np.maximum(q.limit, 1.0)) + self.w_size * np.log(np.maximum(q.procs, 1))
+        if self.w_age:
+            score = score - self.w_age * np.log(np.maximum(q.now - q.submit, 0.0) + AGE_OFFSET_S)
+        return score
 
 
 Scorer = Callable[[QueueView], np.ndarray]

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..rank import HEURISTICS, Multifactor, QueueView
+from ..rank import HEURISTICS, Multifactor, QueueView, Weighted
 from .views import PackView, PowerView
 
 
@@ -132,12 +132,19 @@ def _multifactor(site, total_procs: float) -> ScoreRanking:
     return ScoreRanking("multifactor", Multifactor(**kw), static=False)
 
 
-# name -> factory(site or None, total procs of the machine): every ranking, in one place.
+def _weighted(site, total_procs: float, **weights) -> ScoreRanking:
+    """The tuner's parametric family (:class:`~slurm_plugin.rank.heuristics.Weighted`; default weights: SJF)."""
+    w = Weighted(**weights)
+    return ScoreRanking("weighted", w, static=not w.w_age)
+
+
+# name -> factory(site or None, total procs of the machine, **parameters): every ranking, in one place.
 RANKINGS: dict[str, Callable[..., RankingPolicy]] = {
     name: (lambda site, total, _n=name, _f=fn, _s=static: ScoreRanking(_n, _f, _s))
     for name, (fn, static) in HEURISTICS.items()
 }
 RANKINGS["multifactor"] = _multifactor
+RANKINGS["weighted"] = _weighted
 # the learned ranking, imported on use (numpy only; model from $HETSCHED_DQN_MODEL or the shipped default)
 RANKINGS["dqn"] = lambda site, total: importlib.import_module("slurm_plugin.rank.dqn").dqn_ranking(site, total)
 PLACEMENTS: dict[str, Callable[[], PlacementPolicy]] = {"first-fit": FirstFit}
@@ -156,8 +163,10 @@ def _get(table: dict, kind: str, name: str):
     return table[name]
 
 
-def ranking(name: str, site=None, total_procs: float = 1.0) -> RankingPolicy:
-    return _get(RANKINGS, "ranking", name)(site, total_procs)
+def ranking(name: str, site=None, total_procs: float = 1.0, **params) -> RankingPolicy:
+    """The ranking ``name``; ``params`` (only the parametric ``weighted`` takes any) go to its factory."""
+    factory = _get(RANKINGS, "ranking", name)
+    return factory(site, total_procs, **params) if params else factory(site, total_procs)
 
 
 def placement(name: str = "first-fit") -> PlacementPolicy:

@@ -46,9 +46,16 @@ def plot_timelines(runs: list[tuple[str, bool, dict]], total_cores: int, path: s
         axes[2, c].set_xlabel("days since first submit")
         axes[0, c].legend(fontsize=7, ncol=2)
     fig.suptitle(title)
+    return save_figure(fig, path, dpi=80)
+
+
+def save_figure(fig, path: str | Path, dpi: int = 80) -> Path:
+    """Lay out ``fig``, write it to ``path`` (parents created) and close it."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return path

@@ -25,7 +25,7 @@ def sim_ranking(spec: RankingSpec, site=None, total_procs: float = 1.0) -> Ranki
 
         inner = dqn_ranking(site, total_procs, spec.model)
     else:
-        inner = ranking(spec.name, site, total_procs)
+        inner = ranking(spec.name, site, total_procs, **spec.params())
     if not spec.age_floor:
         return inner
     from ..rank.dqn.policy import AgeFloor

@@ -40,9 +40,9 @@ def test_yaml_and_json_name_the_same_policy(tmp_path):
 @pytest.mark.parametrize("data,error", [
     ({"rankin": {}}, "p.yaml: rankin: unknown key (valid: ranking, packing, scaling, reshape, twin)"),
     ({"ranking": {"name": "lifo"}}, "p.yaml: ranking.name: unknown choice 'lifo' (valid: fcfs, sjf, wfp3, unicep, "
-                                    "f1, multifactor, dqn)"),
+                                    "f1, multifactor, dqn, weighted)"),
     ({"ranking": {"floor": 1}}, "p.yaml: ranking.floor: unknown key (valid: name, model, age_floor, "
-                                "age_floor_hours)"),
+                                "age_floor_hours, w_estimate, w_size, w_age)"),
     ({"ranking": {"name": "sjf", "model": "m.npz"}}, "p.yaml: ranking.model: only the dqn ranking reads a model"),
     ({"scaling": {"wait_price_w": None, "warm_nodes": -1}}, "p.yaml: scaling.warm_nodes: must be >= 0 (got -1)"),
     ({"scaling": {"wait_price_w": "high"}}, "p.yaml: scaling.wait_price_w: must be a finite number"),

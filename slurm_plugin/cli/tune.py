@@ -1,0 +1,129 @@
+"""``hetsched tune``: choose a site's ranking by replaying its own job history in the simulator (the twin)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+from ..workload import WorkloadError
+from .common import EXIT_USAGE, emit_json, fail, handle_errors
+from .output import json_option, output_option, write_json
+
+log = logging.getLogger(__name__)
+
+
+def _history(path: str, site: str | None, drop_unfit: bool):
+    """The history prepared for the simulator; a missing file or an unreadable format exits 2 naming it."""
+    from ..sim.run import prepare
+
+    if not path.startswith("synthetic") and not Path(path).is_file():
+        fail(f"{path}: no such history file (want an sacct export: -P .txt/.psv/.sacct or --json .json; or SWF)",
+             EXIT_USAGE)
+    try:
+        return prepare(path, site, drop_unfit=drop_unfit)
+    except WorkloadError as err:
+        fail(str(err), EXIT_USAGE)
+
+
+def _power(result, backfill: bool) -> tuple[list[dict], str | None]:
+    """The power sweep's rows from ``slurm_plugin.tune.power`` when it is there, else none and a note."""
+    try:
+        from ..tune import power
+    except ImportError:
+        return [], "power: slurm_plugin.tune.power is not on this branch yet; no power candidates evaluated"
+    run = getattr(power, "evaluate_power", None)
+    if run is None:
+        return [], "power: slurm_plugin.tune.power has no evaluate_power(twin, backfill=...) yet"
+    return run(result.twin, backfill=backfill), None
+
+
+def _names(text: str | None) -> tuple[str, ...] | None:
+    from ..tune.candidates import FIXED
+
+    if text is None:
+        return None
+    names = tuple(n.strip().lower() for n in text.split(",") if n.strip())
+    bad = [n for n in names if n not in FIXED]
+    if bad or not names:
+        raise click.BadParameter(f"unknown ranking(s) {', '.join(bad) or '(none given)'} (valid: {', '.join(FIXED)})",
+                                 param_hint="--candidates")
+    return names
+
+
+@click.command("tune")
+@click.option("--site", default=None, help="Site name or file (default: the machine the history names, e.g. an "
+                                           "SWF header; an sacct export needs it).")
+@click.option("--history", "history", default=None, metavar="FILE",
+              help="The site's job history: sacct -P (.txt/.psv/.sacct) or --json (.json) export, or SWF.")
+@click.option("--evaluate", "evaluate", default=None, metavar="TRACE",
+              help="Evaluation protocol instead: tune on the first 70 %% of TRACE, report every fixed ranking and "
+                   "the tuned one on the last 30 %%, backfill on and off.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the tuned policy file here (atomically; the file there before is kept beside it and "
+                   "named in twin.previous).")
+@click.option("--explain", is_flag=True, help="Print the table of candidates and why the winner won.")
+@click.option("-j", "--jobs", "procs", type=click.IntRange(min=1), default=None,
+              help="Simulations at once (default: every core).")
+@click.option("--backfill/--no-backfill", default=True, show_default=True,
+              help="The backfill mode the site runs (the suite's slurm.conf: sched/backfill).")
+@click.option("--floor-hours", type=click.FloatRange(min=0, min_open=True), default=24.0, show_default=True,
+              help="The age floor of the candidates that have one.")
+@click.option("--no-bound", is_flag=True, help="Drop the max-wait bound (age floor + longest time limit).")
+@click.option("--candidates", default=None, metavar="NAMES",
+              help="Comma list of the fixed rankings to replay (default: all: fcfs,sjf,wfp3,unicep,f1,multifactor,"
+                   "dqn); the weighted family is always searched.")
+@click.option("--drop-unfit", is_flag=True, help="Drop (and report) jobs bigger than the machine.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="With --evaluate: write a bar chart of the held-back bounded slowdowns (PNG).")
+@json_option
+@output_option
+@handle_errors(WorkloadError, ValueError, OSError)
+def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, candidates, drop_unfit, plot,
+         as_json, output) -> None:
+    """Choose the ranking by replaying the site's history (the twin); write it as a policy file."""
+    from ..policy import PolicyError
+    from ..tune import report
+    from ..tune.tuner import tune_history
+
+    if (history is None) == (evaluate is None):
+        raise click.UsageError("give --history FILE (tune a site) or --evaluate TRACE (the evaluation protocol)")
+    names = _names(candidates)
+    path = evaluate or history
+    p = _history(path, site, drop_unfit)
+    modes = (True, False) if evaluate else (backfill,)
+    result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
+                          jobs=procs, names=names)
+    if explain or not (as_json or output):
+        click.echo(report.explain(result))
+    if evaluate:
+        rows, note = [], None
+        for bf in modes:
+            got, note = _power(result, bf)
+            rows += got
+        doc = report.evaluation(result, rows, note)
+        from ..sim.run import provenance
+
+        doc["provenance"] = provenance()
+        if plot:
+            from ..tune.plots import plot_evaluation
+
+            plot_evaluation(doc, plot)
+    else:
+        m = result.modes[backfill]
+        twin = report.twin_section(result, path, backfill)
+        doc = {"chosen": m.choice.winner, "runner_up": m.choice.runner_up, "why": m.choice.why,
+               "twin": twin, "ranking": report.ranking_of(m)}
+        if out:
+            try:
+                written = report.write(out, m, twin)
+            except PolicyError as err:
+                fail(str(err), EXIT_USAGE)
+            doc["policy_file"] = str(written)
+            key = twin["objective"]
+            click.echo(f"wrote {written}: ranking {m.choice.winner} (predicted on the held-back part: {key} "
+                       f"{twin['predicted'][key]:.4g})", err=True)
+    write_json(output, doc)
+    if as_json:
+        emit_json(doc)

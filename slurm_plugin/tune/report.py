@@ -1,0 +1,138 @@
+"""What the tuner shows and writes: the ``--explain`` table, the evaluation JSON (issue 13's format) and the
+policy file's ``twin:`` section."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .policyfile import sha256_of
+from .score import Score
+from .tuner import ModeResult, TuneResult
+
+
+def _f(v: float | None, fmt: str = "{:.2f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def explain(result: TuneResult) -> str:
+    """The candidates of each mode with their validation and held-back metrics, and why the winner won."""
+    t = result.twin
+    lines = [f"history: {t.whole.workload.name}: {t.split.jobs} jobs; tuning part {t.split.tune_jobs} "
+             f"(fit on {t.inner.tune_jobs}, validate on {t.inner.test_jobs}), held back {t.split.test_jobs}; "
+             f"objective {t.objective}; max-wait bound "
+             f"{_f(result.bound_s, '{:.0f} s') if result.bound_s is not None else 'none'}"]
+    for bf, m in result.modes.items():
+        lines += ["", f"backfill {'on' if bf else 'off'}: weighted family fitted on the inner training jobs: "
+                      f"{m.fitted}",
+                  "| candidate | fit objective | validation objective | validation avg bsld | validation max wait s |"
+                  " within bound | held-back avg bsld | held-back avg wait s | held-back max wait s | note |",
+                  "|" + "---|" * 10]
+        order = sorted(m.candidates, key=lambda c: m.tune_scores[c.label]["val"].objective)
+        for c in order:
+            v, tr, te = m.tune_scores[c.label]["val"], m.tune_scores[c.label]["train"], m.test_scores.get(c.label)
+            note = "WINNER" if c.label == m.choice.winner else "runner-up" if c.label == m.choice.runner_up else ""
+            if c.label in m.choice.tied and c.label != m.choice.winner:
+                note = (note + " tied").strip()
+            if c.label == result.default_label:
+                note = (note + " (shipped default)").strip()
+            lines.append(f"| {c.label} | {tr.objective:.2f} | {v.objective:.2f} | {v.avg_bsld:.2f} | "
+                         f"{v.max_wait_s:.0f} | {'yes' if c.label in m.choice.feasible else 'no'} | "
+                         f"{_f(te and te.avg_bsld)} | {_f(te and te.avg_wait_s, '{:.0f}')} | "
+                         f"{_f(te and te.max_wait_s, '{:.0f}')} | {note} |")
+        lines.append(f"winner {m.choice.winner}: {m.choice.why}")
+    return "\n".join(lines)
+
+
+def _row(m: ModeResult, lab: str, s: Score, default_label: str) -> dict:
+    c = m.candidate(lab)
+    return {"policy": lab, "backfill": m.backfill, "avg_bsld": s.avg_bsld, "avg_wait_s": s.avg_wait_s,
+            "max_wait_s": s.max_wait_s, "chosen": lab == m.choice.winner, "family": c.family,
+            "shipped_default": lab == default_label, "ranking": _spec_dict(c)}
+
+
+def _spec_dict(c) -> dict:
+    from .policyfile import ranking_section
+
+    return ranking_section(c.spec)
+
+
+def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: str | None = None) -> dict:
+    """Issue 13's results JSON: every replayed ranking on the held-back part, per backfill mode."""
+    ranking = []
+    for m in result.modes.values():
+        for c in m.candidates:
+            if c.label in m.test_scores:
+                ranking.append(_row(m, c.label, m.test_scores[c.label], result.default_label))
+    t = result.twin
+    doc = {"ranking": ranking, "power": power or [],
+           "split": {"tune_jobs": t.split.tune_jobs, "test_jobs": t.split.test_jobs, "cut_time": t.split.cut_time,
+                     "inner_fit_jobs": t.inner.tune_jobs, "inner_validation_jobs": t.inner.test_jobs},
+           "objective": t.objective, "max_wait_bound_s": result.bound_s, "workload": t.whole.workload.name,
+           "machine": t.whole.machine.name, "dropped_unfit": len(t.whole.workload.dropped),
+           "selection": {("on" if bf else "off"): {"winner": m.choice.winner, "runner_up": m.choice.runner_up,
+                                                   "best_on_validation": m.choice.best, "tied": list(m.choice.tied),
+                                                   "fitted": m.fitted, "why": m.choice.why}
+                         for bf, m in result.modes.items()}}
+    if power_note:
+        doc["power_note"] = power_note
+    return doc
+
+
+def _predicted(s: Score) -> dict:
+    return {"avg_bsld": s.avg_bsld, "avg_wait_s": s.avg_wait_s, "max_wait_s": s.max_wait_s}
+
+
+def twin_section(result: TuneResult, history: str | Path, backfill: bool = True, now: float | None = None) -> dict:
+    """The policy file's ``twin:`` section for the mode ``backfill`` (PREAMBLE's contract)."""
+    m = result.modes[backfill]
+    jobs = result.twin.whole.workload.jobs
+    doc = {
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now if now is not None else time.time())),
+        "history": {"path": str(Path(history).resolve()) if Path(history).is_file() else str(history),
+                    "jobs": len(jobs), "start": float(jobs.submit.min()), "end": float(jobs.submit.max())},
+        "objective": "avg_bsld" if result.twin.objective == "avg_bsld" else "avg_wait_s",
+        "predicted": _predicted(m.test_scores[m.choice.winner]),
+    }
+    if Path(history).is_file():
+        doc["history"]["sha256"] = sha256_of(history)
+    if m.choice.runner_up:
+        r = m.candidate(m.choice.runner_up)
+        doc["runner_up"] = {"ranking": r.label, "backfill": backfill,
+                            "predicted": _predicted(m.test_scores[m.choice.runner_up])}
+    return doc
+
+
+def ranking_of(m: ModeResult) -> dict:
+    """The chosen ranking as the policy file writes it."""
+    return _spec_dict(m.candidate(m.choice.winner))
+
+
+def write(path: str | Path, m: ModeResult, twin: dict) -> Path:
+    """Write the policy file for the mode ``m`` (:func:`.policyfile.write_policy`)."""
+    from .policyfile import write_policy
+
+    return write_policy(path, m.candidate(m.choice.winner).spec, twin)
+
+
+def summary(docs: list[dict]) -> str:
+    """Markdown: per trace and backfill mode, the tuned choice against the best fixed ranking (every fixed
+    candidate: heuristics, multifactor, the DQN, each with and without the floor) and the shipped default, all
+    on the held-back part."""
+    lines = ["| trace | backfill | tuned choice | tuned avg bsld | best fixed | best fixed avg bsld | tuned vs best "
+             "fixed | shipped default avg bsld | tuned max wait s | verdict |", "|" + "---|" * 10]
+    for doc in docs:
+        for bf in (True, False):
+            rows = [r for r in doc["ranking"] if r["backfill"] == bf]
+            if not rows:
+                continue
+            tuned = next(r for r in rows if r["chosen"])
+            fixed = min((r for r in rows if r.get("family") == "fixed"), key=lambda r: r["avg_bsld"])
+            default = next((r for r in rows if r.get("shipped_default")), None)
+            gain = (tuned["avg_bsld"] - fixed["avg_bsld"]) / fixed["avg_bsld"] * 100
+            verdict = ("better" if tuned["avg_bsld"] < fixed["avg_bsld"] * (1 - 1e-9) else
+                       "tie" if tuned["avg_bsld"] <= fixed["avg_bsld"] * (1 + 1e-9) else "WORSE")
+            lines.append(f"| {doc.get('workload')} | {'on' if bf else 'off'} | {tuned['policy']} | "
+                         f"{tuned['avg_bsld']:.2f} | {fixed['policy']} | {fixed['avg_bsld']:.2f} | {gain:+.1f} % | "
+                         f"{_f(default and default['avg_bsld'])} | {tuned['max_wait_s']:.0f} | {verdict} |")
+    return "\n".join(lines)

@@ -1,0 +1,88 @@
+"""Choose among scored candidates: pure, on small tables.
+
+Rules, in order:
+
+1. the constraint: a candidate whose max wait exceeds the bound is out (when every candidate exceeds it, none
+   is ruled out and the choice says so);
+2. the best objective among the rest;
+3. a tie: a candidate is tied with the best when it is both practically equal (objective within ``rel_tol`` of
+   the best's) and within noise (its paired per-block difference from the best at most ``z`` standard errors;
+   blocks of consecutive validation jobs, so both see the same jobs). Not the one-standard-error rule alone:
+   the fixed rankings have no fitted parameters and the weighted family is fitted on other jobs, so every
+   validation figure is an equally noisy, unbiased estimate and a simpler candidate is no safer a bet;
+   the first evaluation (Lublin-1, backfill on) with the SE rule alone chose F1 (validation 32.9) over the
+   fitted member (24.1), which then lost on the held-back part (35.4 vs 20.3);
+4. among the tied, the simplest wins (lowest complexity; then the better objective).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One candidate's validation result."""
+
+    label: str
+    complexity: float
+    objective: float
+    max_wait_s: float
+    blocks: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Choice:
+    winner: str
+    runner_up: str | None
+    best: str  # the best objective among the feasible (may differ from the winner when tied)
+    feasible: tuple[str, ...]
+    tied: tuple[str, ...]
+    bound_s: float | None
+    constrained: bool  # False when no candidate met the bound and it was dropped
+    why: str
+
+
+def within_noise(candidate: Sequence[float], best: Sequence[float], z: float = 1.0) -> bool:
+    """True when ``candidate`` is not worse than ``best`` by more than ``z`` standard errors of the paired
+    block differences (no blocks: only an equal mean ties)."""
+    a, b = np.asarray(candidate, float), np.asarray(best, float)
+    if len(a) != len(b) or len(a) < 2:
+        return bool(len(a) == len(b) and len(a) and a.mean() <= b.mean())
+    d = a - b
+    se = d.std(ddof=1) / math.sqrt(len(d))
+    return bool(d.mean() <= z * se + 1e-12 * max(1.0, abs(b.mean())))
+
+
+def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.0, rel_tol: float = 0.01) -> Choice:
+    """The winner among ``entries`` (non-empty; labels unique) by the module's rules."""
+    if not entries:
+        raise ValueError("no candidate to choose from")
+    feasible = [e for e in entries if bound_s is None or e.max_wait_s <= bound_s]
+    constrained = bound_s is not None and bool(feasible)
+    if not feasible:
+        feasible = list(entries)
+    best = min(feasible, key=lambda e: (e.objective, e.complexity))
+    tied = [e for e in feasible if e is best or (e.objective <= best.objective * (1 + rel_tol) + 1e-12
+                                                   and within_noise(e.blocks, best.blocks, z))]
+    winner = min(tied, key=lambda e: (e.complexity, e.objective))
+    rest = sorted((e for e in feasible if e is not winner), key=lambda e: (e.objective, e.complexity))
+    runner = rest[0] if rest else None
+    why = [f"objective {winner.objective:.4g}"]
+    if winner is not best:
+        why.append(f"tied with the best ({best.label}, {best.objective:.4g}: within {rel_tol:.0%} and {z:g} standard "
+                   f"error of the paired block differences) and simpler")
+    else:
+        why.append("the best objective")
+    if bound_s is not None:
+        why.append(f"max wait {winner.max_wait_s:.0f} s <= bound {bound_s:.0f} s" if constrained else
+                   f"no candidate met the max-wait bound ({bound_s:.0f} s): bound dropped")
+        out = len(entries) - len(feasible)
+        if constrained and out:
+            why.append(f"{out} candidate(s) over the bound")
+    return Choice(winner.label, runner.label if runner else None, best.label, tuple(e.label for e in feasible),
+                  tuple(e.label for e in tied), bound_s, constrained, "; ".join(why))

@@ -1,0 +1,87 @@
+"""``hetsched tune`` end to end on a small SWF history (real files, real simulator), and its input errors."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+from slurm_plugin.policy import load_policy
+
+
+JOBS = 150
+FAST = ["-j", "1", "--candidates", "fcfs,sjf,multifactor"]  # the fixed rankings replayed here (tests stay fast)
+
+
+@pytest.fixture(scope="module")
+def swf(tmp_path_factory):
+    """JOBS jobs on a 16-node machine, loaded enough that the rankings differ."""
+    rng = np.random.default_rng(3)
+    lines = ["; MaxNodes: 16", "; MaxProcs: 16"]
+    t = 0
+    for i in range(JOBS):
+        t += int(rng.exponential(300))
+        run = int(rng.lognormal(6, 1.5)) + 1
+        n = int(rng.choice([1, 1, 2, 4, 8, 16]))
+        lines.append(f"{i + 1} {t} -1 {run} {n} -1 -1 {n} {int(run * rng.uniform(1, 3))} -1 1 {i % 7} -1 -1 -1 -1 -1 -1")
+    path = tmp_path_factory.mktemp("hist") / "small.swf"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_tune_writes_a_policy_file_the_cycle_loads_and_keeps_the_previous(swf, tmp_path):
+    out = tmp_path / "policy.yaml"
+    res = CliRunner().invoke(main, ["tune", "--history", str(swf), "--out", str(out), "--explain", *FAST])
+    assert res.exit_code == 0, res.output
+    assert "WINNER" in res.stdout and "(shipped default)" in res.stdout
+    spec = load_policy(out)
+    assert spec.twin.objective == "avg_bsld" and spec.twin.previous is None
+    assert spec.twin.history.jobs == JOBS and spec.twin.predicted.avg_bsld >= 1.0
+    assert spec.twin.runner_up.ranking and spec.twin.runner_up.backfill is True
+    first = out.read_text()
+    res = CliRunner().invoke(main, ["tune", "--history", str(swf), "--out", str(out), "--json", *FAST])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    again = load_policy(out)
+    assert again.twin.previous and open(again.twin.previous).read() == first
+    assert doc["policy_file"] == str(out) and doc["chosen"] != doc["runner_up"]
+
+
+def test_evaluate_writes_the_issue_format(swf, tmp_path):
+    out = tmp_path / "eval.json"
+    res = CliRunner().invoke(main, ["tune", "--evaluate", str(swf), "--output", str(out), *FAST])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["split"]["tune_jobs"] + doc["split"]["test_jobs"] == JOBS
+    assert {r["backfill"] for r in doc["ranking"]} == {True, False}
+    for row in doc["ranking"]:
+        assert {"policy", "backfill", "avg_bsld", "avg_wait_s", "max_wait_s", "chosen"} <= set(row)
+    for bf in (True, False):
+        rows = [r for r in doc["ranking"] if r["backfill"] == bf]
+        assert sum(r["chosen"] for r in rows) == 1
+        assert {"fcfs", "sjf+floor", "multifactor+floor"} <= {r["policy"] for r in rows}
+    assert isinstance(doc["power"], list)
+
+
+def test_missing_history_names_the_file(tmp_path):
+    res = CliRunner().invoke(main, ["tune", "--history", str(tmp_path / "nope.txt")])
+    assert res.exit_code == 2 and "nope.txt: no such history file" in res.output
+
+
+def test_bad_sacct_export_names_file_and_field(tmp_path):
+    bad = tmp_path / "hist.txt"
+    bad.write_text("JobID|Submit|Start\n1|2026-01-01T00:00:00|2026-01-01T00:01:00\n")
+    res = CliRunner().invoke(main, ["tune", "--site", "demo", "--history", str(bad)])
+    assert res.exit_code == 2 and "hist.txt" in res.output and "lacks End, Timelimit, NNodes, NCPUS" in res.output
+
+
+def test_unknown_format_and_missing_choice_are_usage_errors(tmp_path):
+    odd = tmp_path / "hist.xyz"
+    odd.write_text("x\n")
+    res = CliRunner().invoke(main, ["tune", "--history", str(odd)])
+    assert res.exit_code == 2 and "hist.xyz" in res.output and "unknown workload kind" in res.output
+    res = CliRunner().invoke(main, ["tune"])
+    assert res.exit_code == 2 and "--history" in res.output
+    res = CliRunner().invoke(main, ["tune", "--history", str(odd), "--candidates", "sjf,lifo"])
+    assert res.exit_code == 2 and "unknown ranking(s) lifo" in res.output

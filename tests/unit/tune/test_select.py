@@ -1,0 +1,61 @@
+"""The selection rules on small hand-made tables (pure)."""
+
+import pytest
+
+from slurm_plugin.tune.select import Entry, choose, within_noise
+
+
+def E(label, complexity, objective, max_wait=100.0, blocks=None):
+    return Entry(label, complexity, objective, max_wait, tuple(blocks if blocks is not None else [objective] * 5))
+
+
+def test_best_objective_wins_when_clearly_ahead():
+    c = choose([E("fcfs", 0, 10.0), E("sjf", 1, 5.0), E("dqn", 4, 7.0)])
+    assert (c.winner, c.runner_up, c.best) == ("sjf", "dqn", "sjf")
+    assert c.tied == ("sjf",)
+
+
+def test_simpler_wins_a_tie_within_noise():
+    # the complex one is better by 0.5 % on average, and the paired block differences swing by +-2: a tie
+    best = Entry("weighted", 3, 9.95, 100.0, (8, 12, 8, 12, 9.75))
+    simple = E("sjf", 1, 10.0, blocks=[10, 10, 10, 10, 10])
+    c = choose([best, simple])
+    assert (c.winner, c.best, c.runner_up) == ("sjf", "weighted", "weighted")
+    assert "tied with the best" in c.why and "simpler" in c.why
+
+
+def test_a_large_but_noisy_gain_is_not_a_tie():
+    # better by 20 % on average but within one standard error: not practically equal, the better one wins
+    best = Entry("weighted", 3, 8.0, 100.0, (2, 14, 2, 14, 8))
+    simple = E("sjf", 1, 10.0)
+    assert choose([best, simple]).winner == "weighted"
+    assert choose([best, simple], rel_tol=1.0).winner == "sjf"
+
+
+def test_consistent_small_gain_is_not_a_tie():
+    # better by 0.2 in every block: no noise, the complex candidate wins
+    best = Entry("weighted", 3, 9.8, 100.0, (9.7, 9.9, 9.8, 9.7, 9.9))
+    simple = Entry("sjf", 1, 10.0, 100.0, (9.9, 10.1, 10.0, 9.9, 10.1))
+    assert choose([best, simple]).winner == "weighted"
+
+
+def test_max_wait_bound_rules_out_and_is_dropped_when_nobody_meets_it():
+    c = choose([E("sjf", 1, 5.0, max_wait=1000), E("fcfs", 0, 9.0, max_wait=50)], bound_s=100)
+    assert c.winner == "fcfs" and c.feasible == ("fcfs",) and c.constrained
+    c = choose([E("sjf", 1, 5.0, max_wait=1000), E("fcfs", 0, 9.0, max_wait=500)], bound_s=100)
+    assert c.winner == "sjf" and not c.constrained and "bound dropped" in c.why
+
+
+def test_equal_objectives_go_to_the_simpler():
+    assert choose([E("wfp3", 2, 4.0), E("sjf", 1, 4.0)]).winner == "sjf"
+
+
+def test_empty_table_is_an_error():
+    with pytest.raises(ValueError, match="no candidate"):
+        choose([])
+
+
+def test_within_noise_edge_cases():
+    assert within_noise([1.0], [1.0]) and not within_noise([2.0], [1.0])
+    assert not within_noise([1.0, 2.0], [1.0])  # different block counts never tie
+    assert within_noise([5, 5, 5], [5, 5, 5])
