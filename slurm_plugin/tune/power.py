@@ -45,7 +45,7 @@ DEFAULT_SUSPEND_S = 300.0  # the timer whose wait budget a site without a Suspen
 
 
 @dataclass(frozen=True)
-class Candidate:
+class PowerCandidate:
     """One power setting: ``policy`` (idle-timer, planner, planner+arch, demand-timer), ``param`` (its
     parameters in words) and the :class:`ScalingSpec` that runs it (simulated and live)."""
 
@@ -64,20 +64,20 @@ def _s(v: float) -> str:
 
 def candidates(multi_arch: bool, timers: Sequence[float] = TIMER_SUSPEND_S,
                grid: Sequence[tuple[float, float]] = DEMAND_GRID,
-               prices: Sequence[float] = WAIT_PRICES_W) -> list[Candidate]:
+               prices: Sequence[float] = WAIT_PRICES_W) -> list[PowerCandidate]:
     """Every candidate, timers first. ``multi_arch``: the machine has CPU groups of two or more architectures
     (only then is ``planner+arch`` a different policy)."""
-    out = [Candidate("idle-timer", f"SuspendTime {_s(t)}", ScalingSpec(name="idle-timer", suspend_time_s=t))
+    out = [PowerCandidate("idle-timer", f"SuspendTime {_s(t)}", ScalingSpec(name="idle-timer", suspend_time_s=t))
            for t in timers]
     for price in prices:
         for arch in (False, True) if multi_arch else (False,):
-            out.append(Candidate("planner+arch" if arch else "planner", f"wait price {price:g} W",
+            out.append(PowerCandidate("planner+arch" if arch else "planner", f"wait price {price:g} W",
                                  ScalingSpec(name="planner", wait_price_w=price, arch=arch, pid=False)))
     for grace, quiet in grid:
         if quiet >= grace:
             raise ValueError(f"demand-timer ({grace:g}, {quiet:g}): the quiet grace must be shorter than the grace "
                              "(equal is the idle timer itself)")
-        out.append(Candidate("demand-timer", f"grace {_s(grace)}, quiet {_s(quiet)}",
+        out.append(PowerCandidate("demand-timer", f"grace {_s(grace)}, quiet {_s(quiet)}",
                              ScalingSpec(name="planner", wait_price_w=None, grace_s=grace, quiet_grace_s=quiet)))
     return out
 
@@ -133,7 +133,7 @@ class TimerMatch:
     reason: str
 
 
-def match_timers(cands: Sequence[Candidate], tune: Sequence[Part], test: Sequence[Part]) -> list[TimerMatch]:
+def match_timers(cands: Sequence[PowerCandidate], tune: Sequence[Part], test: Sequence[Part]) -> list[TimerMatch]:
     """For each timer candidate: the non-timer candidates that dominate it on the tuning part, the one of them
     with the least tuning energy (then wait, then order), and whether it dominates on the held-back part. Pure."""
     out = []
@@ -158,7 +158,7 @@ def match_timers(cands: Sequence[Candidate], tune: Sequence[Part], test: Sequenc
     return out
 
 
-def chosen_index(cands: Sequence[Candidate], matches: Sequence[TimerMatch], suspend_time_s: float) -> int:
+def chosen_index(cands: Sequence[PowerCandidate], matches: Sequence[TimerMatch], suspend_time_s: float) -> int:
     """The candidate that becomes the policy file's ``scaling:``: for the site's SuspendTime, the planner pick
     when it held on the held-back part, else that timer."""
     m = next((m for m in matches if m.suspend_time_s == suspend_time_s), None)
@@ -173,7 +173,7 @@ class PowerTuning:
     """The candidates, their scores, the per-timer matches and the chosen setting (:meth:`rows` are the issue's
     JSON ``power`` rows, scored on the held-back part)."""
 
-    candidates: list[Candidate]
+    candidates: list[PowerCandidate]
     tune: list[Part]
     test: list[Part]
     matches: list[TimerMatch]

@@ -22,18 +22,18 @@ from slurm_plugin.sim.power import ON
 from slurm_plugin.sim.run import Prepared
 from slurm_plugin.sim.views import PowerView
 from slurm_plugin.snapshot import JobState
-from slurm_plugin.tune.power import (Candidate, Part, candidates, chosen_index, energy_between, match_timers,
+from slurm_plugin.tune.power import (PowerCandidate, Part, candidates, chosen_index, energy_between, match_timers,
                                      part_scores, scaling_section, tune_power)
 from slurm_plugin.tune.split import split_history
 from slurm_plugin.workload import ARCH_BIT, JobTable, Workload
 
 from ..cycle.builders import SITE, demo_node, demo_snapshot
 
-TIMER = Candidate("idle-timer", "SuspendTime 300 s", ScalingSpec(name="idle-timer", suspend_time_s=300.0))
-TIMER2 = Candidate("idle-timer", "SuspendTime 900 s", ScalingSpec(name="idle-timer", suspend_time_s=900.0))
-PLAN_A = Candidate("demand-timer", "a", ScalingSpec(name="planner", wait_price_w=None, grace_s=900.0,
+TIMER = PowerCandidate("idle-timer", "SuspendTime 300 s", ScalingSpec(name="idle-timer", suspend_time_s=300.0))
+TIMER2 = PowerCandidate("idle-timer", "SuspendTime 900 s", ScalingSpec(name="idle-timer", suspend_time_s=900.0))
+PLAN_A = PowerCandidate("demand-timer", "a", ScalingSpec(name="planner", wait_price_w=None, grace_s=900.0,
                                                     quiet_grace_s=60.0, arch=False))
-PLAN_B = Candidate("planner", "b", ScalingSpec(name="planner", arch=False))
+PLAN_B = PowerCandidate("planner", "b", ScalingSpec(name="planner", arch=False))
 CANDS = [TIMER, TIMER2, PLAN_A, PLAN_B]
 
 
