@@ -27,16 +27,15 @@ def _history(path: str, site: str | None, drop_unfit: bool):
         fail(str(err), EXIT_USAGE)
 
 
-def _power(result, backfill: bool) -> tuple[list[dict], str | None]:
-    """The power sweep's rows from ``slurm_plugin.tune.power`` when it is there, else none and a note."""
+def _power(result, procs: int | None):
+    """The power sweep (:func:`slurm_plugin.tune.power.tune_power`) on the whole history under the ranking chosen
+    for backfill on (power runs with backfill); None when the power module is missing."""
     try:
-        from ..tune import power
+        from ..tune.power import tune_power
     except ImportError:
-        return [], "power: slurm_plugin.tune.power is not on this branch yet; no power candidates evaluated"
-    run = getattr(power, "evaluate_power", None)
-    if run is None:
-        return [], "power: slurm_plugin.tune.power has no evaluate_power(twin, backfill=...) yet"
-    return run(result.twin, backfill=backfill), None
+        return None
+    m = result.modes[True]
+    return tune_power(result.twin.whole, result.twin.split, m.candidate(m.choice.winner).spec, jobs=procs)
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -71,6 +70,9 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 @click.option("--floor-hours", type=click.FloatRange(min=0, min_open=True), default=24.0, show_default=True,
               help="The age floor of the candidates that have one.")
 @click.option("--no-bound", is_flag=True, help="Drop the max-wait bound (age floor + longest time limit).")
+@click.option("--power/--no-power", default=True, show_default=True,
+              help="Also tune node power (idle timers vs the planner, slurm_plugin/tune/power.py) under the chosen "
+                   "ranking; the policy file gets its scaling section and predicted energy.")
 @click.option("--candidates", default=None, metavar="NAMES",
               help="Comma list of the fixed rankings to replay (default: all: fcfs,sjf,wfp3,unicep,f1,multifactor,"
                    "dqn); the weighted family is always searched.")
@@ -80,8 +82,8 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 @json_option
 @output_option
 @handle_errors(WorkloadError, ValueError, OSError)
-def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, candidates, drop_unfit, plot,
-         as_json, output) -> None:
+def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, candidates, drop_unfit,
+         plot, as_json, output) -> None:
     """Choose the ranking by replaying the site's history (the twin); write it as a policy file."""
     from ..policy import PolicyError
     from ..tune import report
@@ -93,16 +95,22 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
     path = evaluate or history
     p = _history(path, site, drop_unfit)
     modes = (True, False) if evaluate else (backfill,)
+    power = power and True in modes
     result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
                           jobs=procs, names=names)
+    pt = _power(result, procs) if power else None
     if explain or not (as_json or output):
         click.echo(report.explain(result))
+        if pt is not None:
+            from ..tune.power_eval import summary
+
+            click.echo("\npower (backfill on, under the chosen ranking):\n" + summary(pt))
     if evaluate:
-        rows, note = [], None
-        for bf in modes:
-            got, note = _power(result, bf)
-            rows += got
-        doc = report.evaluation(result, rows, note)
+        note = None if pt is not None else "power not evaluated (--no-power)" if not power else \
+            "power: slurm_plugin.tune.power is missing"
+        doc = report.evaluation(result, pt.rows() if pt is not None else [], note)
+        if pt is not None:
+            doc["power_selection"] = {k: v for k, v in pt.as_dict().items() if k != "power"}
         from ..sim.run import provenance
 
         doc["provenance"] = provenance()
@@ -113,11 +121,13 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
     else:
         m = result.modes[backfill]
         twin = report.twin_section(result, path, backfill)
+        if pt is not None:
+            twin["predicted"]["energy_kwh"] = pt.test[pt.chosen].energy_kwh
         doc = {"chosen": m.choice.winner, "runner_up": m.choice.runner_up, "why": m.choice.why,
                "twin": twin, "ranking": report.ranking_of(m)}
         if out:
             try:
-                written = report.write(out, m, twin)
+                written = report.write(out, m, twin, pt.scaling if pt is not None else None)
             except PolicyError as err:
                 fail(str(err), EXIT_USAGE)
             doc["policy_file"] = str(written)

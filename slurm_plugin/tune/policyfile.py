@@ -76,15 +76,20 @@ def keep_previous(path: Path) -> Path | None:
     return target
 
 
-def write_policy(path: str | Path, ranking: RankingSpec, twin: dict) -> Path:
+def write_policy(path: str | Path, ranking: RankingSpec, twin: dict, scaling=None) -> Path:
     """Write the tuned policy to ``path`` atomically; the file there before is kept and named in
-    ``twin.previous``. Returns ``path``."""
+    ``twin.previous``. ``scaling`` (a ScalingSpec, e.g. the power tuner's choice) replaces the kept one.
+    Returns ``path``."""
     import yaml
 
     from ..fsio import write_file_atomic
 
     path = Path(path)
     kept = previous_sections(path)
+    if scaling is not None:
+        from .power import scaling_section
+
+        kept["scaling"] = scaling_section(scaling)
     previous = keep_previous(path)
     twin = {**twin, "previous": str(previous.resolve()) if previous else None}
     doc = policy_document(ranking, twin, kept)

@@ -108,11 +108,12 @@ def ranking_of(m: ModeResult) -> dict:
     return _spec_dict(m.candidate(m.choice.winner))
 
 
-def write(path: str | Path, m: ModeResult, twin: dict) -> Path:
-    """Write the policy file for the mode ``m`` (:func:`.policyfile.write_policy`)."""
+def write(path: str | Path, m: ModeResult, twin: dict, scaling=None) -> Path:
+    """Write the policy file for the mode ``m`` (:func:`.policyfile.write_policy`); ``scaling`` (a ScalingSpec,
+    from the power tuner) replaces the previous file's scaling section."""
     from .policyfile import write_policy
 
-    return write_policy(path, m.candidate(m.choice.winner).spec, twin)
+    return write_policy(path, m.candidate(m.choice.winner).spec, twin, scaling)
 
 
 def summary(docs: list[dict]) -> str:

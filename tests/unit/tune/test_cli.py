@@ -11,7 +11,7 @@ from slurm_plugin.policy import load_policy
 
 
 JOBS = 150
-FAST = ["-j", "1", "--candidates", "fcfs,sjf,multifactor"]  # the fixed rankings replayed here (tests stay fast)
+FAST = ["-j", "1", "--candidates", "fcfs,sjf,multifactor", "--no-power"]  # few replays: tests stay fast
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +46,16 @@ def test_tune_writes_a_policy_file_the_cycle_loads_and_keeps_the_previous(swf, t
     again = load_policy(out)
     assert again.twin.previous and open(again.twin.previous).read() == first
     assert doc["policy_file"] == str(out) and doc["chosen"] != doc["runner_up"]
+
+
+def test_power_is_tuned_under_the_chosen_ranking_and_written(swf, tmp_path):
+    out = tmp_path / "policy.yaml"
+    res = CliRunner().invoke(main, ["tune", "--history", str(swf), "--out", str(out), "-j", "1",
+                                    "--candidates", "sjf"])
+    assert res.exit_code == 0, res.output
+    assert "power (backfill on, under the chosen ranking)" in res.stdout and "SuspendTime" in res.stdout
+    spec = load_policy(out)
+    assert spec.scaling.name in ("idle-timer", "planner") and spec.twin.predicted.energy_kwh > 0
 
 
 def test_evaluate_writes_the_issue_format(swf, tmp_path):
