@@ -92,10 +92,10 @@ def _plan(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None):
     for g in items:
         why = _impossible(g, snap, archs)
         if why:
-            return Admission.reject(f"--gres={','.join(map(_fmt, items))}: {why}")
+            return Admission.reject(f"--gres={','.join(map(_fmt, items))}: {why}", "gres")
     capable = [n for n in snap.nodes if all(_serves(n, g, archs) for g in items)]
     if not capable:
-        return Admission.reject(f"no single node has all of {', '.join(map(_fmt, items))}")
+        return Admission.reject(f"no single node has all of {', '.join(map(_fmt, items))}", "combination")
     preferred = _class_types(wclass, capable, items)
     eligible = [n for n in capable if not preferred or any(
         t in preferred for g in items if not g.type for t in n.gres_types(g.name))]
@@ -105,7 +105,7 @@ def _plan(req: JobRequest, snap: Snapshot, wclass: WorkloadClass | None):
         if not any(n.name in names for p in asked for n in snap.nodes_in(p)) and all(snap.partition(p) for p in asked):
             holders = sorted({p.name for p in snap.partitions for n in snap.nodes_in(p.name) if n.name in names})
             return Admission.reject(f"partition {req.partition} has no node with {', '.join(map(_fmt, items))} "
-                                   f"(partitions that do: {', '.join(holders)})")
+                                   f"(partitions that do: {', '.join(holders)})", "partition")
         return None
     best = _best_partition(snap, names, req)
     if best is None:

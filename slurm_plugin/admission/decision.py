@@ -13,13 +13,15 @@ SETTABLE = ("partition", "features", "qos", "site_factor", "comment",
 class Admission:
     """``action`` is ``accept`` or ``reject``; ``changes`` maps job_desc fields (:data:`SETTABLE`) to new
     values; ``reasons`` says why, one sentence each, shown to the user by the shim; ``kinds`` tags what was
-    decided (``arch``, ``accel``, ``class``, ``rightsize``, ``refuse``) for tests and logs.
+    decided (``arch``, ``accel``, ``class``, ``rightsize``, ``refuse``) for tests and logs; ``cause`` is a
+    refusal's bounded category (``gres``, ``combination``, ``partition``, ``other``) for metrics.
     """
 
     action: str = "accept"
     changes: dict[str, str | int] = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
+    cause: str = ""
 
     def __post_init__(self) -> None:
         unknown = set(self.changes) - set(SETTABLE)
@@ -31,8 +33,8 @@ class Admission:
         return "; ".join(self.reasons)
 
     @classmethod
-    def reject(cls, reason: str) -> Admission:
-        return cls(action="reject", reasons=(reason,), kinds=("refuse",))
+    def reject(cls, reason: str, cause: str = "other") -> Admission:
+        return cls(action="reject", reasons=(reason,), kinds=("refuse",), cause=cause)
 
 
 @dataclass

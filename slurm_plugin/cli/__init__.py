@@ -36,6 +36,8 @@ GROUPS: dict[str, LazyCommand] = {
     "rank": LazyCommand(".rank:rank", "Learned job ranking (DQN over 8 priority bands): train, evaluate."),
     "tune": LazyCommand(".tune:tune",
                         "Choose the ranking by replaying the site's history (the twin); write it as a policy file."),
+    "status": LazyCommand(".status:status",
+                          "One screen for the whole pool: node groups, power states, queue, last cycle, daemon health."),
     "completion": LazyCommand(".docs:completion", "Print the shell completion script for SHELL."),
     "man": LazyCommand(".docs:man", "Write the man pages (troff) into DIRECTORY."),
 }

@@ -14,6 +14,7 @@ import click
 
 from ..admission.trust import Accounting
 from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
+from ..daemon.config import MetricsSettings
 from ..daemon.peercred import resolve_uid
 from ..scale.rightsize import apply_table
 from ..site import load_site, resolve_site_path
@@ -38,15 +39,26 @@ def daemon() -> None:
 @click.option("--allow-user", "allow_users", multiple=True, help="User (name or uid) allowed to ask; repeatable.")
 @click.option("--pid-file", help="Write the daemon's pid here while it runs.")
 @click.option("--refresh", "refresh_s", type=float, help="Seconds between snapshot refreshes.")
+@click.option("--metrics-listen", help="HOST:PORT serving Prometheus /metrics, or 'off' (default: the config's "
+                                       "metrics.listen, 127.0.0.1:9817).")
+@click.option("--metrics-textfile", help="Also rewrite this file for node_exporter's textfile collector.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 @handle_errors()
-def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, refresh_s, log_level) -> None:
+def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, refresh_s, metrics_listen,
+            metrics_textfile, log_level) -> None:
     """Serve admission requests until SIGTERM/SIGINT (foreground; systemd runs it as hetsched.service)."""
     logging.getLogger().setLevel(log_level.upper())
     cfg = DaemonConfig.load(config_path, socket=socket_path, site=site, slurm_conf=slurm_conf,
                             allow_users=allow_users or None, pid_file=pid_file, refresh_s=refresh_s)
     cfg = cfg.model_copy(update={"site": resolve_site(cfg.site)})
+    if metrics_listen is not None or metrics_textfile is not None:
+        try:
+            metrics_cfg = MetricsSettings.model_validate({**cfg.metrics.model_dump(), **{k: v for k, v in (
+                ("listen", metrics_listen), ("textfile", metrics_textfile)) if v is not None}})
+        except ValueError as err:
+            fail(f"--metrics-listen/--metrics-textfile: {err}", 2)
+        cfg = cfg.model_copy(update={"metrics": metrics_cfg})
     try:
         uids = {resolve_uid(u) for u in cfg.allow_users}
         ctld_uid = resolve_uid(cfg.priority_user) if cfg.priority_user is not None else None
@@ -76,12 +88,15 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
                              socket_mode=cfg.socket_mode, read_timeout_s=cfg.read_timeout_s,
                              max_connections=cfg.max_connections, idle_timeout_s=cfg.idle_timeout_s,
                              max_connections_per_user=cfg.max_connections_per_user, priority_uid=ctld_uid)
+    server.metrics.serve(cfg.metrics.listen)
+    server.metrics.start_textfile(cfg.metrics.textfile, cfg.metrics.textfile_interval_s)
     try:
         with PidFile(cfg.pid_file):
             _event_loop_runner()(run_until_signal(server))
     except RuntimeError as err:
         fail(str(err))
     finally:
+        server.metrics.close()
         refresher.stop(wait=2.0)
         collector.close()
 

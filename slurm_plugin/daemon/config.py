@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..admission import AdmissionOptions
+from .metrics import DEFAULT_LISTEN, metrics_url, parse_listen
 
 
 class AdmissionSettings(BaseModel):
@@ -19,6 +20,28 @@ class AdmissionSettings(BaseModel):
 
     def options(self) -> AdmissionOptions:
         return AdmissionOptions(**self.model_dump())
+
+
+class MetricsSettings(BaseModel):
+    """Prometheus metrics: ``listen`` HOST:PORT for ``/metrics`` (null or "off": no endpoint); ``textfile``:
+    also rewrite this file every ``textfile_interval_s`` s (for node_exporter's textfile collector)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    listen: str | None = DEFAULT_LISTEN
+    textfile: str | None = None
+    textfile_interval_s: Annotated[float, Field(gt=0)] = 15.0
+
+    @field_validator("listen")
+    @classmethod
+    def _address(cls, value):
+        parse_listen(value)  # ValueError names the bad address; pydantic adds the field path
+        return value
+
+    @property
+    def url(self) -> str | None:
+        """The scrape URL this setting asks for (None when off)."""
+        where = parse_listen(self.listen)
+        return metrics_url(*where) if where else None
 
 
 class DaemonConfig(BaseModel):
@@ -43,6 +66,7 @@ class DaemonConfig(BaseModel):
         """slurmctld's user: ``slurmctld_user``, else the first of ``allow_users``."""
         return self.slurmctld_user if self.slurmctld_user is not None else next(iter(self.allow_users), None)
     admission: AdmissionSettings = AdmissionSettings()
+    metrics: MetricsSettings = MetricsSettings()
 
     @field_validator("socket_mode", mode="before")
     @classmethod

@@ -22,11 +22,13 @@ import socket
 import time
 from collections import Counter
 from pathlib import Path
+from time import perf_counter
 
 from ..admission import AdmissionOptions, admit
 from ..site import Site
 from ..snapshot import SnapshotRefresher
 from .guard import EscapeControl, RateLimited, escape, secure_socket_dir
+from .metrics import AdmissionMetrics
 from .peercred import peer_ids
 from .protocol import MAX_REQUEST_BYTES, ProtocolError, encode_decision, encode_error, parse_request
 
@@ -61,6 +63,7 @@ class _Connection(asyncio.Protocol):
         srv.open_connections += 1
         if uid not in srv.allowed_uids:
             srv.stats["denied"] += 1
+            srv.metrics.failed("unauthorised")
             srv.log_refusal(uid, pid, "not in allow_users")
             self._finish(encode_error(f"uid {uid} may not use this socket"))
         elif uid == srv.priority_uid:
@@ -72,6 +75,7 @@ class _Connection(asyncio.Protocol):
         elif len(mine) > srv.max_connections_per_user or srv.open_connections - len(
                 srv.connections.get(srv.priority_uid, ())) > srv.max_connections:
             srv.stats["busy"] += 1
+            srv.metrics.failed("busy")
             srv.log_refusal(uid, pid, f"busy ({len(mine) - 1} open from this uid)")
             self._finish(encode_error("busy: too many connections"))
         else:
@@ -105,6 +109,7 @@ class _Connection(asyncio.Protocol):
         self.timer = None
         if self.why == "partial":
             self.server.stats["error"] += 1
+            self.server.metrics.failed("timeout")
             log.warning("request from pid %d: nothing complete within %.1f s", self.peer[0],
                         self.server.read_timeout_s)
             self._finish(encode_error("request not received in time"))
@@ -131,6 +136,7 @@ class _Connection(asyncio.Protocol):
             self.transport.write(self.server.answer(line))
         if len(self.buffer) > MAX_REQUEST_BYTES:
             self.server.stats["error"] += 1
+            self.server.metrics.failed("too_large")
             log.warning("request from pid %d larger than %d bytes: closing", self.peer[0], MAX_REQUEST_BYTES)
             self.buffer.clear()
             self._finish(encode_error(f"request larger than {MAX_REQUEST_BYTES} bytes"))
@@ -153,14 +159,16 @@ class AdmissionServer:
     """Serves admission requests on ``socket_path`` for the uids in ``allowed_uids``.
 
     ``stats`` counts outcomes (``accept``, ``reject``, ``error``, ``denied``, ``busy``, ``evicted``) for logs
-    and tests. ``priority_uid``: slurmctld's uid, never refused as busy (None: none is special).
+    and tests; ``metrics`` (:class:`.metrics.AdmissionMetrics`) the same for Prometheus. ``priority_uid``:
+    slurmctld's uid, never refused as busy (None: none is special).
     """
 
     def __init__(self, socket_path: str | Path, site: Site, refresher: SnapshotRefresher,
                  allowed_uids: set[int], options: AdmissionOptions = AdmissionOptions(),
                  socket_mode: int = 0o600, read_timeout_s: float = 1.0, max_connections: int = 64,
                  idle_timeout_s: float = 600.0, max_connections_per_user: int = 8,
-                 priority_uid: int | None = None, refusal_log_period_s: float = 60.0):
+                 priority_uid: int | None = None, refusal_log_period_s: float = 60.0,
+                 metrics: AdmissionMetrics | None = None):
         self.socket_path = Path(socket_path)
         self.site, self.refresher, self.allowed_uids, self.options = site, refresher, allowed_uids, options
         self.socket_mode, self.read_timeout_s = socket_mode, read_timeout_s
@@ -170,6 +178,12 @@ class AdmissionServer:
         self.open_connections = 0
         self.connections: dict[int, dict[_Connection, None]] = {}  # uid -> its open connections, oldest first
         self._refusals = RateLimited(refusal_log_period_s)
+        self.metrics = metrics or AdmissionMetrics(self._snapshot_age, lambda: self.open_connections)
+
+    def _snapshot_age(self) -> float:
+        """Seconds since the snapshot in use was taken; NaN before the first one (scraped, not on the hot path)."""
+        snap = self.refresher.current
+        return snap.age_s() if snap.known else float("nan")
 
     def log_refusal(self, uid: int, pid: int, why: str) -> None:
         """One warning per uid per period (a flood of refused connects must not flood the log)."""
@@ -179,23 +193,29 @@ class AdmissionServer:
                         f" ({more} more refused since the last line)" if more else "")
 
     def answer(self, line: bytes) -> bytes:
-        """The reply line for one request line (pure apart from the stats and the log); never raises."""
+        """The reply line for one request line (pure apart from the stats, metrics and log); never raises."""
+        started = perf_counter()
         try:
             req = parse_request(line)
         except ProtocolError as err:
             self.stats["error"] += 1
+            self.metrics.failed("malformed")
             log.warning("malformed request: %s", err)
             return encode_error(str(err))
         try:
-            return self._decide(req)
+            reply = self._decide(req)
         except Exception:  # a bug must cost one error reply (the shim fails open), never the connection
             self.stats["error"] += 1
+            self.metrics.failed("internal")
             log.exception("admission failed for %s", escape(repr(req)[:500]))
             return encode_error("internal error in admission")
+        self.metrics.observe(perf_counter() - started)
+        return reply
 
     def _decide(self, req) -> bytes:
         decision = admit(req, self.refresher.current, self.site, self.options)
         self.stats[decision.action] += 1
+        self.metrics.decided(decision.action, bool(decision.changes), decision.kinds, decision.cause)
         log.log(logging.INFO if decision.action == "reject" else logging.DEBUG,
                 "%s uid=%s name=%s -> %s %s: %s", req.op, req.user_id, req.name, decision.action,
                 decision.changes, decision.reason)

@@ -1,0 +1,165 @@
+"""``hetsched status``: the whole pool on one screen - node groups by power state, the pending queue per
+class and tier, the cycle's last run and the admission daemon's health (its metrics endpoint answering).
+
+Read-only: it runs Slurm's read commands, reads the cycle's state file and scrapes the daemon's endpoint; a
+part that cannot be read is shown as such and the others still are. Exit 0 when Slurm and the daemon
+answer, 1 otherwise (so scripts and checks can use it).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from ..admission import JobRequest, classify
+from ..cycle.state import parse_cycle_state
+from ..daemon.config import DaemonConfig
+from ..scale.power_state import observed
+from ..site import Site, load_site
+from ..slurm import SlurmClient, SlurmError
+from ..snapshot import Snapshot, collect_snapshot
+from .common import emit_json, handle_errors, site_arguments, site_from
+from .output import json_option
+
+DEFAULT_STATE_DIR = "/var/lib/hetsched"
+SCRAPE_TIMEOUT_S = 2.0
+
+
+def node_groups(site: Site, snap: Snapshot) -> list[dict]:
+    """Per site node group: its node count and how many are in each power state (``missing``: not in Slurm,
+    ``unknown``: Slurm did not answer)."""
+    rows = []
+    for group in site.node_groups:
+        states: Counter[str] = Counter()
+        if not snap.known:
+            states["unknown"] = group.count
+        for host in group.hostnames if snap.known else ():
+            node = snap.node(host)
+            if node is None:
+                states["missing"] += 1
+            elif "DRAIN" in node.state.upper() or any(f.lower() == "drain" for f in node.flags):
+                states["drained"] += 1
+            elif "DOWN" in node.state.upper().split("+") and not node.powered_down:
+                states["down"] += 1
+            else:
+                states[observed(" ".join((node.state, *node.flags))).value] += 1
+        rows.append({"group": group.name, "nodes": group.count, "power": dict(sorted(states.items()))})
+    return rows
+
+
+def pending_queue(site: Site, snap: Snapshot, now: float) -> list[dict]:
+    """Pending jobs per (class, tier) as admission classifies them, with the oldest wait in seconds."""
+    groups: dict[tuple[str, str], list[float]] = {}
+    memo: dict[tuple, tuple[str, str]] = {}
+    for job in snap.jobs:
+        if not job.pending:
+            continue
+        key = (job.qos, job.comment, job.wckey, job.account, job.user_id)
+        if key not in memo:
+            c = classify(JobRequest(qos=job.qos or None, comment=job.comment or None, wckey=job.wckey or None,
+                                    account=job.account or None, user_id=job.user_id), site)
+            memo[key] = (c.workload_class.name if c.workload_class else "-", c.tier.name if c.tier else "-")
+        waited = now - job.submit_time if job.submit_time else 0.0
+        groups.setdefault(memo[key], []).append(max(waited, 0.0))
+    return [{"class": wclass, "tier": tier, "pending": len(waits), "oldest_wait_s": round(max(waits))}
+            for (wclass, tier), waits in sorted(groups.items())]
+
+
+def last_cycle(state_dir: Path, now: float) -> dict:
+    """The cycle's counters from ``cycle-state.json`` (never moved or rewritten here)."""
+    path = state_dir / "cycle-state.json"
+    try:
+        state = parse_cycle_state(json.loads(path.read_bytes()))
+    except FileNotFoundError:
+        return {"state_file": str(path), "error": "no cycle has run (no state file)"}
+    except (OSError, ValueError, TypeError) as err:
+        return {"state_file": str(path), "error": f"unreadable: {err}"}
+    return {"state_file": str(path), "cycles": state.cycles, "failures": state.failures,
+            "consecutive_failures": state.consecutive_failures, "last_ok_t": state.last_ok_t,
+            "last_ok_age_s": None if state.last_ok_t is None else round(now - state.last_ok_t, 1),
+            "last_error": state.last_error}
+
+
+def daemon_health(url: str | None) -> dict:
+    """Scrape ``url``: healthy when it answers with the daemon's series; its request counts and snapshot age."""
+    if url is None:
+        return {"metrics_url": None, "healthy": False, "error": "metrics are off in the daemon's config"}
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(url, timeout=SCRAPE_TIMEOUT_S) as reply:
+            text = reply.read().decode()
+    except (OSError, urllib.error.URLError) as err:
+        return {"metrics_url": url, "healthy": False, "error": f"no answer: {getattr(err, 'reason', err)}"}
+    requests, age = {}, None
+    try:
+        for fam in text_string_to_metric_families(text):
+            for s in fam.samples:
+                if s.name == "hetsched_admission_requests_total":
+                    requests[s.labels["decision"]] = int(s.value)
+                elif s.name == "hetsched_admission_snapshot_age_seconds":
+                    age = None if s.value != s.value else round(s.value, 1)  # NaN: no snapshot yet
+    except ValueError as err:
+        return {"metrics_url": url, "healthy": False, "error": f"not Prometheus text: {err}"}
+    if not requests:
+        return {"metrics_url": url, "healthy": False, "error": "answers, but not with the daemon's series"}
+    return {"metrics_url": url, "healthy": True, "requests": requests, "snapshot_age_s": age}
+
+
+def _text(doc: dict) -> None:
+    slurm = doc["slurm"]
+    click.echo(f"hetsched status of {doc['site']}  ({slurm.get('error') or 'Slurm ' + slurm['version']})")
+    click.echo("\nnode groups:")
+    for g in doc["node_groups"]:
+        states = ", ".join(f"{n} {s}" for s, n in g["power"].items()) or "-"
+        click.echo(f"  {g['group']:<16} {g['nodes']:>5} nodes  {states}")
+    click.echo("\npending (class / tier):")
+    for q in doc["pending"] or [{"class": "none", "tier": "", "pending": 0, "oldest_wait_s": 0}]:
+        click.echo(f"  {q['class']:<12} {q['tier']:<10} {q['pending']:>6} jobs  oldest {q['oldest_wait_s']} s")
+    c = doc["cycle"]
+    click.echo("\ncycle: " + (c["error"] if "error" in c else
+                             f"{c['cycles']} run, last ok {c['last_ok_age_s']} s ago, "
+                             f"{c['consecutive_failures']} failing in a row"
+                             + (f" (last error: {c['last_error']})" if c["consecutive_failures"] else "")))
+    d = doc["daemon"]
+    if d["healthy"]:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(d["requests"].items()))
+        click.echo(f"daemon: ok at {d['metrics_url']} ({counts}; snapshot {d['snapshot_age_s']} s old)")
+    else:
+        click.echo(f"daemon: NOT OK at {d['metrics_url']}: {d['error']}")
+
+
+@click.command()
+@site_arguments
+@click.option("--slurm-conf", envvar="SLURM_CONF", help="slurm.conf of the cluster (default: $SLURM_CONF).")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_STATE_DIR,
+              show_default=True, help="The cycle's state directory (its cycle-state.json).")
+@click.option("--daemon-config", type=click.Path(exists=True, dir_okay=False),
+              help="The daemon's settings file, for its metrics address (default: 127.0.0.1:9817).")
+@click.option("--metrics-url", help="The daemon's scrape URL (overrides --daemon-config).")
+@json_option
+@handle_errors()
+def status(site, site_option, slurm_conf, state_dir, daemon_config, metrics_url, as_json) -> None:
+    """One screen for the whole pool: node groups, power states, queue, last cycle, daemon health."""
+    site_path = site_from(site, site_option)
+    site_model = load_site(site_path)
+    now = time.time()
+    try:
+        client = SlurmClient(slurm_conf)
+        snap = collect_snapshot(client)
+        slurm = {"version": str(client.version)}
+    except (SlurmError, OSError) as err:
+        snap, slurm = Snapshot.empty(), {"error": f"Slurm did not answer: {err}"}
+    url = metrics_url or DaemonConfig.load(daemon_config).metrics.url
+    doc = {"site": site_path, "slurm": slurm, "metrics_url": url, "node_groups": node_groups(site_model, snap),
+           "pending": pending_queue(site_model, snap, now), "cycle": last_cycle(state_dir, now),
+           "daemon": daemon_health(url), "t": now}
+    emit_json(doc) if as_json else _text(doc)
+    if "error" in slurm or not doc["daemon"]["healthy"]:
+        raise SystemExit(1)

@@ -1,0 +1,101 @@
+"""The daemon's Prometheus metrics: the series exist in the text exposition and move with the requests."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from slurm_plugin.daemon import AdmissionServer
+from slurm_plugin.daemon.metrics import AdmissionMetrics, parse_listen
+from slurm_plugin.site import load_site
+from slurm_plugin.snapshot import SnapshotRefresher
+from tests.unit.admission.builders import demo
+
+
+def samples(text: bytes) -> dict[tuple[str, tuple], float]:
+    """(sample name, sorted labels) -> value, parsed by prometheus_client's own parser."""
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(text.decode()) for s in fam.samples}
+
+
+def request(job: dict) -> bytes:
+    return json.dumps({"v": 1, "op": "submit", "job": {"user_id": 0, **job}}).encode()
+
+
+@pytest.fixture
+def server(tmp_path):
+    refresher = SnapshotRefresher(lambda: dataclasses.replace(demo(), taken_at=time.time()))
+    refresher.refresh_once()
+    return AdmissionServer(tmp_path / "hs.sock", load_site("demo"), refresher, {os.getuid()})
+
+
+def test_series_move_with_decisions(server):
+    before = samples(server.metrics.text())
+    assert before[("hetsched_admission_requests_total", (("decision", "accept"),))] == 0
+    server.answer(request({"gres": "gres:gpu:1"}))  # routed to the gpu partition: accepted with changes
+    server.answer(request({"gres": "gres:gpu:9"}))  # no node has 9 GPUs: refused
+    server.answer(request({"gres": "gres:gpu:1", "partition": "batch"}))  # batch has no GPU node: refused
+    server.answer(b"{not json")
+    after = samples(server.metrics.text())
+    assert after[("hetsched_admission_requests_total", (("decision", "modify"),))] == 1
+    assert after[("hetsched_admission_requests_total", (("decision", "reject"),))] == 2
+    assert after[("hetsched_admission_requests_total", (("decision", "error"),))] == 1
+    assert after[("hetsched_admission_refusals_total", (("reason", "gres"),))] == 1
+    assert after[("hetsched_admission_refusals_total", (("reason", "partition"),))] == 1
+    assert after[("hetsched_admission_bad_requests_total", (("reason", "malformed"),))] == 1
+    assert after[("hetsched_admission_decision_kinds_total", (("kind", "accel"),))] == 1
+    assert after[("hetsched_admission_request_seconds_count", ())] == 3  # decided ones; errors are counted apart
+    assert 0 <= after[("hetsched_admission_snapshot_age_seconds", ())] < 60
+
+
+def test_no_job_ids_or_users_in_labels(server):
+    for i in range(50):
+        server.answer(request({"gres": f"gres:gpu:{i}", "name": f"job{i}", "user_id": i}))
+    label_values = {v for (_, labels) in samples(server.metrics.text()) for _, v in labels}
+    assert not any(v.startswith("job") or v.isdigit() for v in label_values if v not in ("+Inf",)), label_values
+
+
+def test_endpoint_and_textfile(tmp_path):
+    metrics = AdmissionMetrics(snapshot_age=lambda: 2.5)
+    url = metrics.serve("127.0.0.1:0")  # port 0: any free one
+    textfile = tmp_path / "node-exporter" / "hetsched.prom"
+    try:
+        metrics.start_textfile(textfile, interval_s=3600)
+        metrics.decided("accept", False, ())
+        with urllib.request.urlopen(url, timeout=5) as reply:
+            scraped = samples(reply.read())
+    finally:
+        metrics.close()  # writes the file one last time
+    assert scraped[("hetsched_admission_requests_total", (("decision", "accept"),))] == 1
+    assert scraped[("hetsched_admission_snapshot_age_seconds", ())] == 2.5
+    written = samples(textfile.read_bytes())
+    assert written[("hetsched_admission_requests_total", (("decision", "accept"),))] == 1
+    assert not list(textfile.parent.glob(".*"))  # no temporary file left behind
+
+
+def test_taken_port_does_not_stop_admission():
+    first = AdmissionMetrics()
+    url = first.serve("127.0.0.1:0")
+    try:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        assert AdmissionMetrics().serve(f"127.0.0.1:{port}") is None
+    finally:
+        first.close()
+
+
+@pytest.mark.parametrize("value, parsed", [("127.0.0.1:9817", ("127.0.0.1", 9817)), ("off", None), (None, None),
+                                           ("[::1]:9000", ("::1", 9000)), (":9000", ("127.0.0.1", 9000))])
+def test_parse_listen(value, parsed):
+    assert parse_listen(value) == parsed
+
+
+@pytest.mark.parametrize("value", ["9817", "host:", "host:99999", "host:abc"])
+def test_parse_listen_refuses(value):
+    with pytest.raises(ValueError, match="HOST:PORT"):
+        parse_listen(value)
