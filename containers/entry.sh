@@ -65,8 +65,10 @@ case $role in
     for dev in ${HETSCHED_DEVICES:-}; do
       [[ -e $dev ]] || { mkdir -p "$(dirname "$dev")"; mknod "$dev" c 1 3 2>/dev/null || touch "$dev"; }
     done
+    # a started container is a booted node: slurmd in a fresh time namespace whose boot clock starts now, so
+    # slurmctld sees a boot after its resume request (the host's boot time would be ignored until ResumeTimeout)
     say "slurmd $(hostname)"
-    exec slurmd -D
+    exec unshare --time --boottime "-$(cut -d. -f1 /proc/uptime)" slurmd -D
     ;;
   *) say "unknown role '$role' (db, dbd, ctl, node)"; exit 2 ;;
 esac

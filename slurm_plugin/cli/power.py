@@ -102,9 +102,10 @@ def _command(action: str, help_text: str) -> click.Command:
     @click.argument("hosts", nargs=-1, required=True)
     @click.option("--site", envvar="HETSCHED_SITE", show_envvar=True,
                   help=f"Site file naming each node group's BMC [default: {DEFAULT_SITE}].")
-    @click.option("--backend", type=click.Choice(["ipmi", "local", "redfish"]),
+    @click.option("--backend", type=click.Choice(["container", "ipmi", "local", "redfish"]),
                   help="Use this backend for every node instead of the one its node group names.")
-    @click.option("--cluster", help="Local cluster root: nodes of groups without a bmc are its slurmd processes.")
+    @click.option("--cluster", help="Local cluster root: nodes of groups without a bmc are its slurmd processes "
+                                    "(with --backend container: the container cluster's root).")
     @click.option("--log-file", help="Append one line per call here [default: $HETSCHED_POWER_LOG or "
                                      "/var/log/hetsched/power.log]; syslog gets the same lines.")
     @click.option("--slurm-conf", envvar="SLURM_CONF", help="slurm.conf for scontrol (marking failed nodes DOWN).")

@@ -23,11 +23,12 @@ import time
 from pathlib import Path
 
 from ..conf import render_site, write_atomic
-from ..data import data_dir
+from ..data import child_pythonpath, data_dir
 from ..site import load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import compose as cc
-from .procs import RecordedState
+from . import power_relay
+from .procs import RecordedState, is_running, spawn_detached, stop_pid
 
 log = logging.getLogger(__name__)
 CONTAINER_ROOT = Path("/var/lib/hetsched/containers")
@@ -41,8 +42,8 @@ default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
 runtime = "runc"
 cgroup_manager = "cgroupfs"
 """
-POWER_STUB = "#!/bin/sh\n# the container cluster has no power backend wired into slurmctld yet: nothing to do\nexit 0\n"
 FIRST_UID = 2001
+RELAY = "slurm_plugin.cluster.power_relay"
 
 
 class ContainerError(RuntimeError):
@@ -172,8 +173,9 @@ class ContainerCluster(RecordedState):
         if not (etc / "munge.key").exists():  # the host's key, so the host's clients are trusted too
             key = HOST_MUNGE_KEY.read_bytes() if HOST_MUNGE_KEY.exists() else os.urandom(1024)
             write_atomic(etc, {"munge.key": key}, mode=0o400)
-        write_atomic(etc, {"entry.sh": (containers_dir() / "entry.sh").read_text(), "hetsched-resume": POWER_STUB,
-                           "hetsched-suspend": POWER_STUB, "hetsched-resume-fail": POWER_STUB}, mode=0o755)
+        write_atomic(etc, {"entry.sh": (containers_dir() / "entry.sh").read_text(),
+                           **{f"hetsched-{a}": power_relay.PROGRAM.format(action=a) for a in power_relay.ACTIONS}},
+                     mode=0o755)
         write_atomic(self.root, {"containers.conf": ENGINE_CONF,
                                  "compose.yaml": cc.compose_text(cc.compose(site, p, users, containers_dir()))})
         return changed
@@ -219,6 +221,7 @@ class ContainerCluster(RecordedState):
             if changed:
                 log.warning("config changed while running: `scontrol reconfigure` (node changes need down/up)")
                 self.client().run("scontrol", "reconfigure", check=False)
+            self._start_relay(state)
             return state
         try:
             self._remove_leftovers(p)
@@ -229,11 +232,32 @@ class ContainerCluster(RecordedState):
             client = self.client()
             self._wait(client, p.nodes, wait)
             state["slurm_version"] = str(client.version)
+            self._start_relay(state)
             self._save_state(state)
             return state
         except Exception:
             self.down()
             raise
+
+    def _start_relay(self, state: dict) -> None:
+        """Start the host's power relay (slurmctld's power programs -> ``hetsched power --backend container``)
+        unless it runs; its pid goes into ``state``."""
+        if is_running(state.get("relay_pid"), RELAY):
+            return
+        env = {**self.engine_env, "PYTHONPATH": child_pythonpath()}
+        state["relay_pid"] = spawn_detached([sys.executable, "-m", RELAY, str(self.root), state["site_path"]],
+                                            self.root / "log" / "power-relay.log", env=env)
+        self._save_state(state)
+
+    def power_node(self, host: str, on: bool) -> str:
+        """Start (boot) or stop (shut down) ``host``'s container by its recorded id; idempotent."""
+        cid, status = self.container_states().get(host, ("", "missing"))
+        if status == "missing":
+            raise ContainerError(f"{host}: no recorded container (run `hetsched cluster up --containers`)")
+        if (status == "running") == on:
+            return f"already {'on' if on else 'off'}"
+        self.podman(*(("start", cid) if on else ("stop", "-t", "10", cid)), timeout=60)
+        return f"container {cid[:12]} {'started' if on else 'stopped'}"
 
     def _remove_leftovers(self, p: cc.Plan) -> None:
         """Remove this cluster's containers that exist but are not running (after a crash or a host reboot),
@@ -266,14 +290,21 @@ class ContainerCluster(RecordedState):
         if not state:
             return []
         p = self.plan()
+        relay = state.get("relay_pid")
         return [{"name": svc, "container": p.container(svc), "id": cid[:12], "state": st}
-                for svc, (cid, st) in self.container_states().items()]
+                for svc, (cid, st) in self.container_states().items()] + [
+            {"name": "power relay", "container": "power relay", "id": str(relay or ""),
+             "state": "running" if is_running(relay, RELAY) else "stopped"}]
 
     def down(self) -> list[str]:
         """Cancel jobs, then stop and remove every recorded container (by id) and the cluster's network.
         Keeps configs, logs and the accounting database (the next ``up`` reuses them)."""
         states = self.container_states()
         stopped: list[str] = []
+        relay = self.state().get("relay_pid")
+        if is_running(relay, RELAY):
+            stop_pid(relay, RELAY)
+            stopped.append("power relay")
         if states.get("ctl", ("", ""))[1] == "running":
             try:
                 client = self.client()
@@ -284,7 +315,7 @@ class ContainerCluster(RecordedState):
         if ids:
             self.podman("stop", "-t", "10", *ids, check=False, timeout=120)
             self.podman("rm", "-f", *ids, check=False)
-            stopped = [svc for svc, (_, st) in states.items() if st == "running"]
+            stopped += [svc for svc, (_, st) in states.items() if st == "running"]
         state = self.state()
         if state.get("prefix"):
             net = f"{state['prefix']}-net"
@@ -292,6 +323,7 @@ class ContainerCluster(RecordedState):
                 self.podman("network", "rm", net, check=False)
         if state:
             state.pop("containers", None)
+            state.pop("relay_pid", None)
             self._save_state(state)
         return stopped
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from .base import PowerBackend
 
-BACKEND_NAMES = ("ipmi", "local", "redfish")
+BACKEND_NAMES = ("container", "ipmi", "local", "redfish")
 
 
 def _local(site, cluster, hosts) -> PowerBackend:
@@ -20,6 +20,14 @@ def _local(site, cluster, hosts) -> PowerBackend:
     if not cluster:
         raise ValueError("the local backend needs --cluster (the local cluster's root directory)")
     return LocalPower(cluster)
+
+
+def _container(site, cluster, hosts) -> PowerBackend:
+    from .container import ContainerPower
+
+    if not cluster:
+        raise ValueError("the container backend needs --cluster (the container cluster's root directory)")
+    return ContainerPower(cluster)
 
 
 def _need_site(site, name: str) -> None:
@@ -42,7 +50,8 @@ def _ipmi(site, cluster, hosts) -> PowerBackend:
     return IpmiPower(targets_from_site(site, hosts))
 
 
-BACKENDS: dict[str, Callable[..., PowerBackend]] = {"local": _local, "redfish": _redfish, "ipmi": _ipmi}
+BACKENDS: dict[str, Callable[..., PowerBackend]] = {"local": _local, "container": _container, "redfish": _redfish,
+                                                    "ipmi": _ipmi}
 
 
 def make_backend(name: str, site=None, cluster: str | None = None, hosts: list[str] | None = None) -> PowerBackend:

@@ -41,6 +41,8 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("power.local", "cluster.local"): "the 'local' power backend starts/stops the local test cluster's slurmd; "
                                       "imported inside a function, only when that backend is chosen",
+    ("power.container", "cluster.containers"): "the 'container' power backend starts/stops the container "
+                                               "cluster's node containers; imported inside a function likewise",
 }
 
 # Module-level import cycles that are allowed (a lazy import on purpose), with the reason.
