@@ -25,6 +25,16 @@ RELEASE = os.environ.get("HETSCHED_CONTAINER_RELEASE", "bookworm")
 USERS = ["alice", "bob"]
 
 
+def until(what, timeout: float = 90.0, step: float = 1.0):
+    """Call ``what`` until it returns something true (returned) or ``timeout`` seconds pass (its last value)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if got := what():
+            return got
+        time.sleep(step)
+    return what()
+
+
 def pytest_collection_modifyitems(items):
     if os.environ.get("HETSCHED_CONTAINER_TESTS") != "1":
         skip = pytest.mark.skip(reason="container cluster tests run with `make test-containers` "

@@ -4,13 +4,12 @@ not entitled to, sacct keeps the history, and the sacctmgr setup is idempotent."
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from slurm_plugin.conf.accounting import apply_site
 from slurm_plugin.site import load_site
 from slurm_plugin.slurm import SlurmError
+from tests.containers.conftest import until
 
 pytestmark = pytest.mark.containers
 # rvn1 is the riscv partition's only node: a whole-node job there blocks everything behind it.
@@ -23,14 +22,6 @@ def _prio(client, job: int) -> dict[str, int]:
     return dict(zip(("priority", "age", "fairshare", "qos"), map(int, out))) if out else {}
 
 
-def _until(what, timeout: float = 90.0, step: float = 1.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if got := what():
-            return got
-        time.sleep(step)
-    return what()
-
 
 @pytest.fixture(autouse=True)
 def _no_jobs_left(cluster):
@@ -38,7 +29,7 @@ def _no_jobs_left(cluster):
     yield
     root = cluster.client()
     root.cancel(*map(int, root.run("squeue", "-h", "-o", "%A").stdout.split()))
-    _until(lambda: not root.run("squeue", "-h", "-o", "%A").stdout.split(), 30, 0.5)
+    until(lambda: not root.run("squeue", "-h", "-o", "%A").stdout.split(), 30, 0.5)
 
 
 def _block(cluster) -> int:
@@ -52,7 +43,7 @@ def _first_to_run(cluster, blocker: int, a: int, b: int) -> int:
     """Cancel the blocker; the one of jobs a, b that Slurm starts (the other stays pending behind it)."""
     root = cluster.client()
     root.cancel(blocker)
-    started = _until(lambda: [j for j in (a, b) if root.show_job(j).get("JobState") == "RUNNING"], 60, 0.5)
+    started = until(lambda: [j for j in (a, b) if root.show_job(j).get("JobState") == "RUNNING"], 60, 0.5)
     root.cancel(a, b)
     assert len(started) == 1, f"expected one of {a}, {b} to start, got {started}"
     return started[0]
@@ -96,7 +87,7 @@ def test_fair_share_orders_two_users_equal_jobs_and_age_counts(cluster):
         pa, pb = _prio(root, first), _prio(root, second)
         return (pa, pb) if pa.get("age", 0) > 0 and pb.get("fairshare", 0) > pa.get("fairshare", 0) else None
 
-    assert _until(factors, 130, 2), f"no fair-share difference or age factor: {_prio(root, first)}, {_prio(root, second)}"
+    assert until(factors, 130, 2), f"no fair-share difference or age factor: {_prio(root, first)}, {_prio(root, second)}"
     pa, pb = factors()
     assert pb["priority"] > pa["priority"] and pb["age"] > 0, (pa, pb)
     assert _first_to_run(cluster, used, first, second) == second
@@ -106,7 +97,7 @@ def test_sacct_keeps_the_history(cluster):
     alice = cluster.client("alice")
     job = alice.sbatch("-D", "/tmp", "-o", "/dev/null", "-A", "ai-training", "-p", "x86", wrap="true")
     alice.wait_job(job, 60)
-    rows = _until(lambda: [r.split("|") for r in cluster.client().run(
+    rows = until(lambda: [r.split("|") for r in cluster.client().run(
         "sacct", "-X", "-n", "-P", "-a", "-j", str(job), "-o", "JobID,User,Account,QOS,State").stdout.splitlines()
         if r.split("|")[-1] == "COMPLETED" and "Unknown" not in r], 30)  # the QOS's name comes a bit later
     assert rows == [[str(job), "alice", "ai-training", "gold", "COMPLETED"]]

@@ -4,21 +4,13 @@ power relay and ``hetsched power --backend container`` (logged in ``log/power.lo
 
 from __future__ import annotations
 
-import time
-
 import pytest
+
+from tests.containers.conftest import until
 
 pytestmark = pytest.mark.containers
 NODE = "x86n2"
 
-
-def _until(what, timeout: float, step: float = 1.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if got := what():
-            return got
-        time.sleep(step)
-    return what()
 
 
 def test_power_down_stops_the_container_and_a_job_boots_it(cluster):
@@ -26,8 +18,8 @@ def test_power_down_stops_the_container_and_a_job_boots_it(cluster):
     state = lambda: cluster.container_states()[NODE][1]  # noqa: E731
     node = lambda: root.show_node(NODE).get("State", "")  # noqa: E731
     root.scontrol_update("node", NODE, state="POWER_DOWN")
-    assert _until(lambda: state() == "exited", 90), f"container still {state()} (node {node()})"
-    assert _until(lambda: "POWERED_DOWN" in node() and "POWERING_DOWN" not in node(), 90), node()
+    assert until(lambda: state() == "exited", 90), f"container still {state()} (node {node()})"
+    assert until(lambda: "POWERED_DOWN" in node() and "POWERING_DOWN" not in node(), 90), node()
     job = root.sbatch("-w", NODE, "-D", "/tmp", "-o", "/dev/null", wrap="hostname")
     done = root.wait_job(job, 150)
     assert done["JobState"] == "COMPLETED" and done["NodeList"] == NODE, done
