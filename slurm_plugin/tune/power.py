@@ -188,10 +188,19 @@ class PowerTuning:
         return self.candidates[self.chosen].scaling
 
     def rows(self) -> list[dict]:
-        return [{"policy": c.policy, "param": c.param, "energy_kwh": self.test[i].energy_kwh,
-                 "avg_wait_s": self.test[i].avg_wait_s, "chosen": i == self.chosen,
-                 "tune": {"energy_kwh": self.tune[i].energy_kwh, "avg_wait_s": self.tune[i].avg_wait_s},
-                 "scaling": scaling_section(c.scaling)} for i, c in enumerate(self.candidates)]
+        """One row per candidate; a timer's row also says what the tuner keeps for a site running it
+        (``outcome``: planner or timer, ``reason``)."""
+        by_timer = {m.timer: m for m in self.matches}
+        rows = []
+        for i, c in enumerate(self.candidates):
+            row = {"policy": c.policy, "param": c.param, "energy_kwh": self.test[i].energy_kwh,
+                   "avg_wait_s": self.test[i].avg_wait_s, "chosen": i == self.chosen,
+                   "tune": {"energy_kwh": self.tune[i].energy_kwh, "avg_wait_s": self.tune[i].avg_wait_s},
+                   "scaling": scaling_section(c.scaling)}
+            if i in by_timer:
+                row.update(outcome=by_timer[i].outcome, reason=by_timer[i].reason)
+            rows.append(row)
+        return rows
 
     def as_dict(self) -> dict:
         return {"power": self.rows(), "timers": [asdict(m) for m in self.matches],
@@ -214,20 +223,20 @@ def _simulate(shared, i: int) -> tuple[Part, Part]:
     from ..sim.engine import Engine
     from ..sim.policy import sim_ranking, sim_scaling
 
-    prepared, cands, rank_spec, split = shared
+    prepared, cands, rank_spec, split, backfill = shared
     jobs, machine = prepared.workload.jobs, prepared.machine
     rank = sim_ranking(rank_spec, prepared.site, float(machine.cores))
-    out = Engine(machine, jobs, rank, backfill=True, scaling=sim_scaling(cands[i].scaling, machine, jobs)).run()
+    out = Engine(machine, jobs, rank, backfill=backfill, scaling=sim_scaling(cands[i].scaling, machine, jobs)).run()
     return part_scores(jobs.submit, out.begin, out.timeline, split)
 
 
 def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, suspend_time_s: float | None = None,
                timers: Sequence[float] = TIMER_SUSPEND_S, grid: Sequence[tuple[float, float]] = DEMAND_GRID,
-               prices: Sequence[float] = WAIT_PRICES_W) -> PowerTuning:
-    """Run every candidate on the whole history (``jobs`` processes; ``progress(done, total)`` as runs finish) and
-    select. ``suspend_time_s``: the site's timer (default: the site file's ``slurm.suspend_time`` when set, else
-    300 s); it is added to ``timers`` if missing. ``ranking``: the ranking every run uses (name or spec; the age
+               prices: Sequence[float] = WAIT_PRICES_W, backfill: bool = True) -> PowerTuning:
+    """Run every candidate on the whole history (``jobs`` processes; ``progress(done, total)`` as runs finish;
+    EASY backfill unless ``backfill`` is False) and select. ``suspend_time_s``: the site's timer (default: the
+    site file's ``slurm.suspend_time`` when set, else 300 s); it is added to ``timers`` if missing. ``ranking``: the ranking every run uses (name or spec; the age
     floor off for a bare name)."""
     from ..sim.parallel import run_all
 
@@ -247,7 +256,7 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
         if progress:
             progress(done[0], len(cands))
 
-    scores = run_all(_simulate, (prepared, cands, rank_spec, split), list(range(len(cands))), jobs=jobs,
+    scores = run_all(_simulate, (prepared, cands, rank_spec, split, backfill), list(range(len(cands))), jobs=jobs,
                      desc="power candidates", on_result=tick)
     tune, test = [s[0] for s in scores], [s[1] for s in scores]
     matches = match_timers(cands, tune, test)
@@ -255,3 +264,11 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
     for m in matches:
         log.info("SuspendTime %g s: %s (%s)", m.suspend_time_s, m.outcome, m.reason)
     return PowerTuning(cands, tune, test, matches, chosen, float(suspend_time_s), split, notes)
+
+
+def evaluate_power(twin, backfill: bool = True, jobs: int | None = None,
+                   ranking: str | RankingSpec = "fcfs", **kw) -> list[dict]:
+    """The issue's JSON ``power`` rows for ``hetsched tune --evaluate`` (``twin``: :class:`.sweep.Twin`, its
+    whole history and split): :meth:`PowerTuning.rows`, each with ``backfill``; ``kw`` as :func:`tune_power`."""
+    result = tune_power(twin.whole, twin.split, ranking, jobs=jobs, backfill=backfill, **kw)
+    return [{**row, "backfill": backfill} for row in result.rows()]

@@ -23,7 +23,7 @@ from slurm_plugin.sim.run import Prepared
 from slurm_plugin.sim.views import PowerView
 from slurm_plugin.snapshot import JobState
 from slurm_plugin.tune.power import (PowerCandidate, Part, candidates, chosen_index, energy_between, match_timers,
-                                     part_scores, scaling_section, tune_power)
+                                     evaluate_power, part_scores, scaling_section, tune_power)
 from slurm_plugin.tune.split import split_history
 from slurm_plugin.workload import ARCH_BIT, JobTable, Workload
 
@@ -149,6 +149,7 @@ def test_tune_power_on_a_small_history():
     assert [m.suspend_time_s for m in r.matches] == [60.0, 300.0, 600.0]
     rows = r.rows()
     assert sum(row["chosen"] for row in rows) == 1
+    assert [row["outcome"] in ("planner", "timer") for row in rows if row["policy"] == "idle-timer"] == [True] * 3
     assert set(rows[0]) >= {"policy", "param", "energy_kwh", "avg_wait_s", "chosen"}
     for i, c in enumerate(r.candidates):  # the parts add up to the whole run's energy
         run = Engine(MACHINE8, jobs, ranking("fcfs"), backfill=True,
@@ -158,6 +159,15 @@ def test_tune_power_on_a_small_history():
         assert (tune, test) == (r.tune[i], r.test[i])
     for c in r.candidates:  # each setting written as a policy file's scaling: reads back as itself
         assert policy_from_dict({"scaling": scaling_section(c.scaling)}).scaling == c.scaling
+
+
+def test_evaluate_power_gives_hetsched_tune_its_rows():
+    from slurm_plugin.tune.sweep import Twin
+
+    twin = Twin.of(Prepared(None, MACHINE8, Workload("small", small_workload())), "avg_bsld")
+    rows = evaluate_power(twin, backfill=False, jobs=1, timers=(300.0,), grid=((600.0, 60.0),), prices=())
+    assert [(r["policy"], r["backfill"]) for r in rows] == [("idle-timer", False), ("demand-timer", False)]
+    assert sum(r["chosen"] for r in rows) == 1
 
 
 # ---- the policy file and the live planner ---------------------------------------------------------------------
