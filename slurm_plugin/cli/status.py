@@ -143,12 +143,32 @@ def _text(doc: dict) -> None:
 @click.option("--daemon-config", type=click.Path(exists=True, dir_okay=False),
               help="The daemon's settings file, for its metrics address (default: 127.0.0.1:9817).")
 @click.option("--metrics-url", help="The daemon's scrape URL (overrides --daemon-config).")
+@click.option("--watch", type=click.FloatRange(min=0.5), metavar="SECONDS",
+              help="Redraw every SECONDS until interrupted (text only).")
 @json_option
 @handle_errors()
-def status(site, site_option, slurm_conf, state_dir, daemon_config, metrics_url, as_json) -> None:
+def status(site, site_option, slurm_conf, state_dir, daemon_config, metrics_url, watch, as_json) -> None:
     """One screen for the whole pool: node groups, power states, queue, last cycle, daemon health."""
     site_path = site_from(site, site_option)
     site_model = load_site(site_path)
+    url = metrics_url or DaemonConfig.load(daemon_config).metrics.url
+    if watch and not as_json:
+        try:
+            while True:
+                doc = _collect(site_path, site_model, slurm_conf, state_dir, url)
+                click.clear()
+                _text(doc)
+                time.sleep(watch)
+        except KeyboardInterrupt:
+            return
+    doc = _collect(site_path, site_model, slurm_conf, state_dir, url)
+    emit_json(doc) if as_json else _text(doc)
+    if "error" in doc["slurm"] or not doc["daemon"]["healthy"]:
+        raise SystemExit(1)
+
+
+def _collect(site_path: str, site_model: Site, slurm_conf: str | None, state_dir: Path, url: str | None) -> dict:
+    """Everything ``status`` shows, as one JSON-ready document."""
     now = time.time()
     try:
         client = SlurmClient(slurm_conf)
@@ -156,10 +176,6 @@ def status(site, site_option, slurm_conf, state_dir, daemon_config, metrics_url,
         slurm = {"version": str(client.version)}
     except (SlurmError, OSError) as err:
         snap, slurm = Snapshot.empty(), {"error": f"Slurm did not answer: {err}"}
-    url = metrics_url or DaemonConfig.load(daemon_config).metrics.url
-    doc = {"site": site_path, "slurm": slurm, "metrics_url": url, "node_groups": node_groups(site_model, snap),
-           "pending": pending_queue(site_model, snap, now), "cycle": last_cycle(state_dir, now),
-           "daemon": daemon_health(url), "t": now}
-    emit_json(doc) if as_json else _text(doc)
-    if "error" in slurm or not doc["daemon"]["healthy"]:
-        raise SystemExit(1)
+    return {"site": site_path, "slurm": slurm, "metrics_url": url, "node_groups": node_groups(site_model, snap),
+            "pending": pending_queue(site_model, snap, now), "cycle": last_cycle(state_dir, now),
+            "daemon": daemon_health(url), "t": now}
