@@ -93,13 +93,13 @@ def _ran(job: JobState) -> bool:
 
 def observe(memory: GuardMemory, snapshot: Snapshot) -> GuardMemory:
     """``memory`` with ``snapshot`` folded in (pure). Jobs submitted before ``memory.since`` are not the
-    policy's. An ended job counts once (``settled`` remembers it while Slurm still lists it); one gone from
+    policy's (one submitted in its second is: Slurm keeps whole seconds). An ended job counts once (``settled`` remembers it while Slurm still lists it); one gone from
     Slurm without being seen to end counts with its run bounded by when it was last seen running and when it
     was found gone; one that never started (cancelled while pending) is dropped."""
-    now = snapshot.taken_at
+    now, since = snapshot.taken_at, math.floor(memory.since)  # Slurm's submit times are whole seconds
     ended, sum_bsld, sum_wait = memory.ended, memory.sum_bsld, memory.sum_wait_s
     still = {j.job_id: _open_job(j, memory.open.get(j.job_id), now) for j in snapshot.jobs
-             if j.submit_time is not None and j.submit_time >= memory.since}
+             if j.submit_time is not None and j.submit_time >= since}
     done = {j.job_id: j for j in snapshot.finished}
     settled = set(memory.settled)
     for job_id, rec in memory.open.items():
@@ -116,7 +116,7 @@ def observe(memory: GuardMemory, snapshot: Snapshot) -> GuardMemory:
             wait, one = rec.start - rec.submit, least_bsld(rec.start - rec.submit, rec.seen_run_s, now - rec.start)
         ended, sum_bsld, sum_wait = ended + 1, sum_bsld + one, sum_wait + max(wait, 0.0)
     for job in done.values():  # ended between two cycles, never seen open
-        if job.job_id not in settled and job.submit_time is not None and job.submit_time >= memory.since \
+        if job.job_id not in settled and job.submit_time is not None and job.submit_time >= since \
                 and _ran(job):
             wait = job.start_time - job.submit_time
             ended, sum_bsld, sum_wait = (ended + 1, sum_bsld + bsld(wait, job.end_time - job.start_time),

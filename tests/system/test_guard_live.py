@@ -71,3 +71,58 @@ def test_a_policy_behind_its_twin_is_rolled_back_within_3_cycles(cluster, slurm,
         print(f"rolled back at cycle {cycles}: {row['reason']}")
     finally:
         slurm.cancel(blocker, *short)
+
+
+def test_the_cycle_loop_rolls_back_and_runs_the_previous_policy_without_a_restart(cluster, slurm, tmp_path):
+    """`hetsched cycle run` (the service's command): the rollback lands within 3 cycles and the same process
+    runs the rolled-back-to policy from the next cycle on (it re-reads the file when its content changes). A
+    10 % margin: the short jobs' waits reach it by the 3rd cycle even when their submission is slow."""
+    import signal
+
+    active, state = tmp_path / "policy.yaml", tmp_path / "state"
+    active.write_text(BAD)
+    (tmp_path / "good.yaml").write_text(GOOD)
+    guard_state, cycle_state = state / "guard-state.json", state / "cycle-state.json"
+
+    def cycles() -> int:
+        return json.loads(cycle_state.read_text())["cycles"] if cycle_state.exists() else 0
+
+    def wait_until(what, timeout: float = 90.0):
+        end = time.time() + timeout
+        while time.time() < end:
+            got = what()
+            if got:
+                return got
+            time.sleep(0.5)
+        raise AssertionError(f"timed out after {timeout} s; guard: {guard_state.exists() and guard_state.read_text()}")
+
+    blocker = slurm.sbatch("-p", "riscv", "-n", "64", "--time=5", "--output=/dev/null", wrap="sleep 90")
+    short: list[int] = []
+    env = {**os.environ, "SLURM_CONF": str(cluster.conf)}
+    slurm.wait_job(blocker, until=("RUNNING",), timeout=60)
+    loop = subprocess.Popen([sys.executable, "-m", "slurm_plugin", "cycle", "run", cluster.state()["site_path"],
+                             "--policy-file", str(active), "--state-dir", str(state), "--guard-min-jobs", "4",
+                             "--guard-margin", "0.1", "--interval", "12"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: cycles() >= 1)
+        short = [slurm.sbatch("-p", "riscv", "-n", "1", "--time=1", "--output=/dev/null", wrap="true")
+                 for _ in range(5)]
+        entry = wait_until(lambda: next((e for e in Journal(state / "journal.jsonl").entries()
+                                         if e["kind"] == "policy"), None))
+        # the cycle that rolled back: the first whose end (cycle-state.json) comes after the journal entry
+        at = wait_until(lambda: cycles() if (json.loads(cycle_state.read_text()).get("last_ok_t") or 0) >= entry["t"]
+                        else 0)
+        assert entry["ok"] and entry["cause"] == "POLICY_ROLLBACK" and at <= 3, (entry, at)
+        assert active.read_text().endswith(GOOD)
+        last = wait_until(lambda: cycles() > at and json.loads(guard_state.read_text())["last"])
+        assert last["verdict"].startswith("no twin section") and not last["rollback"], last
+        print(f"cycle run: rolled back at cycle {at}: {entry['reason']}")
+    finally:
+        loop.send_signal(signal.SIGTERM)
+        try:
+            loop.wait(timeout=60)
+        finally:
+            if loop.poll() is None:
+                loop.kill()
+        slurm.cancel(blocker, *short)
+    assert loop.returncode == 0, loop.stderr.read().decode()[-2000:]

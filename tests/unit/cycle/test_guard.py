@@ -88,6 +88,14 @@ def test_observe_follows_each_job_of_the_period_to_its_end_and_counts_it_once():
     assert observe(again, snap(160)).settled == ()  # forgotten once Slurm forgets them
 
 
+def test_a_job_submitted_in_the_second_the_policy_went_live_is_its_job():
+    """Slurm's submit times are whole seconds: a job submitted at 100.7 reads 100 (found by the loop test)."""
+    m = observe(GuardMemory("abc", since=100.4), snap(110, [job(1, "PENDING", 100), job(2, "PENDING", 99)]))
+    assert sorted(m.open) == [1]
+    m = observe(GuardMemory("abc", since=100.4), snap(110, finished=[job(3, "COMPLETED", 100, start=101, end=105)]))
+    assert m.ended == 1
+
+
 def test_a_running_job_gone_unseen_counts_with_its_run_bounded_by_when_it_was_seen():
     m = observe(GuardMemory("abc", since=0.0), snap(100, [job(1, "RUNNING", 10, start=40)]))
     m = observe(m, snap(130))  # gone, and Slurm no longer lists it: ran between 60 s and 90 s
