@@ -354,9 +354,14 @@ local function fallback_partition(cfg, job_desc)
   return chosen
 end
 
+-- Calls answered without the daemon since the last report; sent as "unanswered" with the next request and
+-- taken off once a reply came back, so the daemon's metrics show a daemon that was dead or slow.
+local unanswered = 0
+
 -- The daemon could not answer usefully: accept (open; a GPU/NPU request that names no partition goes to
 -- the partition of the static fallback table, which Slurm would otherwise refuse) or refuse (closed).
 local function without_daemon(cfg, what, why, job_desc)
+  unanswered = unanswered + 1
   if cfg.fail == "closed" then
     log_info(what .. ": " .. why .. "; refusing (fail=closed)")
     log_user("hetsched: job admission is unavailable right now (" .. why .. "); please retry shortly")
@@ -382,6 +387,8 @@ local function decide(job_desc, op, job_id, base)
   end
   local request = { v = PROTOCOL, op = op, job = job }
   if job_id then request.job_id = job_id end
+  local reported = unanswered
+  if reported > 0 then request.unanswered = reported end
   local line, err = cjson.encode(request)
   if not line then return without_daemon(cfg, op, "cannot encode the request: " .. tostring(err), job_desc) end
   local answer
@@ -393,6 +400,7 @@ local function decide(job_desc, op, job_id, base)
     drop()  -- a peer that answered nonsense is not asked again on this connection
     return without_daemon(cfg, op, err, job_desc)
   end
+  unanswered = math.max(unanswered - reported, 0)
   local reason = type(reply.reason) == "string" and reply.reason:sub(1, 1000) or ""
   if reply.action == "reject" then
     log_info(op .. " refused: " .. reason)

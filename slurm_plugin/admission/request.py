@@ -44,6 +44,7 @@ class JobRequest:
     array_inx: str | None = None
     licenses: str | None = None
     req_nodes: str | None = None
+    unanswered: int = 0  # calls the shim answered without the daemon since its last report (metrics only)
 
     @cached_property
     def gres_items(self) -> tuple[GresCount, ...]:

@@ -59,6 +59,10 @@ class AdmissionMetrics:
                                 registry=reg)
         self.bad = Counter("hetsched_admission_bad_requests",
                            "Requests or connections answered with an error line, by reason.", ["reason"], registry=reg)
+        self.unanswered = Counter("hetsched_shim_unanswered",
+                                  "Calls the shim answered without the daemon (fail-open/closed), as it reports "
+                                  "them on its next answered call (lost if slurmctld restarts first).",
+                                  registry=reg)
         self.latency = Histogram("hetsched_admission_request_seconds",
                                  "Time from a complete request line to its reply (in the daemon).",
                                  buckets=LATENCY_BUCKETS, registry=reg)

@@ -29,7 +29,7 @@ STRING_FIELDS = ("partition", "features", "gres", "tres_per_job", "qos", "accoun
 NUMBER_FIELDS = ("min_cpus", "cpus_per_task", "num_tasks", "min_nodes", "max_nodes", "mem_per_node_mb",
                  "mem_per_cpu_mb", "time_limit", "user_id", "ntasks_per_node", "pn_min_cpus")
 JOB_FIELDS = STRING_FIELDS + NUMBER_FIELDS
-TOP_FIELDS = ("v", "op", "job_id", "job")
+TOP_FIELDS = ("v", "op", "job_id", "job", "unanswered")
 _TOP = frozenset(TOP_FIELDS)
 _FIELD_KIND = {**{k: str for k in STRING_FIELDS}, **{k: int for k in NUMBER_FIELDS}}
 
@@ -99,7 +99,8 @@ def parse_request(data: bytes) -> JobRequest:
     if type(job) is not dict:
         raise ProtocolError("job must be an object")
     job_id = _check_number("job_id", doc["job_id"]) if doc.get("job_id") is not None else None
-    return JobRequest(op=op, job_id=job_id, **_job_fields(job))
+    unanswered = _check_number("unanswered", doc["unanswered"]) if doc.get("unanswered") is not None else 0
+    return JobRequest(op=op, job_id=job_id, unanswered=unanswered, **_job_fields(job))
 
 
 def _encode(doc: dict) -> bytes:

@@ -213,6 +213,8 @@ class AdmissionServer:
         return reply
 
     def _decide(self, req) -> bytes:
+        if req.unanswered:
+            self.metrics.unanswered.inc(req.unanswered)
         decision = admit(req, self.refresher.current, self.site, self.options)
         self.stats[decision.action] += 1
         self.metrics.decided(decision.action, bool(decision.changes), decision.kinds, decision.cause)

@@ -30,11 +30,13 @@ def daemon(shim_cluster):
     proc.stop()
 
 
-def requests_total(url: str) -> dict[str, float]:
+def scrape(url: str) -> list:
     with urllib.request.urlopen(url, timeout=5) as reply:
-        text = reply.read().decode()
-    return {s.labels["decision"]: s.value for fam in text_string_to_metric_families(text) for s in fam.samples
-            if s.name == "hetsched_admission_requests_total"}
+        return [s for fam in text_string_to_metric_families(reply.read().decode()) for s in fam.samples]
+
+
+def requests_total(url: str) -> dict[str, float]:
+    return {s.labels["decision"]: s.value for s in scrape(url) if s.name == "hetsched_admission_requests_total"}
 
 
 def test_requests_total_counts_each_sbatch(shim_cluster, daemon):
@@ -63,3 +65,15 @@ def test_requests_total_counts_each_sbatch(shim_cluster, daemon):
     assert sum(g["nodes"] for g in doc["node_groups"]) == sum(sum(g["power"].values()) for g in doc["node_groups"])
     assert "missing" not in {s for g in doc["node_groups"] for s in g["power"]}
     assert doc["cycle"]["error"].startswith("no cycle has run")
+
+
+def test_submissions_without_the_daemon_show_up_once_it_answers(shim_cluster, daemon):
+    """The shim fails open while the daemon is down and reports how often on its next answered call."""
+    slurm = shim_cluster.client()
+    daemon.stop()
+    for _ in range(2):
+        slurm.run("sbatch", "--hold", "-o", "/dev/null", "--wrap", "true")  # accepted: fail-open
+    daemon.start()  # a new process: its counters start at 0
+    slurm.run("sbatch", "--hold", "-o", "/dev/null", "--wrap", "true")
+    url = f"http://{daemon.metrics_listen}/metrics"
+    assert [s.value for s in scrape(url) if s.name == "hetsched_shim_unanswered_total"] == [2.0]

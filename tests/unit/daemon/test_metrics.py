@@ -54,6 +54,14 @@ def test_series_move_with_decisions(server):
     assert 0 <= after[("hetsched_admission_snapshot_age_seconds", ())] < 60
 
 
+def test_unanswered_calls_the_shim_reports_are_counted(server):
+    server.answer(json.dumps({"v": 1, "op": "submit", "unanswered": 5, "job": {}}).encode())
+    server.answer(request({}))
+    assert samples(server.metrics.text())[("hetsched_shim_unanswered_total", ())] == 5
+    assert b"unanswered must be a whole number" in server.answer(
+        json.dumps({"v": 1, "op": "submit", "unanswered": -1, "job": {}}).encode())
+
+
 def test_no_job_ids_or_users_in_labels(server):
     for i in range(50):
         server.answer(request({"gres": f"gres:gpu:{i}", "name": f"job{i}", "user_id": i}))

@@ -227,3 +227,16 @@ def test_a_garbage_reply_drops_the_kept_connection(where):
     calls = result["rc"]["0"]
     assert calls >= 10 and result["sets"] == 0  # every call failed open, unchanged
     assert len(daemon.conns) == calls  # one fresh connection per call
+
+
+def test_unanswered_calls_reported_on_the_next_answered_one(where):
+    """Calls the shim answered without the daemon are counted in its Lua state and sent as ``unanswered`` with
+    the next request; once a reply came back the count starts again (the daemon's metrics show the outage)."""
+    replies = iter([b"}{ not json\n"] * 3)
+    daemon = serve(where, lambda line: next(replies, accept({"partition": "gpu"})))
+    out = subprocess.run(["lua5.1", str(DRIVE), str(SHIM), str(config(where)), "bench", "100", "0.2",
+                          json.dumps({"tres_per_node": "gres:gpu:1"})], capture_output=True, text=True, timeout=30)
+    daemon.close()
+    assert json.loads(out.stdout)["rc"]["0"] >= 6, out.stdout
+    sent = [daemon.request(i).get("unanswered") for i in range(6)]
+    assert sent == [None, 1, 2, 3, None, None], sent
