@@ -121,8 +121,9 @@ def summary(docs: list[dict]) -> str:
     candidate: heuristics, multifactor, the DQN, each with and without the floor) and the shipped default, all
     on the held-back part."""
     lines = ["| trace | backfill | tuned choice | tuned avg bsld | best fixed | best fixed avg bsld | tuned vs best "
-             "fixed | shipped default avg bsld | tuned max wait s | verdict |", "|" + "---|" * 10]
-    for doc in docs:
+             "fixed | best fixed within the max-wait bound (avg bsld) | shipped default avg bsld | tuned max wait s | "
+             "verdict |", "|" + "---|" * 11]
+    for doc in (d for d in docs if isinstance(d.get("ranking"), list)):  # evaluation documents only
         for bf in (True, False):
             rows = [r for r in doc["ranking"] if r["backfill"] == bf]
             if not rows:
@@ -130,10 +131,14 @@ def summary(docs: list[dict]) -> str:
             tuned = next(r for r in rows if r["chosen"])
             fixed = min((r for r in rows if r.get("family") == "fixed"), key=lambda r: r["avg_bsld"])
             default = next((r for r in rows if r.get("shipped_default")), None)
+            bound = doc.get("max_wait_bound_s")
+            within = [r for r in rows if r.get("family") == "fixed" and (bound is None or r["max_wait_s"] <= bound)]
+            bounded = min(within, key=lambda r: r["avg_bsld"]) if within else None
             gain = (tuned["avg_bsld"] - fixed["avg_bsld"]) / fixed["avg_bsld"] * 100
             verdict = ("better" if tuned["avg_bsld"] < fixed["avg_bsld"] * (1 - 1e-9) else
                        "tie" if tuned["avg_bsld"] <= fixed["avg_bsld"] * (1 + 1e-9) else "WORSE")
             lines.append(f"| {doc.get('workload')} | {'on' if bf else 'off'} | {tuned['policy']} | "
                          f"{tuned['avg_bsld']:.2f} | {fixed['policy']} | {fixed['avg_bsld']:.2f} | {gain:+.1f} % | "
+                         f"{bounded['policy'] + ' (' + format(bounded['avg_bsld'], '.2f') + ')' if bounded else 'none'} | "
                          f"{_f(default and default['avg_bsld'])} | {tuned['max_wait_s']:.0f} | {verdict} |")
     return "\n".join(lines)
