@@ -59,3 +59,17 @@ def test_within_noise_edge_cases():
     assert within_noise([1.0], [1.0]) and not within_noise([2.0], [1.0])
     assert not within_noise([1.0, 2.0], [1.0])  # different block counts never tie
     assert within_noise([5, 5, 5], [5, 5, 5])
+
+
+def test_summary_compares_the_choice_with_the_best_fixed_in_hindsight_and_within_the_bound():
+    from slurm_plugin.tune.report import summary
+
+    def row(policy, bsld, max_wait, chosen=False, family="fixed"):
+        return {"policy": policy, "backfill": True, "avg_bsld": bsld, "avg_wait_s": 1.0, "max_wait_s": max_wait,
+                "chosen": chosen, "family": family, "shipped_default": policy == "multifactor+floor"}
+
+    doc = {"workload": "t", "max_wait_bound_s": 100.0,
+           "ranking": [row("sjf", 10.0, 500.0), row("f1", 12.0, 50.0), row("multifactor+floor", 30.0, 40.0),
+                       row("weighted(est=1,size=0,age=1)", 11.0, 60.0, chosen=True, family="weighted")]}
+    line = summary([doc, {"ranking": "not an evaluation"}]).splitlines()[2]
+    assert "| sjf | 10.00 | +10.0 % | f1 (12.00) | 30.00 | 60 | WORSE |" in line
