@@ -12,15 +12,13 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections import Counter
 from pathlib import Path
 
 import click
 
-from ..admission import JobRequest, classify
 from ..cycle.state import parse_cycle_state
 from ..daemon.config import DaemonConfig
-from ..scale.power_state import observed
+from ..daemon.pool import node_groups, pending_queue
 from ..site import Site, load_site
 from ..slurm import SlurmClient, SlurmError
 from ..snapshot import Snapshot, collect_snapshot
@@ -29,46 +27,6 @@ from .output import json_option
 
 DEFAULT_STATE_DIR = "/var/lib/hetsched"
 SCRAPE_TIMEOUT_S = 2.0
-
-
-def node_groups(site: Site, snap: Snapshot) -> list[dict]:
-    """Per site node group: its node count and how many are in each power state (``missing``: not in Slurm,
-    ``unknown``: Slurm did not answer)."""
-    rows = []
-    for group in site.node_groups:
-        states: Counter[str] = Counter()
-        if not snap.known:
-            states["unknown"] = group.count
-        for host in group.hostnames if snap.known else ():
-            node = snap.node(host)
-            if node is None:
-                states["missing"] += 1
-            elif "DRAIN" in node.state.upper() or any(f.lower() == "drain" for f in node.flags):
-                states["drained"] += 1
-            elif "DOWN" in node.state.upper().split("+") and not node.powered_down:
-                states["down"] += 1
-            else:
-                states[observed(" ".join((node.state, *node.flags))).value] += 1
-        rows.append({"group": group.name, "nodes": group.count, "power": dict(sorted(states.items()))})
-    return rows
-
-
-def pending_queue(site: Site, snap: Snapshot, now: float) -> list[dict]:
-    """Pending jobs per (class, tier) as admission classifies them, with the oldest wait in seconds."""
-    groups: dict[tuple[str, str], list[float]] = {}
-    memo: dict[tuple, tuple[str, str]] = {}
-    for job in snap.jobs:
-        if not job.pending:
-            continue
-        key = (job.qos, job.comment, job.wckey, job.account, job.user_id)
-        if key not in memo:
-            c = classify(JobRequest(qos=job.qos or None, comment=job.comment or None, wckey=job.wckey or None,
-                                    account=job.account or None, user_id=job.user_id), site)
-            memo[key] = (c.workload_class.name if c.workload_class else "-", c.tier.name if c.tier else "-")
-        waited = now - job.submit_time if job.submit_time else 0.0
-        groups.setdefault(memo[key], []).append(max(waited, 0.0))
-    return [{"class": wclass, "tier": tier, "pending": len(waits), "oldest_wait_s": round(max(waits))}
-            for (wclass, tier), waits in sorted(groups.items())]
 
 
 def last_cycle(state_dir: Path, now: float) -> dict:

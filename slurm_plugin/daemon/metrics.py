@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
+from prometheus_client.core import GaugeMetricFamily
 
 from ..fsio import write_file_atomic
+from ..site import Site
+from ..snapshot import Snapshot
+from .pool import node_groups, pending_groups
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +48,43 @@ def metrics_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}/metrics" if ":" in host else f"http://{host}:{port}/metrics"
 
 
+class PoolCollector:
+    """Pool gauges computed at scrape time from ``source()`` = (site, snapshot), memoized per snapshot:
+    nodes per site group and power state, pending jobs and the oldest wait per class and tier."""
+
+    def __init__(self, source: Callable[[], tuple[Site, Snapshot]]):
+        self.source = source
+
+    def describe(self) -> list:
+        return []  # nothing to compute at registration
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        site, snap = self.source()
+        nodes = GaugeMetricFamily("hetsched_pool_nodes", "Nodes per site node group and power state (missing: "
+                                  "not in Slurm, unknown: no snapshot yet).", labels=["group", "power"])
+        for row in node_groups(site, snap):
+            for state, count in row["power"].items():
+                nodes.add_metric([row["group"], state], count)
+        pending = GaugeMetricFamily("hetsched_pool_pending_jobs", "Pending jobs per workload class and QoS tier.",
+                                    labels=["class", "tier"])
+        oldest = GaugeMetricFamily("hetsched_pool_oldest_wait_seconds",
+                                   "Wait of the oldest pending job per workload class and QoS tier.",
+                                   labels=["class", "tier"])
+        now = time.time()
+        for labels, (count, first) in pending_groups(site, snap).items():
+            pending.add_metric(list(labels), count)
+            oldest.add_metric(list(labels), max(now - first, 0.0) if first else 0.0)
+        yield from (nodes, pending, oldest)
+
+
 class AdmissionMetrics:
     """The submit path's series in their own registry. ``snapshot_age`` and ``open_connections`` are called
-    at scrape time (they must be cheap and thread-safe: a read of an attribute)."""
+    at scrape time (they must be cheap and thread-safe: a read of an attribute); ``pool`` adds the pool
+    gauges of :class:`PoolCollector`."""
 
     def __init__(self, snapshot_age: Callable[[], float] = lambda: float("nan"),
-                 open_connections: Callable[[], float] = lambda: 0.0):
+                 open_connections: Callable[[], float] = lambda: 0.0,
+                 pool: Callable[[], tuple[Site, Snapshot]] | None = None):
         self.registry = reg = CollectorRegistry(auto_describe=True)
         self.requests = Counter("hetsched_admission_requests", "Submit/modify requests answered, by decision.",
                                 ["decision"], registry=reg)
@@ -70,6 +106,8 @@ class AdmissionMetrics:
               registry=reg).set_function(snapshot_age)
         Gauge("hetsched_admission_open_connections", "Connections open to the daemon.",
               registry=reg).set_function(open_connections)
+        if pool is not None:
+            reg.register(PoolCollector(pool))
         # children made once: the hot path skips labels()' dict lookup + lock
         self._decision = {d: self.requests.labels(d) for d in DECISIONS}
         self._bad = {r: self.bad.labels(r) for r in BAD_REQUESTS}

@@ -178,7 +178,8 @@ class AdmissionServer:
         self.open_connections = 0
         self.connections: dict[int, dict[_Connection, None]] = {}  # uid -> its open connections, oldest first
         self._refusals = RateLimited(refusal_log_period_s)
-        self.metrics = metrics or AdmissionMetrics(self._snapshot_age, lambda: self.open_connections)
+        self.metrics = metrics or AdmissionMetrics(self._snapshot_age, lambda: self.open_connections,
+                                                   pool=lambda: (self.site, self.refresher.current))
 
     def _snapshot_age(self) -> float:
         """Seconds since the snapshot in use was taken; NaN before the first one (scraped, not on the hot path)."""

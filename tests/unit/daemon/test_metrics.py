@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from slurm_plugin.daemon import AdmissionServer
 from slurm_plugin.daemon.metrics import AdmissionMetrics, parse_listen
 from slurm_plugin.site import load_site
-from slurm_plugin.snapshot import SnapshotRefresher
-from tests.unit.admission.builders import demo
+from slurm_plugin.snapshot import JobState, SnapshotRefresher
+from tests.unit.admission.builders import demo, node
 
 
 def samples(text: bytes) -> dict[tuple[str, tuple], float]:
@@ -107,3 +107,20 @@ def test_parse_listen(value, parsed):
 def test_parse_listen_refuses(value):
     with pytest.raises(ValueError, match="HOST:PORT"):
         parse_listen(value)
+
+
+def test_pool_gauges_from_the_snapshot(tmp_path):
+    jobs = tuple(JobState(i, "PENDING", comment="class=web", user_id=0, submit_time=time.time() - 60 * i)
+                 for i in range(1, 4))
+    snap = dataclasses.replace(demo(armn1=node("armn1", "aarch64", flags=("powered_down",))), jobs=jobs,
+                               taken_at=time.time())
+    refresher = SnapshotRefresher(lambda: snap)
+    refresher.refresh_once()
+    server = AdmissionServer(tmp_path / "hs.sock", load_site("demo"), refresher, {os.getuid()})
+    got = samples(server.metrics.text())
+    assert got[("hetsched_pool_nodes", (("group", "cpu-arm"), ("power", "off")))] == 1
+    assert got[("hetsched_pool_nodes", (("group", "cpu-arm"), ("power", "on")))] == 2
+    web = [k for k in got if k[0] == "hetsched_pool_pending_jobs" and ("class", "web") in k[1]]
+    assert len(web) == 1 and got[web[0]] == 3
+    oldest = got[("hetsched_pool_oldest_wait_seconds", web[0][1])]
+    assert 180 <= oldest < 240
