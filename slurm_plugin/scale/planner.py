@@ -11,8 +11,9 @@ Per node group (``want`` = how many nodes should be on)::
   ``ScaleConfig.wait_price_w`` the break-even rule of :mod:`.warm` on the group's arrival rate (jobs submitted
   within ``rate_window_s`` that are still in the queue), which also sets the idle grace per group; then the
   architecture controller (:mod:`.arch`) moves warm pools to the cheapest CPU group when portable work dominates;
-* ``pid_extra`` (with ``ScaleConfig.pid``): the PID controller's correction on utilization (``e = target - actual``; a negative output
-  means the group runs hotter than the target and gets ``ceil(-u * on)`` extra nodes; no extra below target).
+* ``pid_extra`` (with ``ScaleConfig.pid``): the PID controller's headroom on node utilization (busy / on), the
+  simulator's controller (:func:`.pid.pid_headroom`, gains per minute, ``dt`` = seconds since the last cycle):
+  a group hotter than the target gets extra nodes, none below target.
 
 More nodes than wanted: idle nodes idle for at least the grace are powered down, the longest idle first
 (:func:`.warm.group_power`, the same step the simulator's policy takes). With ``ScaleConfig.quiet_grace_s`` (no
@@ -35,7 +36,7 @@ from ..decision import Cause, Decision, PowerNodes
 from ..snapshot import JobState, NodeState, Snapshot
 from ..snapshot.constraint import constraint_matches
 from .arch import DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, ArchGroup, ArchShift, plan_arch, warm_after
-from .pid import DEFAULT_GAINS, PidGains, PidState, pid_step
+from .pid import DEFAULT_GAINS, PidGains, PidState, pid_headroom
 from .power_state import Event, NodePower, Power
 from .remediate import RetryPolicy, remediate, sync_records
 from .warm import (DEFAULT_MIN_GRACE_S, DEFAULT_WINDOW_S, GroupPower, WarmTarget, demand_timer, group_power,
@@ -203,7 +204,7 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
                now: float) -> tuple[Decision, ScaleMemory]:
     """Power actions for this cycle and the memory for the next one. Pure: reads only its arguments."""
     demand = _demand(snapshot, site, now, config.rate_window_s)
-    dt = max(now - memory.last_t, 1.0) if memory.last_t is not None else 1.0
+    dt_s = max(now - memory.last_t, 1.0) if memory.last_t is not None else None  # None: first cycle
     idle_since, pid = {}, dict(memory.pid)
     members = {g.name: [n for n in map(snapshot.node, g.hostnames) if n is not None] for g in site.node_groups}
     shown = {n.name: n for nodes in members.values() for n in nodes}
@@ -244,11 +245,11 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
         jobs = demand.backlog.get(group.name, [])
         ready = [n for n in on if n.usable_now]
         needed = backlog_nodes(jobs, group, ready, booting)
-        cpus_on = sum(n.cpus for n in on) or 1
-        util = sum(n.alloc_cpus for n in on) / cpus_on
-        u, pid[group.name] = pid_step(config.gains, memory.pid.get(group.name, PidState()), config.target_util,
-                                      util, dt)
-        pid_extra = math.ceil(-u * len(on)) if u < 0 and config.pid else 0
+        busy_on = sum(1 for n in on if _busy(n))
+        util = busy_on / len(on) if on else 0.0
+        head, pid[group.name] = pid_headroom(config.gains, memory.pid.get(group.name, PidState()),
+                                             config.target_util, busy_on, len(on), dt_s)
+        pid_extra = head if config.pid else 0
         target = targets[group.name]
         step = group_power(len(busy), [now - idle_since[n.name] for n in idle], len(booting), len(off),
                            needed + warm[group.name] + pid_extra, target.grace_s, lim.min_on, lim.max_on,

@@ -27,7 +27,6 @@ arrival history) on the object, because the simulator calls one policy object fo
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass, field, replace
 
@@ -35,7 +34,7 @@ import numpy as np
 
 from ..scale.arch import ArchGroup, plan_arch, warm_after
 from ..scale.forecast import HOUR_S, forecast_rate
-from ..scale.pid import DEFAULT_GAINS, PidGains, PidState, pid_step
+from ..scale.pid import DEFAULT_GAINS, PidGains, PidState, pid_headroom, pid_step
 from ..scale.warm import (DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, demand_timer, group_power,
                           timer_keep, warm_target)
 from ..workload.fit import eligible_groups, fitting_groups
@@ -161,9 +160,6 @@ class WarmPoolPower:
         counts = [g.count for g in self.machine.groups]
         self._warm = [min(self.warm_nodes, c) if self.warm_nodes is not None else int(self.warm_fraction * c)
                       for c in counts]
-        # output = change in powered nodes as a fraction of those on; only headroom (negative) is used, so the
-        # output saturates at 0 and the integral stops growing while the group is under its target
-        self._gains = replace(self.gains, out_min=-1.0, out_max=0.0)
         self._group = np.repeat(np.arange(len(counts)), counts)
         self._pid = [PidState() for _ in counts]
         self._rate = ArrivalRate(self.window_s)
@@ -231,9 +227,9 @@ class WarmPoolPower:
             mask = self._group == gi
             on = int((mask & (view.state == ON)).sum())
             n_busy = int((mask & busy).sum())
-            util = n_busy / on if on else 0.0
-            u, self._pid[gi] = pid_step(self._gains, self._pid[gi], self.target_util, util, self.interval_s / 60.0)
-            head = math.ceil(-u * max(on, 1)) if u < 0 and self.use_pid else 0
+            head, self._pid[gi] = pid_headroom(self.gains, self._pid[gi], self.target_util, n_busy, on,
+                                               self.interval_s)
+            head = head if self.use_pid else 0
             extra.append(head)
             idle, idle_for = _idle_for_positions(view, mask)
             off = np.flatnonzero(mask & (view.state == OFF))
@@ -277,7 +273,7 @@ class PidPower:
             booting = int((mask & (view.state == BOOTING)).sum())
             powered = int((mask & (view.state == ON)).sum()) + booting
             u, self._pid[gi] = pid_step(self._gains, self._pid[gi], busy / self.target_util, float(powered),
-                                        self.interval_s / 60.0)
+                                        self.interval_s)
             want = max(self.min_on, round(powered + u))
             idle, idle_for = _idle_for_positions(view, mask)
             off = np.flatnonzero(mask & (view.state == OFF))

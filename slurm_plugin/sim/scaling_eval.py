@@ -34,7 +34,7 @@ def pid_step_response(gains: PidGains = DEFAULT_GAINS, periods: int = 30, target
     """Settling periods (within ``band`` of the target from then on) and overshoot of a unit step."""
     y, state, ys = 0.0, PidState(), []
     for _ in range(periods):
-        u, state = pid_step(gains, state, target, y, 1.0)
+        u, state = pid_step(gains, state, target, y, gains.unit_s)  # one-unit periods
         y += u
         ys.append(y)
     settle = next(i for i in range(periods) if all(abs(v - target) <= band * target for v in ys[i:])) + 1

@@ -72,7 +72,7 @@ def simulate_step(gains: PidGains, periods: int = 20, target: float = 10.0) -> l
     """Integrating plant: powered nodes y grow by the controller's output each period (boot within a period)."""
     y, state, out = 0.0, PidState(), []
     for _ in range(periods):
-        u, state = pid_step(gains, state, target, y, dt=1.0)
+        u, state = pid_step(gains, state, target, y, dt_s=60.0)
         y += u
         out.append(y)
     return out
@@ -90,13 +90,13 @@ def test_anti_windup_keeps_the_integral_while_saturated():
     gains = PidGains(kp=1.0, ki=1.0, kd=0.0, out_min=-1, out_max=1)
     state = PidState()
     for _ in range(50):
-        out, state = pid_step(gains, state, 100.0, 0.0, 1.0)
+        out, state = pid_step(gains, state, 100.0, 0.0, 60.0)
         assert out == 1
     assert state.integral == 0.0  # never integrated while pinned at the limit
 
 
 def test_deadband_means_no_action_near_the_setpoint():
-    out, state = pid_step(PidGains(kp=2, ki=1, kd=0, deadband=0.05), PidState(), 0.70, 0.68, 1.0)
+    out, state = pid_step(PidGains(kp=2, ki=1, kd=0, deadband=0.05), PidState(), 0.70, 0.68, 60.0)
     assert out == 0 and state.integral == 0
 
 
