@@ -2,8 +2,10 @@
 core costs least (money and energy), and none on the dearer ones. Pure: counts in, shifts with reasons out.
 
 Portable work is work that more than one architecture may run (a constraint ``aarch64|x86_64``, or a class
-marked ``portable`` in the site). When its share of the CPU demand (cores of pending and running jobs) reaches
-``dominance``, the warm pools of the other portable-capable groups are moved to the cheapest group per core::
+marked ``portable`` in the site). CPU demand is :func:`arch_demand`: the cores of the jobs submitted within the
+last ``window_s`` (live: those the snapshot still shows, pending or running; simulated: the trace's), split
+into portable and pinned; the live planner and the simulator both compute it with that one function. When the
+portable share reaches ``dominance``, the warm pools of the other portable-capable groups are moved to the cheapest group per core::
 
     price per core-hour = (cost_per_hour + energy_price_kwh * busy_w / 1000) / cores
 
@@ -16,10 +18,44 @@ is portable. Below ``dominance`` nothing moves: pinned work needs its own archit
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 DEFAULT_DOMINANCE = 0.5
 DEFAULT_ENERGY_PRICE_KWH = 0.25
+
+
+OTHER, PINNED, PORTABLE = 0, 1, 2  # a job's kind for the controller
+
+
+def job_kind(has_gres: bool, cpu_group_archs: Sequence[str]) -> int:
+    """PORTABLE: no GRES and CPU groups of two or more architectures; PINNED: no GRES, one architecture; OTHER:
+    GRES work or no CPU group (the controller leaves it out)."""
+    if has_gres or not cpu_group_archs:
+        return OTHER
+    return PORTABLE if len(set(cpu_group_archs)) >= 2 else PINNED
+
+
+@dataclass(frozen=True)
+class ArchDemand:
+    """What :func:`plan_arch` reads: cores of portable and pinned jobs, and the CPU groups (bit ``i`` = group
+    ``i`` of the caller's list) every portable job may use."""
+
+    portable_cores: float
+    pinned_cores: float
+    common: int
+
+
+def arch_demand(submit, cores, kind, groups, now: float, window_s: float) -> ArchDemand:
+    """The CPU demand of the jobs submitted in ``(now - window_s, now]``. Per job, as numpy arrays sorted by
+    ``submit``: its cores, :func:`job_kind` and its CPU groups as a bit mask (int64)."""
+    import numpy as np  # the live cycle pays for numpy at its first plan with the controller on, not at import
+
+    lo, hi = np.searchsorted(submit, [now - window_s, now], side="right")
+    k, c = kind[lo:hi], cores[lo:hi]
+    port = k == PORTABLE
+    common = int(np.bitwise_and.reduce(groups[lo:hi][port])) if port.any() else 0
+    return ArchDemand(float(c[port].sum()), float(c[k == PINNED].sum()), common)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ Per node group (``want`` = how many nodes should be on)::
 * ``warm``: idle nodes kept on for short jobs (the warm pool): ``GroupLimits.warm``, or with
   ``ScaleConfig.wait_price_w`` the break-even rule of :mod:`.warm` on the group's arrival rate (jobs submitted
   within ``rate_window_s`` that are still in the queue), which also sets the idle grace per group; then the
-  architecture controller (:mod:`.arch`) moves warm pools to the cheapest CPU group when portable work dominates;
+  architecture controller (:mod:`.arch`) moves warm pools to the cheapest CPU group when portable work dominates
+  the jobs submitted within ``rate_window_s`` (:func:`.arch.arch_demand`, the simulator's quantity);
 * ``pid_extra`` (with ``ScaleConfig.pid``): the PID controller's headroom on node utilization (busy / on), the
   simulator's controller (:func:`.pid.pid_headroom`, gains per minute, ``dt`` = seconds since the last cycle):
   a group hotter than the target gets extra nodes, none below target.
@@ -35,7 +36,8 @@ from typing import TYPE_CHECKING
 from ..decision import Cause, Decision, PowerNodes
 from ..snapshot import JobState, NodeState, Snapshot
 from ..snapshot.constraint import constraint_matches
-from .arch import DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, ArchGroup, ArchShift, plan_arch, warm_after
+from .arch import (DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, OTHER, ArchDemand, ArchGroup, ArchShift, arch_demand,
+                   job_kind, plan_arch, warm_after)
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_headroom
 from .power_state import Event, NodePower, Power
 from .remediate import RetryPolicy, remediate, sync_records
@@ -140,22 +142,32 @@ def _cheapest(groups: list[NodeGroup]) -> NodeGroup:
 @dataclass(frozen=True)
 class _Demand:
     """What the snapshot's jobs ask of each group: the backlog (pending jobs, each against its cheapest group),
-    arrivals per group within the rate window, and CPU demand that may / may not change architecture."""
+    arrivals per group within the rate window, and the architecture controller's demand (:func:`.arch.arch_demand`
+    over the jobs submitted within the window, as the simulator computes it; ``groups`` = site.node_groups)."""
 
     backlog: dict[str, list[JobState]]
     arrivals: dict[str, int]
     arrival_nodes: dict[str, int]
-    portable_groups: list[NodeGroup]
-    portable_cores: float
-    pinned_cores: float
+    arch: ArchDemand
 
 
-def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float) -> _Demand:
+def _arch_demand(rows: list[tuple[float, float, int, int]], now: float, window_s: float) -> ArchDemand:
+    """:func:`.arch.arch_demand` over ``rows`` (submit, cores, kind, group mask) of the snapshot's jobs."""
+    if not rows:
+        return ArchDemand(0.0, 0.0, 0)
+    import numpy as np
+
+    rows.sort(key=lambda r: r[0])
+    submit, cores, kind, mask = (np.array(col) for col in zip(*rows))
+    return arch_demand(submit, cores.astype(float), kind, mask.astype(np.int64), now, window_s)
+
+
+def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float, arch: bool) -> _Demand:
     backlog: dict[str, list[JobState]] = {}
     arrivals: dict[str, int] = {}
     arrival_nodes: dict[str, int] = {}
-    portable: list[set[str]] = []
-    portable_cores = pinned_cores = 0.0
+    rows: list[tuple[float, float, int, int]] = []
+    index = {g.name: i for i, g in enumerate(site.node_groups)}
     shapes: dict[tuple, list[NodeGroup]] = {}  # jobs of one shape fit the same groups: one look per shape
     for job in snapshot.jobs:
         if not (_queued(job) or job.running):
@@ -170,24 +182,22 @@ def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float) -> _Dem
         if job.submit_time is not None and job.submit_time >= now - window_s:
             arrivals[cheapest] = arrivals.get(cheapest, 0) + 1
             arrival_nodes[cheapest] = arrival_nodes.get(cheapest, 0) + (job.node_count or 1)
-        if not job.gres:
-            cpu_groups = {g.name for g in groups if not g.gres}
-            if len({g.cpu.arch for g in groups if g.name in cpu_groups}) >= 2:
-                portable.append(cpu_groups)
-                portable_cores += job.cpus or 1
-            else:
-                pinned_cores += job.cpus or 1
-    common = set.intersection(*portable) if portable else set()
-    return _Demand(backlog, arrivals, arrival_nodes, [g for g in site.node_groups if g.name in common], portable_cores,
-                   pinned_cores)
+        if arch and job.submit_time is not None:
+            cpu = [g for g in groups if not g.gres]
+            kind = job_kind(bool(job.gres), [g.cpu.arch for g in cpu])
+            if kind != OTHER:
+                rows.append((float(job.submit_time), float(job.cpus or 1), kind,
+                             sum(1 << index[g.name] for g in cpu)))
+    return _Demand(backlog, arrivals, arrival_nodes, _arch_demand(rows, now, window_s))
 
 
 def _arch_shifts(site: Site, config: ScaleConfig, demand: _Demand, warm: dict[str, int],
                  counts: dict[str, tuple[int, int]]) -> list[ArchShift]:
+    common = [g for i, g in enumerate(site.node_groups) if demand.arch.common >> i & 1]
     groups = [ArchGroup(g.name, g.cpu.arch, g.cpu.cores * g.cpu.threads_per_core, g.cost_per_hour, g.power.busy_w,
                         warm[g.name], counts[g.name][1] - counts[g.name][0] - warm[g.name])
-              for g in demand.portable_groups if g.name in counts]
-    return plan_arch(groups, demand.portable_cores, demand.pinned_cores, config.arch_dominance,
+              for g in common if g.name in counts]
+    return plan_arch(groups, demand.arch.portable_cores, demand.arch.pinned_cores, config.arch_dominance,
                      config.energy_price_kwh)
 
 
@@ -203,7 +213,7 @@ def _demand_timer_step(step: GroupPower, idle_for: list[float], config: ScaleCon
 def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: ScaleMemory,
                now: float) -> tuple[Decision, ScaleMemory]:
     """Power actions for this cycle and the memory for the next one. Pure: reads only its arguments."""
-    demand = _demand(snapshot, site, now, config.rate_window_s)
+    demand = _demand(snapshot, site, now, config.rate_window_s, config.arch)
     dt_s = max(now - memory.last_t, 1.0) if memory.last_t is not None else None  # None: first cycle
     idle_since, pid = {}, dict(memory.pid)
     members = {g.name: [n for n in map(snapshot.node, g.hostnames) if n is not None] for g in site.node_groups}

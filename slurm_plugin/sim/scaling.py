@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..scale.arch import ArchGroup, plan_arch, warm_after
+from ..scale.arch import ArchGroup, arch_demand, job_kind, plan_arch, warm_after
 from ..scale.forecast import HOUR_S, forecast_rate
 from ..scale.pid import DEFAULT_GAINS, PidGains, PidState, pid_headroom, pid_step
 from ..scale.warm import (DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, demand_timer, group_power,
@@ -66,10 +66,9 @@ class ArrivalRate:
 
 @dataclass
 class PortableDemand:
-    """Which jobs may change architecture, for the architecture controller in the simulator. The engine does not
-    report its queue to a scaling policy, so demand is read from the jobs submitted within ``window_s`` (the
-    live planner reads pending and running jobs): per job its cores, whether it is portable (no GRES, CPU
-    groups of two or more architectures) or pinned (no GRES, one architecture), and its CPU groups as a bit mask."""
+    """The architecture controller's demand in the simulator: :func:`~slurm_plugin.scale.arch.arch_demand` over
+    the trace (the live planner calls the same function on the snapshot's jobs). Per job its cores, its kind and
+    its CPU groups as a bit mask, computed once."""
 
     machine: Machine
     jobs: JobTable
@@ -83,21 +82,16 @@ class PortableDemand:
             key = (int(self.jobs.arch_mask[i]), int(self.jobs.gres_name[i]), int(self.jobs.gres_type[i]))
             if key not in memo:
                 groups = [g for g in eligible_groups(self.jobs, i, self.machine) if cpu[g]]
-                archs = {self.machine.groups[g].arch for g in groups}
-                k = 0 if self.jobs.gres_name[i] >= 0 or not groups else (2 if len(archs) >= 2 else 1)
-                memo[key] = (k, sum(1 << g for g in groups))
+                memo[key] = (job_kind(self.jobs.gres_name[i] >= 0, [self.machine.groups[g].arch for g in groups]),
+                             sum(1 << g for g in groups))
             kind[i], mask[i] = memo[key]
         self._kind, self._mask = kind, mask
         self._cores = self.jobs.procs.astype(float)
 
     def at(self, now: float) -> tuple[float, float, list[int]]:
         """(portable cores, pinned cores, CPU groups every portable job may use) over the window before ``now``."""
-        lo, hi = np.searchsorted(self.jobs.submit, [now - self.window_s, now], side="right")
-        kind, cores = self._kind[lo:hi], self._cores[lo:hi]
-        port = kind == 2
-        common = int(np.bitwise_and.reduce(self._mask[lo:hi][port])) if port.any() else 0
-        return (float(cores[port].sum()), float(cores[kind == 1].sum()),
-                [g for g in range(len(self.machine.groups)) if common >> g & 1])
+        d = arch_demand(self.jobs.submit, self._cores, self._kind, self._mask, now, self.window_s)
+        return d.portable_cores, d.pinned_cores, [g for g in range(len(self.machine.groups)) if d.common >> g & 1]
 
 
 @dataclass

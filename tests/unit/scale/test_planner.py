@@ -30,9 +30,9 @@ def snapshot(nodes: dict[str, NodeState], jobs=()) -> Snapshot:
     return Snapshot(tuple(all_nodes.values()), parts, tuple(jobs), taken_at=0)
 
 
-def pending(job_id, partition="", features="", cpus=1, nodes=1, gres=()):
+def pending(job_id, partition="", features="", cpus=1, nodes=1, gres=(), submit=900.0):
     return JobState(job_id, "PENDING", partition=partition, features=features, cpus=cpus, node_count=nodes,
-                    gres=tuple(gres), reason="Resources")
+                    gres=tuple(gres), reason="Resources", submit_time=submit)
 
 
 CFG = ScaleConfig(idle_grace_s=300, groups={"cpu-arm": GroupLimits(warm=0)})

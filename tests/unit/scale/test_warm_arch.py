@@ -75,10 +75,10 @@ def test_arch_target_is_cheapest_per_core_by_cost_and_energy():
         plan_arch([X86, ARM], 1, 1, dominance=0)
 
 
-def _portable(job_id, cpus, running=False):
+def _portable(job_id, cpus, running=False, submit=900.0):
     return JobState(job_id, "RUNNING" if running else "PENDING", features="aarch64|x86_64", cpus=cpus,
                     node_count=1, reason="" if running else "Priority",
-                    nodes="armn1" if running else "")
+                    nodes="armn1" if running else "", submit_time=submit)
 
 
 def test_planner_moves_the_x86_warm_pool_to_arm_when_portable_work_dominates():
@@ -93,6 +93,12 @@ def test_planner_moves_the_x86_warm_pool_to_arm_when_portable_work_dominates():
     assert "portable work is 100% of CPU demand" in ups["armn2"]
     off = ScaleConfig(idle_grace_s=300, arch=False)
     decision, _ = plan_power(snapshot(nodes, jobs), SITE, off, ScaleMemory(), 1000.0)
+    ups = {n for a in decision.actions if isinstance(a, PowerNodes) and a.action == "POWER_UP" for n in a.nodes}
+    assert "x86n1" in ups and "armn3" not in ups
+    # demand is what was submitted within the window (as in the simulator): the same job submitted before it
+    # is no demand, so nothing moves
+    decision, _ = plan_power(snapshot(nodes, [_portable(1, 8, running=True, submit=1000.0 - 7300)]), SITE, cfg,
+                             ScaleMemory(), 1000.0)
     ups = {n for a in decision.actions if isinstance(a, PowerNodes) and a.action == "POWER_UP" for n in a.nodes}
     assert "x86n1" in ups and "armn3" not in ups
 
