@@ -164,7 +164,12 @@ def rank_pending(snapshot: Snapshot, model: DqnModel | str | Path | None, site=N
 
 def levels(limit: np.ndarray, bands: np.ndarray) -> np.ndarray:
     """The learned score quantised: rint((SCORE_TOP - band_scores) / DELTA) in 0..LEVELS-1, higher = sooner."""
-    lv = np.rint((SCORE_TOP - band_scores(limit, bands)) / DELTA)
+    return score_to_level(band_scores(limit, bands))
+
+
+def score_to_level(scores: np.ndarray) -> np.ndarray:
+    """:func:`levels` of scores already computed (the simulator's DQN scores, at the live resolution)."""
+    lv = np.rint((SCORE_TOP - np.asarray(scores, dtype=float)) / DELTA)
     return np.clip(lv, 0, LEVELS - 1).astype(np.int64)
 
 
