@@ -1,8 +1,8 @@
 """One cycle's decision, as a pure function of the snapshot, the site and what the last cycle remembered.
 
-The cycle is a list of steps (:mod:`.steps`); :class:`CycleConfig` picks the usual ones. Order: rank (priority
-bands as SiteFactor) -> pack (move flexible pending jobs, using those bands) -> reshape (partitions by
-calendar) -> power (nodes up/down). Each step's actions carry their own reasons; a step that is switched off is
+The cycle is a list of steps (:mod:`.steps`); :class:`CycleConfig` picks the usual ones and their order
+(``steps``; by default rank (priority bands as SiteFactor) -> pack (move flexible pending jobs, using those
+bands) -> reshape (partitions by calendar) -> power (nodes up/down); a policy file's ``steps:`` sets it). Each step's actions carry their own reasons; a step that is switched off is
 not run. A policy file (:mod:`slurm_plugin.policy`) makes the same config through :mod:`.policy`. A last guard
 (:func:`one_power_action_per_node`) makes sure no node gets two power actions in one cycle (never POWER_UP and
 POWER_DOWN together).
@@ -15,10 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..decision import Decision, PowerNodes
+from ..policy.spec import DEFAULT_STEPS
 from ..scale.planner import ScaleConfig
 from ..snapshot import Snapshot
 from .steps import (BANDS, CycleMemory, CycleStep, PackStep, PowerStep, Ranker, RankStep, ReshapeStep, bands_from,
-                    pack_moves, run_steps)
+                    make_step, pack_moves, run_steps)
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site import Site
@@ -34,21 +35,20 @@ class CycleConfig:
     power: bool = True
     pack_time_cap_s: float = 1.0
     scale: ScaleConfig = field(default_factory=ScaleConfig)
+    steps: tuple[str, ...] = DEFAULT_STEPS  # the order; a name beyond the built-ins is made by the registry
     guard: CycleStep | None = None  # the live guard (cycle/guard.py), last; None: no policy file is watched
 
 
 def cycle_steps(config: CycleConfig, ranker: Ranker | None = None) -> tuple[CycleStep, ...]:
-    """The steps ``config`` switches on, in cycle order (the rank step always runs: 'rank:off' without a ranker)."""
-    steps: list[CycleStep] = [RankStep(ranker)]
-    if config.pack:
-        steps.append(PackStep(config.pack_time_cap_s))
-    if config.reshape:
-        steps.append(ReshapeStep())
-    if config.power:
-        steps.append(PowerStep(config.scale))
-    if config.guard is not None:
-        steps.append(config.guard)
-    return tuple(steps)
+    """The steps ``config`` switches on, in ``config.steps`` order (the rank step runs whenever it is listed:
+    'rank:off' without a ranker; a registered step beyond the built-ins is made with no arguments), then the
+    guard, always last."""
+    built: dict[str, CycleStep | None] = {
+        "rank": RankStep(ranker), "pack": PackStep(config.pack_time_cap_s) if config.pack else None,
+        "reshape": ReshapeStep() if config.reshape else None,
+        "power": PowerStep(config.scale) if config.power else None}
+    steps = [built[name] if name in built else make_step(name) for name in config.steps]
+    return tuple(s for s in [*steps, config.guard] if s is not None)
 
 
 def one_power_action_per_node(decision: Decision) -> Decision:

@@ -38,7 +38,7 @@ def scale_config(spec: ScalingSpec) -> ScaleConfig:
 
 def cycle_config(spec: PolicySpec) -> CycleConfig:
     return CycleConfig(pack=spec.packing.enabled, reshape=spec.reshape, power=spec.scaling.name != "always-on",
-                       pack_time_cap_s=spec.packing.time_cap_s, scale=scale_config(spec.scaling))
+                       pack_time_cap_s=spec.packing.time_cap_s, scale=scale_config(spec.scaling), steps=spec.steps)
 
 
 def live_ranker(spec: RankingSpec, slurm_conf: str | Path | None = None) -> Ranker | None:

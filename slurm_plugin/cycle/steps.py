@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..decision import Cause, Decision, MoveJob, SetSiteFactor
 from ..pack.plan import plan_moves
+from ..policy.spec import STEP_NAMES
 from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
 from ..scale.reshape import plan_reshape
 from ..snapshot import Snapshot
@@ -148,7 +149,10 @@ STEPS: dict[str, Callable[..., CycleStep]] = {"rank": RankStep, "pack": PackStep
 
 
 def register_step(name: str, factory: Callable[..., CycleStep]) -> None:
+    """Add a step; a policy file's ``steps:`` may then name it (:data:`slurm_plugin.policy.spec.STEP_NAMES`)."""
     STEPS[name] = factory
+    if name not in STEP_NAMES:
+        STEP_NAMES.append(name)
 
 
 def make_step(name: str, **args) -> CycleStep:

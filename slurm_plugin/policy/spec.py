@@ -10,12 +10,19 @@ A policy file (YAML or JSON; every key optional, unknown keys refused with the v
     packing: {enabled: true, time_cap_s: 1.0}
     scaling: {name: planner, wait_price_w: 10000, arch: true, pid: false}  # always-on idle-timer planner
     reshape: true                                                  # live only: the simulator has no calendar
+    steps: [rank, pack, reshape, power]                            # live cycle order (the default)
     twin: {objective: avg_bsld, predicted: {avg_bsld: 3.2}, ...}   # written by `hetsched tune`: policy/twin.py
+
+No file and an empty file are the same policy, :class:`PolicySpec()`: Slurm's own priority/multifactor with no
+SiteFactor at all (no age floor), packing, reshaping, and the planner at the break-even rule, which is what
+``hetsched cycle`` runs without options.
 
 Choices:
 
 * ranking ``multifactor`` is Slurm's own priority/multifactor: live it sets no SiteFactor (only the age floor,
-  when on); the simulator uses its approximation. ``dqn`` reads ``model`` (a path; default: the shipped model).
+  when on); the simulator uses its approximation. ``age_floor`` defaults to on for every ranking except
+  ``multifactor``, whose own age factor already ages jobs (so ``ranking: {name: multifactor}`` and no ranking
+  section both mean Slurm's priority alone). ``dqn`` reads ``model`` (a path; default: the shipped model).
   The other heuristics are the simulator's scorers; live, their order becomes SiteFactor levels. ``weighted``
   (what ``hetsched tune`` fits to a site) reads ``w_estimate``, ``w_size``, ``w_age``: score = w_estimate *
   ln(time limit) + w_size * ln(cores) - w_age * ln(wait + 60 s), lower first; the others refuse those keys.
@@ -26,6 +33,10 @@ Choices:
   ``quiet_grace_s``: the demand-aware idle timer of ``scale/warm.py``, reading ``grace_s``, ``quiet_grace_s`` and
   ``window_s``, which ``hetsched tune`` chooses when it beats Slurm's timer on the site's history).
   A scaling key the chosen scaling does not read is refused rather than ignored.
+* steps: the live cycle's steps in the order they run, names of the cycle step registry
+  (:data:`STEP_NAMES`: ``rank pack reshape power`` and any ``cycle.steps.register_step`` added); a step
+  switched on by its section must be listed, a listed step switched off is skipped. The simulator's engine has
+  its own fixed order (rank, pack, power) and reads the sections only.
 """
 
 from __future__ import annotations
@@ -40,6 +51,10 @@ from .errors import PolicyError
 from .twin import TwinSection, resolve_previous, twin_from_dict
 
 RANKINGS = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn", "weighted")
+DEFAULT_STEPS = ("rank", "pack", "reshape", "power")
+# the cycle step registry's names (cycle/steps.py's register_step adds its new ones here, so a policy file may
+# name them); kept in this layer so a policy file is checked when it is loaded, before any step is built
+STEP_NAMES: list[str] = list(DEFAULT_STEPS)
 SCALINGS = ("always-on", "idle-timer", "planner")
 MAX_FILE_BYTES = 1 << 20
 
@@ -73,11 +88,16 @@ def _spec(default, check=None, optional: bool = False):
 class RankingSpec:
     name: str = _spec("multifactor", _choice(*RANKINGS))
     model: str | None = _spec(None, optional=True)  # dqn only: the model file (.npz); null: the shipped one
-    age_floor: bool = _spec(True)  # jobs pending age_floor_hours or more go first, oldest first
+    # jobs pending age_floor_hours or more go first, oldest first; null/absent: on, except for multifactor
+    age_floor: bool | None = _spec(None, optional=True)
     age_floor_hours: float = _spec(24.0, _positive)
     w_estimate: float = _spec(1.0, _weight)  # weighted only (see the module's docstring)
     w_size: float = _spec(0.0, _weight)
     w_age: float = _spec(0.0, lambda v: _non_negative(v) or _weight(v))
+
+    def __post_init__(self) -> None:
+        if self.age_floor is None:  # resolved here, so equal policies compare equal whichever way they were said
+            object.__setattr__(self, "age_floor", self.name != "multifactor")
 
     def params(self) -> dict:
         """The parameters the ranking's factory takes (:func:`slurm_plugin.sim.hooks.ranking`)."""
@@ -85,7 +105,6 @@ class RankingSpec:
 
 
 WEIGHTS = ("w_estimate", "w_size", "w_age")
-
 
 @dataclass(frozen=True)
 class PackingSpec:
@@ -116,6 +135,7 @@ class PolicySpec:
     packing: PackingSpec = field(default_factory=PackingSpec)
     scaling: ScalingSpec = field(default_factory=ScalingSpec)
     reshape: bool = _spec(True)  # live only: partitions by calendar (policy.reshapes of the site)
+    steps: tuple[str, ...] = DEFAULT_STEPS  # live only: the cycle's steps in order (see the module docstring)
     twin: TwinSection | None = None  # what `hetsched tune` predicted (policy/twin.py); the live guard reads it
 
     def as_dict(self) -> dict:
@@ -131,7 +151,7 @@ def _value(f: dataclasses.Field, value, where: str):
         if f.metadata.get("optional"):
             return None
         raise PolicyError(where, "must not be null")
-    kind = type(f.default)
+    kind = bool if f.default is None and f.type.startswith("bool") else type(f.default)
     if kind is bool:
         ok = isinstance(value, bool)
     elif kind is int:
@@ -164,6 +184,9 @@ def _fields(cls, data, where: str) -> dict:
         if key == "twin" and not where:
             out[key] = twin_from_dict(value, path)
             continue
+        if key == "steps" and not where:
+            out[key] = _steps(value, path)
+            continue
         out[key] = policy_section(SECTIONS[key], value, path) if key in SECTIONS and not where else \
             _value(known[key], value, path)
     return out
@@ -171,6 +194,33 @@ def _fields(cls, data, where: str) -> dict:
 
 def policy_section(cls, data, where: str):
     return cls(**_fields(cls, data, where))
+
+
+def _steps(value, where: str) -> tuple[str, ...]:
+    """A list of distinct names of the cycle step registry."""
+    if not isinstance(value, list) or not value:
+        raise PolicyError(where, f"expected a non-empty list of step names, got {value!r}")
+    for i, name in enumerate(value):
+        if name not in STEP_NAMES:
+            raise PolicyError(f"{where}[{i}]", f"unknown step {name!r} (valid: {', '.join(STEP_NAMES)})")
+        if name in value[:i]:
+            raise PolicyError(f"{where}[{i}]", f"step {name!r} listed twice")
+    return tuple(value)
+
+
+def _switched_on(spec: PolicySpec) -> dict[str, str]:
+    """Built-in step -> the setting that switches it on, for the steps ``spec`` runs."""
+    on = {"rank": f"ranking {spec.ranking.name}" + (" with the age floor" if spec.ranking.age_floor else ""),
+          "pack": "packing.enabled", "reshape": "reshape", "power": f"scaling {spec.scaling.name}"}
+    off = {"rank": spec.ranking.name == "multifactor" and not spec.ranking.age_floor,
+           "pack": not spec.packing.enabled, "reshape": not spec.reshape, "power": spec.scaling.name == "always-on"}
+    return {name: why for name, why in on.items() if not off[name]}
+
+
+def _unlisted_steps(spec: PolicySpec) -> None:
+    for name, why in _switched_on(spec).items():
+        if name not in spec.steps:
+            raise PolicyError("steps", f"{why} runs the {name!r} step, which is not listed: list it or switch it off")
 
 
 # what each scaling choice reads; a key another choice reads is refused (it would be silently ignored)
@@ -210,6 +260,7 @@ def policy_from_dict(data, source: str = "<policy>") -> PolicySpec:
                 raise PolicyError(f"ranking.{key}", f"only the weighted ranking reads it (ranking is "
                                                     f"{spec.ranking.name})")
         _unread_scaling_keys(spec.scaling, (data or {}).get("scaling") or {})
+        _unlisted_steps(spec)
     except PolicyError as err:
         raise PolicyError(f"{source}: {err.where}" if err.where else source, err.message) from None
     return spec

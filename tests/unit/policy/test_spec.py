@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from slurm_plugin.cli import main
 from slurm_plugin.cli.common import scale_config
-from slurm_plugin.cycle.policy import cycle_config
+from slurm_plugin.cycle.policy import cycle_config, live_ranker
 from slurm_plugin.cycle.decide import CycleConfig
 from slurm_plugin.policy import PolicyError, PolicySpec, RankingSpec, ScalingSpec, load_policy, policy_from_dict
 
@@ -38,7 +38,7 @@ def test_yaml_and_json_name_the_same_policy(tmp_path):
 
 
 @pytest.mark.parametrize("data,error", [
-    ({"rankin": {}}, "p.yaml: rankin: unknown key (valid: ranking, packing, scaling, reshape, twin)"),
+    ({"rankin": {}}, "p.yaml: rankin: unknown key (valid: ranking, packing, scaling, reshape, steps, twin)"),
     ({"ranking": {"name": "lifo"}}, "p.yaml: ranking.name: unknown choice 'lifo' (valid: fcfs, sjf, wfp3, unicep, "
                                     "f1, multifactor, dqn, weighted)"),
     ({"ranking": {"floor": 1}}, "p.yaml: ranking.floor: unknown key (valid: name, model, age_floor, "
@@ -125,3 +125,81 @@ def test_the_spec_sits_below_the_simulator_and_the_cycle():
                 [a.name for a in node.names] if isinstance(node, ast.Import) else []
             bad = [n for n in names if n.startswith(("slurm_plugin.sim", "slurm_plugin.cycle"))]
             assert not bad, f"{path.name} imports {bad}"
+
+
+# --- no file, empty file (one meaning) ---------------------------------------------------------------------------
+
+
+def test_no_policy_file_and_an_empty_one_are_the_same_policy_slurms_priority_alone(tmp_path):
+    """`hetsched cycle` without --policy-file runs the policy its default options name; an empty file is that
+    policy too: Slurm's multifactor with no SiteFactor (no age floor), pack, reshape, the break-even planner."""
+    from slurm_plugin.cli.cycle import _flags_policy
+
+    f = tmp_path / "p.yaml"
+    f.write_text("")
+    no_file = _flags_policy(None, False, False, False, grace=300.0, warm=1, wait_price=10000.0, arch=True,
+                            pid=False)
+    assert load_policy(f) == no_file == PolicySpec()
+    assert PolicySpec().ranking == RankingSpec("multifactor", age_floor=False)
+    assert live_ranker(PolicySpec().ranking) is None  # no ranking at all: the rank step runs 'rank:off'
+    # the floor stays on by default for the rankings that set SiteFactor, and can be asked for multifactor
+    assert RankingSpec("sjf").age_floor and load_policy_text(tmp_path, "ranking: {name: dqn}\n").ranking.age_floor
+    assert load_policy_text(tmp_path, "ranking: {age_floor: true}\n").ranking.age_floor
+
+
+def load_policy_text(tmp_path, text: str) -> PolicySpec:
+    f = tmp_path / "q.yaml"
+    f.write_text(text)
+    return load_policy(f)
+
+
+# --- steps: the live cycle's order -------------------------------------------------------------------------------
+
+
+def test_steps_set_the_cycle_order_and_default_to_todays(tmp_path):
+    from slurm_plugin.cycle.policy import policy_steps
+
+    assert [s.name for s in policy_steps(PolicySpec())] == ["rank", "pack", "reshape", "power"]
+    spec = load_policy_text(tmp_path, "steps: [power, reshape, rank, pack]\n")
+    assert [s.name for s in policy_steps(spec)] == ["power", "reshape", "rank", "pack"]
+    # a listed step its section switches off is skipped
+    spec = load_policy_text(tmp_path, "steps: [rank, pack, power]\nreshape: false\npacking: {enabled: false}\n")
+    assert [s.name for s in policy_steps(spec)] == ["rank", "power"]
+
+
+@pytest.mark.parametrize("text,error", [
+    ("steps: [rank, pak]\n", "q.yaml: steps[1]: unknown step 'pak' (valid: rank, pack, reshape, power"),
+    ("steps: [rank, rank]\n", "q.yaml: steps[1]: step 'rank' listed twice"),
+    ("steps: rank\n", "q.yaml: steps: expected a non-empty list of step names"),
+    ("steps: [rank, pack, reshape]\n", "q.yaml: steps: scaling planner runs the 'power' step, which is not listed"),
+    ("steps: [pack, reshape, power]\nranking: {name: sjf}\n",
+     "q.yaml: steps: ranking sjf with the age floor runs the 'rank' step, which is not listed"),
+])
+def test_bad_steps_are_refused_listing_the_valid_ones(tmp_path, text, error):
+    with pytest.raises(PolicyError) as err:
+        load_policy_text(tmp_path, text)
+    assert str(err.value).startswith(f"{tmp_path / 'q.yaml'}: {error.removeprefix('q.yaml: ')}"), str(err.value)
+
+
+def test_a_registered_step_may_be_named_in_a_policy_file(tmp_path):
+    from dataclasses import dataclass
+
+    from slurm_plugin.cycle.policy import policy_steps
+    from slurm_plugin.cycle.steps import STEPS, register_step
+    from slurm_plugin.decision import Decision
+    from slurm_plugin.policy.spec import STEP_NAMES
+
+    @dataclass(frozen=True)
+    class Audit:
+        name: str = "audit-test"
+
+        def decide(self, inputs, memory):
+            return Decision((), "audit-test"), memory
+
+    register_step("audit-test", Audit)
+    try:
+        spec = load_policy_text(tmp_path, "steps: [rank, audit-test, pack, reshape, power]\n")
+        assert [s.name for s in policy_steps(spec)] == ["rank", "audit-test", "pack", "reshape", "power"]
+    finally:
+        STEPS.pop("audit-test")
+        STEP_NAMES.remove("audit-test")
