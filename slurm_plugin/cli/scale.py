@@ -18,6 +18,7 @@ from ..snapshot import collect_snapshot
 from . import actions
 from .common import handle_errors, one_writer, scale_config, scale_options, site_arguments, site_from, stack
 from .output import TABLE_CONTEXT, deliver, json_output_options
+from .policyfile import load_policy_files, policy_files_option
 from .why import journal_option
 
 state_option = click.option("--state", type=click.Path(dir_okay=False, path_type=Path),
@@ -95,18 +96,22 @@ def apply(site: str | None, site_option: str | None, state: Path, journal: Path,
               help="PNG of the PID controller's step response and its diurnal run.")
 @click.option("--jobs", "-j", "njobs", type=click.IntRange(1), default=None,
               help="Simulations at once, each in its own process (default: every core).")
+@policy_files_option
 @handle_errors(ValueError, OSError)
 def eval_cmd(site: str | None, workload: str, suspend_time: float, grace: float, wait_price: float,
              as_json: bool, output: Path | None, plot_path: Path | None, pid_plot_path: Path | None,
-             njobs: int | None) -> None:
+             njobs: int | None, policy_files: tuple[str, ...]) -> None:
     """Energy and wait of always-on, Slurm's idle timer and hetsched in the simulator (same workload), and the
-    PID controller's step response and stability measured in the simulator."""
-    from ..sim.scaling_eval import evaluate, pid_sim_step
+    PID controller's step response and stability measured in the simulator. Each --policy-file F adds a row,
+    F's policy as `sim run --policy-file F` runs it (EASY backfill)."""
+    from ..sim.scaling_eval import evaluate, pid_sim_step, policy_rows
     from ..sim.run import prepare, provenance
 
+    specs = load_policy_files(policy_files, ())
     prepared = prepare(workload, site)
     rows, stability = evaluate(prepared, suspend_time_s=suspend_time, grace_s=grace, wait_price_w=wait_price,
                                jobs=njobs)
+    rows += policy_rows(prepared, specs)
     base = rows[0]
     for r in rows:
         r["energy_vs_always_on"] = r["energy_kwh"] / base["energy_kwh"] - 1 if base["energy_kwh"] else None

@@ -12,7 +12,7 @@ import click
 from ..workload import WorkloadError
 from .common import handle_errors, stack
 from .output import deliver, json_output_options
-from .policyfile import load_policy_file, policy_file_option
+from .policyfile import load_policy_file, load_policy_files, policy_file_option, policy_files_option
 
 log = logging.getLogger(__name__)
 POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn")
@@ -115,13 +115,17 @@ def _key_values(row: dict) -> None:
                    "factors. Needs --site. Default: neither (no speed factors).")
 @click.option("--jobs", "-j", "njobs", type=click.IntRange(1), default=None,
               help="Simulations at once, each in its own process (default: every core).")
+@policy_files_option
 @handle_errors(WorkloadError, ValueError, OSError)
 def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, compress, as_json,
-                output, plot_out, table_out, packing, njobs) -> None:
-    """Every policy with and/or without backfill (and packing): a table of policies x metrics, JSON rows, plots."""
+                output, plot_out, table_out, packing, njobs, policy_files) -> None:
+    """Every policy with and/or without backfill (and packing): a table of policies x metrics, JSON rows, plots.
+    With --policy-file F (repeatable) the rows are those files' policies instead, each built as `sim run
+    --policy-file F` builds it."""
     from ..sim.compare import compare, table
     from ..sim.plots import plot_timelines
     from ..sim.run import prepare, provenance
+    specs = load_policy_files(policy_files, ("policies", "power", "suspend_time", "semantics", "packing", "model_path"))
     pols = [x.strip() for x in policies.split(",") if x.strip()]
     bad = [x for x in pols if x not in POLICIES]
     if bad:
@@ -129,9 +133,14 @@ def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, dr
     backfills = {"both": [False, True], "on": [True], "off": [False]}[bf]
     p = prepare(workload, site, drop_unfit, compress)
     kw = dict(power=power, suspend_time_s=suspend_time) if semantics == "slurm" else {}
-    rows, timelines = compare(p, pols, backfills, semantics,
-                              on_row=lambda r: log.info("%s bf=%s %.2fs", r["policy"], r["backfill"], r["wall_s"]),
-                              packings=PACKINGS[packing], jobs=njobs, **kw)
+    log_row = lambda r: log.info("%s bf=%s %.2fs", r.get("policy_file") or r["policy"], r["backfill"],  # noqa: E731
+                                 r["wall_s"])
+    if specs:
+        from ..sim.policy import compare_policies
+        rows, timelines = compare_policies(p, specs, backfills, jobs=njobs, on_row=log_row)
+    else:
+        rows, timelines = compare(p, pols, backfills, semantics, on_row=log_row, packings=PACKINGS[packing],
+                                  jobs=njobs, **kw)
     text = table(rows)
     if packing == "both":
         from ..sim.compare import packing_ratios

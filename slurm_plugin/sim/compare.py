@@ -36,14 +36,14 @@ def _one(p: Prepared, task: tuple) -> tuple[dict, dict]:
 
 
 def table(rows: list[dict]) -> str:
-    """Markdown table: policies x metrics."""
+    """Markdown table: policies (or policy files, ``policy_file``) x metrics."""
     packed = any(r.get("packing") is not None for r in rows)
     head = ["policy", "backfill"] + ["packing"] * packed + ["jobs", "unstarted"] + [c[1] for c in TABLE_COLS]
     head += ["wall s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         m = r["metrics"]
-        cells = [r["policy"], "yes" if r["backfill"] else "no"] + [str(r.get("packing"))] * packed
+        cells = [r.get("policy_file") or r["policy"], "yes" if r["backfill"] else "no"] + [str(r.get("packing"))] * packed
         cells += [str(r["jobs"]), str(r["unstarted"])]
         cells += ["-" if m.get(k) is None else fmt.format(m[k]) for k, _, fmt in TABLE_COLS]
         cells.append(f"{r['wall_s']:.2f}")

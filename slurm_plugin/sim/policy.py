@@ -65,3 +65,22 @@ def simulate_policy(p: Prepared, spec: PolicySpec, backfill: bool = True, progre
                         packing_kw=packing_kw)
     row["policy_spec"] = spec.as_dict()
     return row, out
+
+
+def compare_policies(p: Prepared, specs: list[tuple[str, PolicySpec]], backfills: list[bool] = (True,),
+                     jobs: int | None = 1, on_row=None) -> tuple[list[dict], list[tuple[str, bool, dict]]]:
+    """Each (label, spec) x backfill through :func:`simulate_policy` (``hetsched sim compare --policy-file F
+    ...``); each row carries its label as ``policy_file``. Returns the rows and (label, backfill, timeline)."""
+    from .parallel import run_all
+
+    tasks = [(label, spec, bf) for bf in backfills for label, spec in specs]
+    results = run_all(_one_policy, p, tasks, jobs, desc=p.workload.name,
+                      on_result=(lambda i, res: on_row(res[0])) if on_row else None)
+    return [row for row, _ in results], [(label, bf, tl) for (label, _, bf), (_, tl) in zip(tasks, results)]
+
+
+def _one_policy(p: Prepared, task: tuple) -> tuple[dict, dict]:
+    label, spec, bf = task
+    row, out = simulate_policy(p, spec, bf)
+    row["policy_file"] = label
+    return row, out.timeline

@@ -117,6 +117,22 @@ def power_policy(p: Prepared, name: str, suspend_time_s: float, grace_s: float, 
             "pid": lambda: PidPower(p.machine)}[name]()
 
 
+def policy_rows(p: Prepared, specs: list) -> list[dict]:
+    """One :func:`evaluate`-style row per (label, PolicySpec), each simulated as ``sim run --policy-file`` runs
+    it (:func:`.policy.simulate_policy`, EASY backfill)."""
+    from .policy import simulate_policy
+
+    rows = []
+    for label, spec in specs:
+        row, out = simulate_policy(p, spec, backfill=True)
+        m = row["metrics"]
+        rows.append({"policy": label, "energy_kwh": m["energy_kwh"], "avg_wait_s": m["avg_wait_s"],
+                     "utilization": m["utilization"], "p95_wait_s": m["p95_wait_s"], "avg_bsld": m["avg_bsld"],
+                     "cost": m.get("cost"), "policy_spec": spec.as_dict(), "timeline": out.timeline})
+        log.info("%s: %.1f kWh, avg wait %.0f s", label, m["energy_kwh"], m["avg_wait_s"])
+    return rows
+
+
 def evaluate(p: Prepared, suspend_time_s: float = 600.0, grace_s: float = 120.0,
              wait_price_w: float = DEFAULT_WAIT_PRICE_W, policy: str = "fcfs",
              jobs: int | None = 1) -> tuple[list[dict], dict]:
