@@ -60,6 +60,13 @@ CASES = {
     "every step, in order": (
         CycleConfig(), None, 400.0, ["rank", "pack", "reshape", "power"], "rank:off+pack+reshape+scale",
         [("move", 1, "aarch64"), ("POWER_DOWN", ("armn1", "armn2"))]),
+    "the order a policy file's steps: gives, switched-off steps skipped": (
+        CycleConfig(pack=False, reshape=False, steps=("power", "reshape", "rank", "pack")), top_first, 400.0,
+        ["power", "rank"], "scale+rank:test",
+        [("POWER_DOWN", ("armn1", "armn2")), ("site_factor", (2,), 200), ("site_factor", (1,), 100)]),
+    "pack before rank sees no bands yet, still moves the flexible job": (
+        CycleConfig(reshape=False, power=False, steps=("pack", "rank")), flex_first, 400.0, ["pack", "rank"],
+        "pack+rank:test", [("move", 1, "aarch64"), ("site_factor", (1,), 300), ("site_factor", (2,), 100)]),
 }
 
 
