@@ -21,6 +21,12 @@ class LazyCommand(NamedTuple):  # a NamedTuple, not a dataclass: dataclasses imp
     help: str  # the command's short help, shown by the parent's --help without importing it
 
 
+def short_help(text: str, limit: int) -> str:
+    """The short help click shows for a command whose help is ``text`` (its public API, not the deprecated
+    ``click.utils.make_default_short_help``)."""
+    return click.Command(None, help=text).get_short_help_str(limit)
+
+
 class LazyGroup(click.Group):
     """A :class:`click.Group` that also takes ``lazy={name: LazyCommand}`` and imports each on first use."""
 
@@ -55,7 +61,7 @@ class LazyGroup(click.Group):
         for name in names:
             cmd = self.commands.get(name)
             if cmd is None:
-                rows.append((name, click.utils.make_default_short_help(self.lazy[name].help, limit)))
+                rows.append((name, short_help(self.lazy[name].help, limit)))
             elif not cmd.hidden:
                 rows.append((name, cmd.get_short_help_str(limit)))
         with formatter.section("Commands"):

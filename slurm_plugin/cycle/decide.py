@@ -2,8 +2,9 @@
 
 The cycle is a list of steps (:mod:`.steps`); :class:`CycleConfig` picks the usual ones and their order
 (``steps``; by default rank (priority bands as SiteFactor) -> pack (move flexible pending jobs, using those
-bands) -> reshape (partitions by calendar) -> power (nodes up/down); a policy file's ``steps:`` sets it). Each step's actions carry their own reasons; a step that is switched off is
-not run. A policy file (:mod:`slurm_plugin.policy`) makes the same config through :mod:`.policy`. A last guard
+bands) -> reshape (partitions by calendar) -> power (nodes up/down); a policy file's ``steps:`` sets it).
+Each step's actions carry their own reasons; a step that is switched off is not run. A policy file
+(:mod:`slurm_plugin.policy`) makes the same config through :mod:`.policy`. A last guard
 (:func:`one_power_action_per_node`) makes sure no node gets two power actions in one cycle (never POWER_UP and
 POWER_DOWN together).
 """

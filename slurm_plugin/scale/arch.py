@@ -5,7 +5,8 @@ Portable work is work that more than one architecture may run (a constraint ``aa
 marked ``portable`` in the site). CPU demand is :func:`arch_demand`: the cores of the jobs submitted within the
 last ``window_s`` (live: those the snapshot still shows, pending or running; simulated: the trace's), split
 into portable and pinned; the live planner and the simulator both compute it with that one function. When the
-portable share reaches ``dominance``, the warm pools of the other portable-capable groups are moved to the cheapest group per core::
+portable share reaches ``dominance``, the warm pools of the other portable-capable groups are moved to the
+cheapest group per core::
 
     price per core-hour = (cost_per_hour + energy_price_kwh * busy_w / 1000) / cores
 

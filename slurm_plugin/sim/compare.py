@@ -43,7 +43,8 @@ def table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         m = r["metrics"]
-        cells = [r.get("policy_file") or r["policy"], "yes" if r["backfill"] else "no"] + [str(r.get("packing"))] * packed
+        cells = [r.get("policy_file") or r["policy"], "yes" if r["backfill"] else "no"]
+        cells += [str(r.get("packing"))] * packed
         cells += [str(r["jobs"]), str(r["unstarted"])]
         cells += ["-" if m.get(k) is None else fmt.format(m[k]) for k, _, fmt in TABLE_COLS]
         cells.append(f"{r['wall_s']:.2f}")

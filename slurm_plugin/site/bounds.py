@@ -9,3 +9,5 @@ MAX_MEMORY_GB = 1_048_576  # 1 PiB per node
 MAX_DEVICES_PER_NODE = 64  # GPUs, or accelerators of one kind
 UINT16_MAX = 0xFFFD  # largest value of Slurm's uint16 settings (timeouts, rates, PriorityTier)
 SECONDS_MAX = 86_400 * 365  # a boot/shutdown time or SuspendTime
+# the CPU architectures a site may describe (node features, job constraints): the one definition
+ARCHES: tuple[str, ...] = ("aarch64", "x86_64", "riscv64")

@@ -16,12 +16,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .bounds import (MAX_CPUS_PER_NODE, MAX_DEVICES_PER_NODE, MAX_MEMORY_GB, MAX_NODES_PER_GROUP, SECONDS_MAX,
+from .bounds import (ARCHES, MAX_CPUS_PER_NODE, MAX_DEVICES_PER_NODE, MAX_MEMORY_GB, MAX_NODES_PER_GROUP, SECONDS_MAX,
                      UINT16_MAX)
 from .priority import BAND_SPAN, SITE_FACTOR_MAX
 
-Arch = Literal["aarch64", "x86_64", "riscv64"]
-ARCHES: tuple[str, ...] = ("aarch64", "x86_64", "riscv64")
+Arch = Literal[ARCHES]  # type: ignore[valid-type]  # the values of bounds.ARCHES
 GpuVendor = Literal["nvidia", "amd", "intel"]
 AccelKind = Literal["npu", "dpu", "fpga"]
 AccelVendor = Literal["huawei", "nvidia", "intel", "amd", "xilinx"]

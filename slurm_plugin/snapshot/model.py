@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..site.bounds import ARCHES
 from .gres import GresCount
 
-ARCH_FEATURES = ("aarch64", "x86_64", "riscv64")
+ARCH_FEATURES = ARCHES  # the node features that name an architecture
 # Node states in which a node can start a job now (base state, lower case).
 USABLE_NOW = ("idle", "mixed")
 # Flags that keep a node from taking new work even if its base state is idle/mixed.

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from slurm_plugin.cli import GROUPS, main
 from slurm_plugin.cli.bench import BENCHMARKS, bench
-from slurm_plugin.cli.lazy import LazyCommand, LazyGroup
+from slurm_plugin.cli.lazy import LazyCommand, LazyGroup, short_help
 
 REGISTRIES = [(main, name) for name in GROUPS] + [(bench, name) for name in BENCHMARKS]
 
@@ -18,7 +18,7 @@ def test_registered_help_is_the_commands_own(group, name):
     cmd = group.load(name)
     assert cmd.name == name
     for limit in (45, 200):
-        assert (click.utils.make_default_short_help(group.lazy[name].help, limit) == cmd.get_short_help_str(limit)), (
+        assert short_help(group.lazy[name].help, limit) == cmd.get_short_help_str(limit), (
             f"{group.name} {name}: the help registered for it differs from its docstring's first sentence; "
             f"copy {cmd.get_short_help_str(1000)!r} into the registry")
 
