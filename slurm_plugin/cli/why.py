@@ -16,7 +16,9 @@ import click
 import hostlist
 
 from ..decision import Journal
+from ..decision.applier import controller_lost, slurmctld_reachable
 from ..slurm import SlurmClient, SlurmError
+from .actions import slurm_failure
 from .common import EXIT_FAIL, emit_json, fail, handle_errors
 from .output import json_option
 
@@ -107,6 +109,8 @@ def explain_job(client: SlurmClient, journal: Journal, spec: str) -> dict:
     try:
         view = client.show_job(spec)  # type: ignore[arg-type]  (scontrol takes Slurm's id notation)
     except SlurmError as err:
+        if controller_lost(err) or not slurmctld_reachable(client):
+            raise  # not "Slurm no longer knows it": Slurm did not answer at all
         said = err.stderr
     if not view:
         source, view = "sacct", _sacct(client, spec)
@@ -127,9 +131,12 @@ def explain_job(client: SlurmClient, journal: Journal, spec: str) -> dict:
 def job_cmd(job_spec: str, journal: Path, as_json: bool) -> None:
     """Why job JOB_ID (123, 123_4, 123_[1-3], 123+1) has its partition, features, priority and nodes.
 
-    Exit 1 if neither Slurm, accounting nor the journal knows the job."""
+    Exit 1 if neither Slurm, accounting nor the journal knows the job, 4 if slurmctld did not answer."""
     client, jr = SlurmClient(), Journal(journal)
-    found = [explain_job(client, jr, spec) for spec in parse_job_ids(job_spec)]
+    try:
+        found = [explain_job(client, jr, spec) for spec in parse_job_ids(job_spec)]
+    except SlurmError as err:
+        slurm_failure(err, client)
     if as_json:
         emit_json(found[0] if len(found) == 1 and "[" not in job_spec else found)
     else:
@@ -151,10 +158,15 @@ def job_cmd(job_spec: str, journal: Path, as_json: bool) -> None:
 @_state_option("scale", "scale-memory.json", "The planner's memory (the node's power history).")
 @handle_errors(SlurmError)
 def node_cmd(node: str, journal: Path, as_json: bool, scale_state: Path) -> None:
-    """Why NODE is up, down, drained or in its partitions (the journal alone if Slurm does not know it)."""
+    """Why NODE is up, down, drained or in its partitions (the journal alone if Slurm does not know it).
+
+    Exit 4 if slurmctld did not answer."""
+    client = SlurmClient()
     try:
-        view = SlurmClient().show_node(node)
+        view = client.show_node(node)
     except SlurmError as err:
+        if controller_lost(err) or not slurmctld_reachable(client):
+            slurm_failure(err, client)
         view = {}
         click.echo(f"hetsched: Slurm does not know node {node}: {err.stderr}", err=True)
     entries = Journal(journal).about_node(node)

@@ -191,3 +191,7 @@ def test_apply_aborts_when_slurmctld_dies_mid_apply(ccluster, tmp_path):
     # 22.05: exit 0, an error and no nodes ("reported no nodes"); 24.11: exit 1, "Unable to contact ..."
     assert "slurmctld unreachable: `sinfo --json` exited 1: " in err, err
     assert time.monotonic() - t0 < 60
+    # `why` says so too (exit 4), instead of "Slurm no longer knows it" (it answered from the journal, exit 1)
+    why = hetsched(ccluster, "why", "job", "1", "--journal", str(tmp_path / "j.jsonl"))
+    out, err = why.communicate(timeout=120)
+    assert why.returncode == EXIT_UNREACHABLE and "slurmctld unreachable: `scontrol -o show job 1`" in err, (out, err)
