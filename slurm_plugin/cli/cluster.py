@@ -61,13 +61,21 @@ def deps_cmd(install: bool) -> None:
 @click.option("--release", type=click.Choice(["bookworm", "trixie"]), default="bookworm", show_default=True,
               help="With --containers: the Debian release of the images (Slurm 22.05 / 24.11).")
 @click.option("--user", "users", multiple=True, help="With --containers: a user to create in every container.")
+@click.option("--write-only", is_flag=True, help="With --containers: only write the configs and compose.yaml "
+              "(for `docker compose`), start nothing.")
 @handle_errors(ClusterError, SlurmError, OSError, RuntimeError)
 def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: bool, release: str,
-       users: tuple[str, ...]) -> None:
+       users: tuple[str, ...], write_only: bool) -> None:
     """Start the local cluster for SITE (default: the embedded demo site). Harmless if already up.
 
     With --containers: the container cluster (images built when missing, configs rendered and mounted,
     accounting set up from the site file)."""
+    if containers and write_only:
+        from ..cluster.containers import ContainerCluster
+
+        state = ContainerCluster(_root(root, True)).write(site, release, list(users))
+        click.echo(f"wrote {state['root']}/compose.yaml and etc/: docker compose -f {state['root']}/compose.yaml up -d")
+        return
     if containers:
         _containers_up(site, _root(root, True), release, users, wait)
         return

@@ -56,6 +56,11 @@ class Plan:
         """Release -> image this cluster runs (its own, and MariaDB's)."""
         return {r: IMAGE.format(release=r) for r in dict.fromkeys([self.release, DB_RELEASE])}
 
+    def data(self, what: str) -> str:
+        """Where (under root) the accounting database (``db``) or slurmctld's state (``ctld``) of this release
+        lives: one per release, as slurmdbd 24.11 refuses 22.05's schema ("too old to upgrade")."""
+        return f"data/{self.release}/{what}"
+
     @property
     def network(self) -> str:
         return f"{self.prefix}-net"
@@ -177,11 +182,11 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path) ->
         }
 
     services = {
-        "db": service("db", {"HETSCHED_ROLE": "db"}, [f"{root}/db:/var/lib/mysql"], release=DB_RELEASE),
+        "db": service("db", {"HETSCHED_ROLE": "db"}, [f"{root}/{p.data('db')}:/var/lib/mysql"], release=DB_RELEASE),
         "dbd": service("dbd", {"HETSCHED_ROLE": "dbd", "HETSCHED_DB": p.addrs["db"]}, [f"{root}/log/dbd:/var/log/slurm"]),
         "ctl": service("ctl", {"HETSCHED_ROLE": "ctl", "HETSCHED_DBD": p.addrs["dbd"],
                                "HETSCHED_CLUSTER": site.slurm.cluster_name},
-                       [f"{root}/log/ctl:/var/log/slurm", f"{root}/spool/ctld:/var/spool/slurmctld"]),
+                       [f"{root}/log/ctl:/var/log/slurm", f"{root}/{p.data('ctld')}:/var/spool/slurmctld"]),
     }
     for host in p.nodes:
         services[host] = service(host, {"HETSCHED_ROLE": "node", "HETSCHED_DEVICES": " ".join(devices.get(host, []))},

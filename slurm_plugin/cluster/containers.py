@@ -3,8 +3,9 @@ packages (bookworm: Slurm 22.05, trixie: 24.11), driven by podman-compose from a
 
 Layout under ``root``: ``compose.yaml``, ``containers.conf`` (Podman's settings for this machine: runc,
 cgroupfs, ulimits; passed as CONTAINERS_CONF), ``etc/`` (slurm.conf, gres.conf, slurmdbd.conf, munge.key,
-entry.sh; mounted read-only at /etc/slurm in every container), ``db/`` (MariaDB's data: accounting survives
-``down``), ``log/<service>/``, ``spool/ctld/`` and ``cluster.json`` (what runs, for ``status``/``down``).
+entry.sh, the power programs; mounted read-only at /etc/slurm in every container), ``data/<release>/db``
+(MariaDB's data: accounting survives ``down``) and ``data/<release>/ctld`` (slurmctld's state, with the power
+relay's ``power/`` inbox), ``log/<service>/`` and ``cluster.json`` (what runs, for ``status``/``down``).
 Containers are named ``<prefix>-<service>`` with a prefix unique to ``root``, recorded by id at ``up`` and
 stopped and removed by those ids; nothing is ever matched by a name pattern.
 """
@@ -161,7 +162,7 @@ class ContainerCluster(RecordedState):
     def _write_files(self, site, p: cc.Plan, users: dict[str, int]) -> bool:
         """Render and write every file; returns whether slurm.conf or gres.conf changed."""
         etc = self.root / "etc"
-        for sub in ("etc", "db", "spool/ctld", "log/dbd", "log/ctl", *(f"log/{h}" for h in p.nodes)):
+        for sub in ("etc", p.data("db"), p.data("ctld"), "log/dbd", "log/ctl", *(f"log/{h}" for h in p.nodes)):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         files = render_site(site, cc.layout(p))
         changed = any(not (etc / n).exists() or (etc / n).read_text() != t for n, t in files.items())
@@ -179,6 +180,19 @@ class ContainerCluster(RecordedState):
         write_atomic(self.root, {"containers.conf": ENGINE_CONF,
                                  "compose.yaml": cc.compose_text(cc.compose(site, p, users, containers_dir()))})
         return changed
+
+    def write(self, site_name: str | None = None, release: str = "bookworm", users: list[str] = ()) -> dict:
+        """Only write the configs and ``compose.yaml`` (for ``docker compose``; starts nothing, asks no engine:
+        the subnet is the one this root always picks). Returns the recorded state."""
+        site_path = resolve_site_path(site_name)
+        site = load_site(site_path)
+        p = cc.plan(site, self.root, release, [])
+        self._write_files(site, p, {u: FIRST_UID + i for i, u in enumerate(dict.fromkeys(users))})
+        state = {"root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
+                 "prefix": p.prefix, "release": release, "subnet": p.subnet, "addrs": p.addrs, "users": list(users),
+                 "slurm_version": cc.RELEASES[release]}
+        self._save_state(state)
+        return state
 
     def up(self, site_name: str | None = None, release: str = "bookworm", users: list[str] = (),
            wait: float = 120.0) -> dict:
@@ -245,7 +259,8 @@ class ContainerCluster(RecordedState):
         if is_running(state.get("relay_pid"), RELAY):
             return
         env = {**self.engine_env, "PYTHONPATH": child_pythonpath()}
-        state["relay_pid"] = spawn_detached([sys.executable, "-m", RELAY, str(self.root), state["site_path"]],
+        inbox = self.root / self.plan().data("ctld") / "power"
+        state["relay_pid"] = spawn_detached([sys.executable, "-m", RELAY, str(self.root), state["site_path"], str(inbox)],
                                             self.root / "log" / "power-relay.log", env=env)
         self._save_state(state)
 

@@ -2,12 +2,12 @@
 
 slurmctld runs its Resume/Suspend/ResumeFailProgram inside the ctl container, which cannot start containers:
 those programs (``etc/hetsched-resume`` etc.) only drop ``<action> <hostlist>`` into files under
-``spool/ctld/power/`` (the host's ``<root>/spool/ctld/power``). This relay, started by ``up`` as a detached host
+slurmctld's state directory (the host's ``<root>/data/<release>/ctld/power``). This relay, started by ``up`` as a detached host
 process (its pid recorded, stopped by ``down``), takes them in order and runs ``hetsched power <action>
 --backend container`` for each, so every call is logged (``log/power.log``) and a node that does not come up is
 set DOWN, as with the other backends.
 
-    python -m slurm_plugin.cluster.power_relay ROOT
+    python -m slurm_plugin.cluster.power_relay ROOT SITE_FILE INBOX
 """
 
 from __future__ import annotations
@@ -28,10 +28,6 @@ PROGRAM = """#!/bin/sh
 d=/var/spool/slurmctld/power
 mkdir -p "$d" && printf '%s %s\\n' {action} "$1" > "$d/.$$.tmp" && mv "$d/.$$.tmp" "$d/$(date +%s%N).$$"
 """
-
-
-def inbox(root: Path) -> Path:
-    return root / "spool" / "ctld" / "power"
 
 
 def handle(root: Path, request: Path, site_path: str) -> int:
@@ -57,14 +53,13 @@ def handle(root: Path, request: Path, site_path: str) -> int:
     return proc.returncode
 
 
-def relay(root: Path, site_path: str, poll: float = 0.5) -> None:
-    box = inbox(root)
-    box.mkdir(parents=True, exist_ok=True)
+def relay(root: Path, site_path: str, inbox: Path, poll: float = 0.5) -> None:
+    inbox.mkdir(parents=True, exist_ok=True)
     while True:
-        for request in sorted(box.glob("[0-9]*")):
+        for request in sorted(inbox.glob("[0-9]*")):
             handle(root, request, site_path)
         time.sleep(poll)
 
 
 if __name__ == "__main__":
-    relay(Path(sys.argv[1]).resolve(), sys.argv[2])
+    relay(Path(sys.argv[1]).resolve(), sys.argv[2], Path(sys.argv[3]))

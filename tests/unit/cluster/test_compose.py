@@ -60,3 +60,19 @@ def test_slurm_conf_has_accounting_and_node_addresses():
     assert "PriorityWeightFairshare=10000" in conf and "PriorityWeightQOS=10000" in conf
     assert f"NodeName=x86n1 NodeAddr={p.addrs['x86n1']} CPUs=16" in conf
     assert "PreemptType" not in conf  # the demo site's tiers preempt nothing
+
+
+def test_write_only_writes_every_file_with_safe_modes(tmp_path):
+    from slurm_plugin.cluster.containers import ContainerCluster
+
+    state = ContainerCluster(tmp_path).write("demo", "trixie", ["alice"])
+    etc = tmp_path / "etc"
+    assert {"slurm.conf", "gres.conf", "slurmdbd.conf", "munge.key", "entry.sh", "hetsched-resume"} <= {
+        f.name for f in etc.iterdir()}
+    assert (etc / "slurmdbd.conf").stat().st_mode & 0o777 == 0o600
+    assert (etc / "munge.key").stat().st_mode & 0o777 == 0o400
+    assert "--backend" not in (etc / "hetsched-resume").read_text()  # the ctl container only hands it on
+    doc = yaml.safe_load((tmp_path / "compose.yaml").read_text())
+    assert doc["services"]["ctl"]["image"] == "localhost/hetsched-slurm:trixie"
+    assert doc["services"]["db"]["image"] == "localhost/hetsched-slurm:bookworm"  # MariaDB 10.11 (see DB_RELEASE)
+    assert state["users"] == ["alice"] and "alice:2001" in doc["services"]["x86n1"]["environment"]["HETSCHED_USERS"]
