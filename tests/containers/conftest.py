@@ -35,15 +35,6 @@ def until(what, timeout: float = 90.0, step: float = 1.0):
     return what()
 
 
-def pytest_collection_modifyitems(items):
-    if os.environ.get("HETSCHED_CONTAINER_TESTS") != "1":
-        skip = pytest.mark.skip(reason="container cluster tests run with `make test-containers` "
-                                       "(HETSCHED_CONTAINER_TESTS=1), not in `make test`")
-        for item in items:
-            if "tests/containers/" in str(item.fspath):
-                item.add_marker(skip)
-
-
 @pytest.fixture(scope="session")
 def cluster() -> ContainerCluster:
     root = TEST_ROOT / "containers"
