@@ -110,6 +110,20 @@ class ClusterState:
                 return None
         elif sum(self.free_cores_group[g] for g, _ in r.options) < r.nodes * r.cores:
             return None
+        if len(r.options) > 1 and not (r.gcount and any(col >= 0 for _, col in r.options)):
+            # one pass over every node, then the option groups' nodes in option order (same indices and order
+            # as the per-group loop below, with a constant number of numpy calls instead of ~6 per group)
+            if r.whole:
+                ok = (self.njobs == 0) & (self.state != SHUTTING)
+            else:
+                ok = (self.free_c >= r.cores) & (self.state != SHUTTING)
+                if r.mem > 0:
+                    ok &= self.free_m >= r.mem
+            if exclude is not None:
+                ok &= ~exclude
+            idx = self._nodes_of(r.options)
+            idx = idx[ok[idx]]
+            return idx if len(idx) >= r.nodes else None
         parts = []
         for g, col in r.options:
             s, e = self.start[g], self.end[g]
@@ -138,6 +152,8 @@ class ClusterState:
             return np.full(len(nodes), now)
         st = self.state[nodes]
         t = np.full(len(nodes), now)
+        if not st.any():  # every node ON (state code 0)
+            return t
         t = np.where(st == OFF, now + self.boot_s[nodes], t)
         t = np.where(st == BOOTING, self.ready_at[nodes], t)
         return np.where(st == SHUTTING, self.ready_at[nodes] + self.boot_s[nodes], t)
@@ -148,8 +164,8 @@ class ClusterState:
         self.free_c[nodes] -= r.cores
         if r.mem:
             self.free_m[nodes] -= r.mem
-        col = self._col(r, nodes)
         if r.gcount:
+            col = self._col(r, nodes)
             self.free_g[nodes, col] -= r.gcount
         newly = nodes[self.njobs[nodes] == 0]
         self.njobs[nodes] += 1
@@ -158,15 +174,20 @@ class ClusterState:
             self.idle_nodes[g] -= len(newly)
             self.free_cores_group[g] -= r.cores * len(nodes)
         else:
-            np.subtract.at(self.idle_nodes, self.group[newly], 1)
-            np.subtract.at(self.free_cores_group, self.group[nodes], r.cores)
+            ng = len(self.idle_nodes)
+            self.idle_nodes -= np.bincount(self.group[newly], minlength=ng)
+            self.free_cores_group -= np.bincount(self.group[nodes], minlength=ng) * r.cores
         self.total_free_cores -= r.cores * len(nodes)
         self.est_free[nodes] = np.maximum(self.est_free[nodes], est_end)
         if r.whole:
             return _NO_SLOTS
         slots = self._take_slots(len(nodes))
-        self._rec[slots] = np.column_stack([nodes, np.full(len(nodes), est_end), np.full(len(nodes), r.cores),
-                                            np.full(len(nodes), r.mem), col, np.full(len(nodes), r.gcount)])
+        block = np.empty((len(nodes), 6))
+        block[:] = (0.0, est_end, r.cores, r.mem, -1.0, r.gcount)
+        block[:, 0] = nodes
+        if r.gcount:
+            block[:, 4] = col
+        self._rec[slots] = block
         self._rec_alive[slots] = True
         return slots
 
@@ -202,8 +223,9 @@ class ClusterState:
             self.idle_nodes[g] += len(emptied)
             self.free_cores_group[g] += r.cores * len(nodes)
         else:
-            np.add.at(self.idle_nodes, self.group[emptied], 1)
-            np.add.at(self.free_cores_group, self.group[nodes], r.cores)
+            ng = len(self.idle_nodes)
+            self.idle_nodes += np.bincount(self.group[emptied], minlength=ng)
+            self.free_cores_group += np.bincount(self.group[nodes], minlength=ng) * r.cores
         self.total_free_cores += r.cores * len(nodes)
         self.est_free[emptied] = -INF
         if len(slots):
@@ -276,8 +298,8 @@ class ClusterState:
         pos[idx] = np.arange(len(idx))
         whole_held = (avail == INF) & cap_ok & (self.njobs[idx] > 0)
         avail[whole_held] = self.est_free[idx[whole_held]]  # held by a whole-node job: free at its end
-        rec = self._rec[self._rec_alive]
-        rec = rec[need[rec[:, 0].astype(np.int64)]]
+        alive = np.flatnonzero(self._rec_alive)
+        rec = self._rec[alive[need[self._rec[alive, 0].astype(np.int64)]]]
         if not len(rec):
             return avail
         rec = rec[np.lexsort((rec[:, 1], rec[:, 0]))]
@@ -296,8 +318,8 @@ class ClusterState:
         if r.gcount:
             ok &= segcum(np.where(rec[:, 4] == col[p], rec[:, 5], 0.0)) >= dg[p]
         hit = np.flatnonzero(ok)
-        first = np.unique(node[hit], return_index=True)[1]
-        shared = np.unique(p)
-        avail[shared] = INF  # nodes with partial jobs: from their records only
+        hn = node[hit]  # sorted: the first hit of each node opens its run
+        first = np.flatnonzero(np.r_[True, hn[1:] != hn[:-1]]) if len(hit) else hit
+        avail[p] = INF  # nodes with partial jobs: from their records only
         np.minimum.at(avail, p[hit[first]], rec[hit[first], 1])
         return avail
