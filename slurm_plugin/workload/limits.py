@@ -118,3 +118,19 @@ def read_text(path: Path, limit: int = MAX_JSON_BYTES) -> str:
     except UnicodeDecodeError as err:
         line = raw[:err.start].count(b"\n") + 1
         raise WorkloadError(source, "not UTF-8 text: a binary file?", line) from None
+
+
+def parse_generator_spec(cls, kind: str, text: str, bounds: dict[str, tuple[float, float]]):
+    """A generator spec dataclass ``cls`` from ``KIND:key=value,...`` (every key optional; each value converted to
+    the type of the field's default and checked against ``bounds[key]``). ValueError names a bad or unknown item
+    and lists the valid keys."""
+    body = text.split(":", 1)[1] if ":" in text else ""
+    kw = {}
+    for item in filter(None, body.split(",")):
+        key, sep, value = item.partition("=")
+        if key not in cls.__dataclass_fields__ or not sep:
+            raise ValueError(f"bad {kind} spec item {item!r} (keys: {', '.join(cls.__dataclass_fields__)})")
+        typ = type(getattr(cls(), key))
+        lo, hi = bounds[key]
+        kw[key] = typ(number(value, f"{kind} {key}", text, None, lo, hi, integer=typ is int))
+    return cls(**kw)

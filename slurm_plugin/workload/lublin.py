@@ -37,7 +37,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from .jobs import JobTable, Workload
-from .limits import MAX_JOBS, MAX_NODES, number
+from .limits import MAX_JOBS, MAX_NODES, parse_generator_spec
 
 
 @dataclass(frozen=True)
@@ -92,16 +92,7 @@ class LublinSpec:
     @classmethod
     def parse(cls, text: str) -> LublinSpec:
         """``lublin:nodes=256,jobs=10000,seed=3,jitter=0.2,load=0.9,overestimate=3`` (every key optional)."""
-        body = text.split(":", 1)[1] if ":" in text else ""
-        kw = {}
-        for item in filter(None, body.split(",")):
-            key, sep, value = item.partition("=")
-            if key not in cls.__dataclass_fields__ or not sep:
-                raise ValueError(f"bad lublin spec item {item!r} (keys: {', '.join(cls.__dataclass_fields__)})")
-            kind = type(getattr(cls(), key))
-            lo, hi = SPEC_BOUNDS[key]
-            kw[key] = kind(number(value, f"lublin {key}", text, None, lo, hi, integer=kind is int))
-        return cls(**kw)
+        return parse_generator_spec(cls, "lublin", text, SPEC_BOUNDS)
 
 
 def perturbed(params: TypeParams, jitter: float, rng: np.random.Generator) -> TypeParams:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..site import ARCHES, Site
 from .jobs import JobTable, Workload, arch_mask
-from .limits import MAX_DURATION_S, MAX_JOBS, number
+from .limits import MAX_DURATION_S, MAX_JOBS, parse_generator_spec
 
 
 # Bounds of each spec key: ``jobs`` within what a workload may hold, a positive finite load and run time.
@@ -42,16 +42,7 @@ class SyntheticSpec:
     @classmethod
     def parse(cls, text: str) -> SyntheticSpec:
         """``synthetic:jobs=100000,seed=1,load=0.8`` (every key optional)."""
-        body = text.split(":", 1)[1] if ":" in text else ""
-        kw = {}
-        for item in filter(None, body.split(",")):
-            key, sep, value = item.partition("=")
-            if key not in cls.__dataclass_fields__ or not sep:
-                raise ValueError(f"bad synthetic spec item {item!r} (keys: {', '.join(cls.__dataclass_fields__)})")
-            kind = type(getattr(cls(), key))
-            lo, hi = SPEC_BOUNDS[key]
-            kw[key] = kind(number(value, f"synthetic {key}", text, None, lo, hi, integer=kind is int))
-        return cls(**kw)
+        return parse_generator_spec(cls, "synthetic", text, SPEC_BOUNDS)
 
 
 def _classes(site: Site) -> list[dict]:
