@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,16 +48,32 @@ class Needs:
     slurm: Mapping[str, object] = field(default_factory=dict)
 
 
+def _bindable(first: int, count: int) -> bool:
+    """Whether every port of ``first .. first + count - 1`` can be bound on loopback now (as LocalCluster.up checks)."""
+    for port in range(first, first + count):
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                return False
+    return True
+
+
 def allocate_ports(count: int = PORT_BLOCK) -> int:
-    """The first of ``count`` consecutive ports that no other cluster of this test process was given."""
+    """The first of ``count`` consecutive ports that no other cluster of this test process was given and that are
+    free now: a block held by something else (a leftover process, or an outgoing connection's ephemeral port when
+    the base lies in the kernel's ip_local_port_range, 32768-60999 by default) is passed over."""
     global _ports_used
     blocks = -(-count // PORT_BLOCK)
-    if _ports_used + blocks * PORT_BLOCK > PORT_SPAN:
-        raise RuntimeError(f"test ports exhausted: {_ports_used} of PORT_BASE={PORT_BASE}..+{PORT_SPAN} used, "
-                           f"{count} more asked; raise PORT_SPAN or give the run its own HETSCHED_TEST_PORT_BASE")
-    first = PORT_BASE + _ports_used
-    _ports_used += blocks * PORT_BLOCK
-    return first
+    while True:
+        if _ports_used + blocks * PORT_BLOCK > PORT_SPAN:
+            raise RuntimeError(f"test ports exhausted: {_ports_used} of PORT_BASE={PORT_BASE}..+{PORT_SPAN} used, "
+                               f"{count} more asked; raise PORT_SPAN or give the run its own HETSCHED_TEST_PORT_BASE")
+        first = PORT_BASE + _ports_used
+        _ports_used += blocks * PORT_BLOCK
+        if _bindable(first, count):
+            return first
 
 
 def accounting_missing() -> str | None:

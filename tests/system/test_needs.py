@@ -3,6 +3,8 @@ test that needs accounting fails instead of passing as a skip. No cluster is sta
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from . import conftest
@@ -14,6 +16,16 @@ def test_port_blocks_never_overlap():
     spans = [(firsts[0], firsts[0] + PORT_BLOCK), (firsts[1], firsts[1] + 64), (firsts[2], firsts[2] + PORT_BLOCK)]
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))
     assert all(PORT_BASE <= first for first in firsts)
+
+
+def test_a_block_held_by_another_process_is_passed_over():
+    """CI once lost 39 tests to 'port 40084 is in use': an outgoing connection's ephemeral port inside the block."""
+    nxt = PORT_BASE + conftest._ports_used
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", nxt + 3))
+        held.listen()
+        first = allocate_ports(11)
+    assert first >= nxt + PORT_BLOCK
 
 
 def test_ports_run_out_with_a_clear_error(monkeypatch):
