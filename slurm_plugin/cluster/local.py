@@ -241,6 +241,8 @@ class LocalCluster(RecordedState):
                     log.warning("slurmctld was not stopped by `cluster down`: warm start from %s/spool/ctld",
                                 self.root)
                 cold = [] if warm else ["-c"]
+                if not warm:  # a cold start keeps nothing, but slurmctld refuses a root an earlier site named
+                    (self.root / "spool" / "ctld" / "clustername").unlink(missing_ok=True)  # otherwise (fatal)
                 state["slurmctld_pid"] = spawn_detached([daemon_path("slurmctld"), "-D", *cold, "-f", str(self.conf)],
                                                         self.root / "log" / "slurmctld.out")
                 started.append("slurmctld")

@@ -150,3 +150,17 @@ def test_shared_munged_outlives_the_first_of_two_clusters():
     finally:
         first.down()
         second.down()
+
+
+def test_a_root_an_earlier_cluster_named_otherwise_cold_starts():
+    """CI once lost the fidelity replay to slurmctld's 'fatal: CLUSTER NAME MISMATCH': its root held the state
+    of an earlier run under another ClusterName. A cold start keeps no state, so the old name must not stop it."""
+    spool = TEST_ROOT / "renamed" / "spool" / "ctld"
+    spool.mkdir(parents=True, exist_ok=True)
+    (spool / "clustername").write_text("hs-some-earlier-cluster\n")
+    c = start_cluster("renamed", Needs())
+    try:
+        assert c.client().run("sinfo", "-h", "-o", "%n").stdout.split()
+        assert (spool / "clustername").read_text().strip() == "hs-test-renamed"
+    finally:
+        c.down()
