@@ -29,7 +29,7 @@ from ..site import load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import compose as cc
 from . import power_relay
-from .procs import RecordedState, is_running, spawn_detached, stop_pid
+from .procs import RecordedState, is_running, spawn_detached, stop_pid, wait_nodes_ready
 
 log = logging.getLogger(__name__)
 CONTAINER_ROOT = Path("/var/lib/hetsched/containers")
@@ -289,14 +289,9 @@ class ContainerCluster(RecordedState):
                 raise ContainerError(f"slurmctld did not answer within {wait:.0f} s; see {self.root}/log/ctl/ "
                                      f"and `podman logs {self.plan().container('ctl')}`")
             time.sleep(0.5)
-        bad = hosts
-        while time.monotonic() < deadline:
-            states = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
-            bad = [h for h in hosts if any(s in states.get(h, "DOWN") for s in ("DOWN", "UNKNOWN", "NOT_RESPONDING",
-                                                                                 "INVAL"))]
-            if not bad:
-                return
-            time.sleep(0.5)
+        bad = wait_nodes_ready(client, hosts, deadline)
+        if not bad:
+            return
         raise ContainerError(f"nodes not up after {wait:.0f} s: {', '.join(bad)}; see {self.root}/log/<node>/")
 
     def status(self) -> list[dict]:

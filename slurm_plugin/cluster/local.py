@@ -24,7 +24,8 @@ from ..data import child_pythonpath, data_file
 from ..site import Site, load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import deps
-from .procs import RecordedState, how_it_ended, is_running, read_pid, spawn_detached, stop_pid
+from .procs import (NODE_UNREADY, RecordedState, how_it_ended, is_running, read_pid, spawn_detached, stop_pid,
+                    wait_nodes_ready)
 
 log = logging.getLogger(__name__)
 DEFAULT_ROOT = Path("/var/lib/hetsched/cluster")
@@ -363,15 +364,10 @@ class LocalCluster(RecordedState):
         """Wait until every node has registered (not DOWN/UNKNOWN/NOT_RESPONDING); with ``registered_only``
         (a running cluster's nodes) a node that an admin or the suite set DOWN with a reason is fine too."""
         deadline = time.monotonic() + wait
-        bad: list[str] = hosts
-        unready = ("UNKNOWN", "NOT_RESPONDING") if registered_only else ("DOWN", "UNKNOWN", "NOT_RESPONDING", "INVAL")
-        while time.monotonic() < deadline:
-            states = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
-            bad = [h for h in hosts if any(s in states.get(h, "DOWN") for s in unready)
-                   and "POWERED_DOWN" not in states.get(h, "")]
-            if not bad:
-                return
-            time.sleep(0.5)
+        unready = ("UNKNOWN", "NOT_RESPONDING") if registered_only else NODE_UNREADY
+        bad = wait_nodes_ready(client, hosts, deadline, unready, powered_down_ok=True)
+        if not bad:
+            return
         raise ClusterError(f"nodes not up after {wait:.0f} s: {', '.join(bad)}; see {self.root}/log/slurmd-*.log")
 
     def status(self) -> list[ProcStatus]:

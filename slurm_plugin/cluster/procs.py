@@ -113,3 +113,22 @@ class RecordedState:
     @property
     def conf(self) -> Path:
         return self.root / "etc" / "slurm.conf"
+
+
+NODE_UNREADY = ("DOWN", "UNKNOWN", "NOT_RESPONDING", "INVAL")
+
+
+def wait_nodes_ready(client, hosts: list[str], deadline: float, unready: tuple[str, ...] = NODE_UNREADY,
+                     powered_down_ok: bool = False) -> list[str]:
+    """Poll ``client``'s node states every 0.5 s until no host of ``hosts`` shows one of ``unready`` (a node Slurm
+    does not list counts as DOWN; with ``powered_down_ok`` a POWERED_DOWN node is ready) or the monotonic
+    ``deadline`` passes. Returns the hosts still unready: [] when all are ready."""
+    bad = list(hosts)
+    while time.monotonic() < deadline:
+        states = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
+        bad = [h for h in hosts if any(s in states.get(h, "DOWN") for s in unready)
+               and not (powered_down_ok and "POWERED_DOWN" in states.get(h, ""))]
+        if not bad:
+            return []
+        time.sleep(0.5)
+    return bad
