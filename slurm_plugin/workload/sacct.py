@@ -192,19 +192,25 @@ def _tres_text(tres: list[dict]) -> str:
                     f"{t.get('type')}={t.get('count')}" for t in tres or [])
 
 
-def read_sacct_json(path: str | Path) -> Workload:
-    """Read ``sacct --json`` output (Slurm 21.08 .. 24.x field layouts)."""
-    path = Path(path)
+def sacct_jobs(path: Path) -> list:
+    """The ``jobs`` list of an ``sacct --json`` file; WorkloadError (with the file, and the line for bad JSON)
+    when it is not JSON, holds NaN/Infinity or a number too long to convert, or has no ``jobs`` list."""
     try:
         data = json.loads(read_text(path), parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise WorkloadError(str(path), f"not JSON: {err.msg}", err.lineno) from None
     except ValueError as err:  # NaN/Infinity, or an integer of thousands of digits
         raise WorkloadError(str(path), f"not a usable JSON number: {err}") from None
-    if not isinstance(data, dict) or "jobs" not in data:
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
         raise WorkloadError(str(path), "no 'jobs' list: is this `sacct --json` output?")
+    return data["jobs"]
+
+
+def read_sacct_json(path: str | Path) -> Workload:
+    """Read ``sacct --json`` output (Slurm 21.08 .. 24.x field layouts)."""
+    path = Path(path)
     rows = _Rows()
-    for i, job in enumerate(data["jobs"]):
+    for i, job in enumerate(sacct_jobs(path)):
         try:
             t = job["time"]
             limit = _number(t.get("limit"))

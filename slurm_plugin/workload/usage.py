@@ -20,7 +20,6 @@ trivial job says nothing about what the class needs.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +28,8 @@ import numpy as np
 
 from ..tags import comment_tags
 from .errors import WorkloadError
-from .limits import MAX_DURATION_S, MAX_MEMORY_GB, MAX_NODES, MAX_PROCS, check, read_text, text_lines
-from .sacct import _no_constant, _number, parse_mem_gb, parse_timelimit
+from .limits import MAX_DURATION_S, MAX_MEMORY_GB, MAX_NODES, MAX_PROCS, check, text_lines
+from .sacct import _number, sacct_jobs, parse_mem_gb, parse_timelimit
 from .swf import _parse
 
 
@@ -187,16 +186,8 @@ def _seconds(v) -> float:
 def read_usage_sacct_json(path: str | Path, min_elapsed_s: float = 60.0) -> UsageHistory:
     """Read ``sacct --json`` output (see the module docstring)."""
     path = Path(path)
-    try:
-        data = json.loads(read_text(path), parse_constant=_no_constant)
-    except json.JSONDecodeError as err:
-        raise WorkloadError(str(path), f"not JSON: {err.msg}", err.lineno) from None
-    except ValueError as err:  # NaN/Infinity, or an integer of thousands of digits
-        raise WorkloadError(str(path), f"not a usable JSON number: {err}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise WorkloadError(str(path), "no 'jobs' list: is this `sacct --json` output?")
     out = _Builder(str(path), min_elapsed_s)
-    for i, job in enumerate(data["jobs"]):
+    for i, job in enumerate(sacct_jobs(path)):
         try:
             state = job.get("state", {})
             current = state.get("current") if isinstance(state, dict) else state

@@ -25,6 +25,7 @@ from slurm_plugin.decision import Decision, Journal, SetPartitionNodes, SlurmApp
 from slurm_plugin.decision.applier import NOT_ATTEMPTED
 from slurm_plugin.slurm import SlurmClient
 
+from ..waiting import wait_for
 from .conftest import module_cluster
 
 pytestmark = pytest.mark.system
@@ -40,16 +41,6 @@ def hetsched(cluster, *args: str, **kw) -> subprocess.Popen:
                                                         os.environ.get("PYTHONPATH")]))}
     return subprocess.Popen([sys.executable, "-m", "slurm_plugin", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise TimeoutError(what)
 
 
 def _cycles(state_dir: Path) -> int:
@@ -75,7 +66,7 @@ def test_two_cycles_at_once_apply_each_action_once(ccluster, tmp_path):
     with open(tmp_path / "journal.jsonl", "wb") as fh:  # item 14: garbage where the journal is
         fh.write(b"\x00\xffnot json\n[1,2,3]\n")
     first = hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL)
-    wait_for(lambda: _holds_lock(tmp_path, first) or first.poll() is not None, 60, "the first cycle's lock")
+    wait_for("the first cycle's lock", lambda: _holds_lock(tmp_path, first) or first.poll() is not None, 60, 0.1)
     first.send_signal(signal.SIGSTOP)
     try:
         assert first.poll() is None, "the first cycle ended before it could be frozen"
@@ -101,7 +92,7 @@ def test_cycle_once_exits_3_while_cycle_run_holds_the_lock(ccluster, tmp_path):
     site = ccluster.state()["site_path"]
     loop = hetsched(ccluster, "cycle", "run", site, "--state-dir", str(tmp_path), "--interval", "3600", *POWER_ALL)
     try:
-        wait_for(lambda: _cycles(tmp_path) >= 1, 60, "the loop's first cycle")
+        wait_for("the loop's first cycle", lambda: _cycles(tmp_path) >= 1, 60, 0.1)
         t0 = time.monotonic()
         second = hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL)
         out, err = second.communicate(timeout=60)
@@ -120,7 +111,7 @@ def test_the_loop_survives_bad_state_files_and_keeps_cycling(ccluster, tmp_path)
     loop = hetsched(ccluster, "-v", "cycle", "run", site, "--state-dir", str(tmp_path), "--interval", "0.2",
                     "--max-backoff", "0.5", "--no-pack", "--no-reshape")
     try:
-        wait_for(lambda: _cycles(tmp_path) >= 3, 90, "three cycles")
+        wait_for("three cycles", lambda: _cycles(tmp_path) >= 3, 90, 0.1)
         assert loop.poll() is None, loop.stderr.read()
         assert list(tmp_path.glob("cycle-state.json.bad-*"))  # moved aside, not a crash loop
     finally:
@@ -148,8 +139,8 @@ class SignalsSlurmctldAfterFirstUpdate(SlurmClient):
             if self.updates == 1:
                 os.kill(self.pid, self.sig)
                 if self.sig == signal.SIGKILL:
-                    wait_for(lambda: not Path(f"/proc/{self.pid}").exists() or
-                             Path(f"/proc/{self.pid}/stat").read_text().split()[2] == "Z", 10, "slurmctld gone")
+                    wait_for("slurmctld gone", lambda: not Path(f"/proc/{self.pid}").exists() or
+                             Path(f"/proc/{self.pid}/stat").read_text().split()[2] == "Z", 10, 0.1)
         return proc
 
 

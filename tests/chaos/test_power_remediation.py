@@ -21,6 +21,7 @@ from slurm_plugin.scale.planner import ScaleConfig
 from slurm_plugin.scale.remediate import RetryPolicy
 from slurm_plugin.site import load_site
 
+from ..waiting import wait_for
 from .conftest import module_cluster
 
 pytestmark = pytest.mark.system
@@ -34,14 +35,6 @@ rcluster = module_cluster("remediation", job_submit=True, daemon=True, resume_ti
 def state_of(client, node: str) -> tuple[str, str]:
     shown = client.show_node(node)
     return shown["State"], shown.get("Reason", "")
-
-
-def wait_for(what, pred, timeout: float = 60.0, step: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while not (value := pred()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(step)
-    return value
 
 
 def test_slurmctld_killed_with_queued_jobs_keeps_them_after_cluster_up(rcluster):

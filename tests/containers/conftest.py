@@ -19,20 +19,11 @@ import yaml
 from slurm_plugin.cluster.containers import ContainerCluster
 from slurm_plugin.conf.accounting import apply_site
 from slurm_plugin.site import load_site, resolve_site_path
+from tests.waiting import until  # noqa: F401 (the container tests import it from here)
 
 TEST_ROOT = Path(os.environ.get("HETSCHED_TEST_ROOT", "/var/lib/hetsched/test"))
 RELEASE = os.environ.get("HETSCHED_CONTAINER_RELEASE", "bookworm")
 USERS = ["alice", "bob"]
-
-
-def until(what, timeout: float = 90.0, step: float = 1.0):
-    """Call ``what`` until it returns something true (returned) or ``timeout`` seconds pass (its last value)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if got := what():
-            return got
-        time.sleep(step)
-    return what()
 
 
 @pytest.fixture(scope="session")

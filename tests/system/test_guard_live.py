@@ -11,6 +11,7 @@ import sys
 import time
 
 from slurm_plugin.decision import Journal
+from tests.waiting import wait_for
 
 POLICY = "packing: {enabled: false}\nscaling: {name: always-on}\nreshape: false\n"
 # fcfs behind a full partition: short jobs wait behind the blocker, while the twin promised no slowdown at all
@@ -87,14 +88,8 @@ def test_the_cycle_loop_rolls_back_and_runs_the_previous_policy_without_a_restar
     def cycles() -> int:
         return json.loads(cycle_state.read_text())["cycles"] if cycle_state.exists() else 0
 
-    def wait_until(what, timeout: float = 90.0):
-        end = time.time() + timeout
-        while time.time() < end:
-            got = what()
-            if got:
-                return got
-            time.sleep(0.5)
-        raise AssertionError(f"timed out after {timeout} s; guard: {guard_state.exists() and guard_state.read_text()}")
+    def wait(pred):
+        return wait_for(lambda: f"guard: {guard_state.exists() and guard_state.read_text()}", pred, 90.0, 0.5)
 
     blocker = slurm.sbatch("-p", "riscv", "-n", "64", "--time=5", "--output=/dev/null", wrap="sleep 90")
     short: list[int] = []
@@ -104,17 +99,17 @@ def test_the_cycle_loop_rolls_back_and_runs_the_previous_policy_without_a_restar
                              "--policy-file", str(active), "--state-dir", str(state), "--guard-min-jobs", "4",
                              "--guard-margin", "0.1", "--interval", "12"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_until(lambda: cycles() >= 1)
+        wait(lambda: cycles() >= 1)
         short = [slurm.sbatch("-p", "riscv", "-n", "1", "--time=1", "--output=/dev/null", wrap="true")
                  for _ in range(5)]
-        entry = wait_until(lambda: next((e for e in Journal(state / "journal.jsonl").entries()
-                                         if e["kind"] == "policy"), None))
+        entry = wait(lambda: next((e for e in Journal(state / "journal.jsonl").entries()
+                                if e["kind"] == "policy"), None))
         # the cycle that rolled back: the first whose end (cycle-state.json) comes after the journal entry
-        at = wait_until(lambda: cycles() if (json.loads(cycle_state.read_text()).get("last_ok_t") or 0) >= entry["t"]
-                        else 0)
+        at = wait(lambda: cycles() if (json.loads(cycle_state.read_text()).get("last_ok_t") or 0) >= entry["t"]
+                  else 0)
         assert entry["ok"] and entry["cause"] == "POLICY_ROLLBACK" and at <= 3, (entry, at)
         assert active.read_text().endswith(GOOD)
-        last = wait_until(lambda: cycles() > at and json.loads(guard_state.read_text())["last"])
+        last = wait(lambda: cycles() > at and json.loads(guard_state.read_text())["last"])
         assert last["verdict"].startswith("no twin section") and not last["rollback"], last
         print(f"cycle run: rolled back at cycle {at}: {entry['reason']}")
     finally:
