@@ -34,7 +34,7 @@ Choices:
   ``window_s``, which ``hetsched tune`` chooses when it beats Slurm's timer on the site's history).
   A scaling key the chosen scaling does not read is refused rather than ignored.
 * steps: the live cycle's steps in the order they run, names of the cycle step registry
-  (:data:`STEP_NAMES`: ``rank pack reshape power`` and any ``cycle.steps.register_step`` added); a step
+  (:data:`STEP_NAMES`: ``rank pack reshape power guard`` and any ``cycle.steps.register_step`` added); a step
   switched on by its section must be listed, a listed step switched off is skipped. The simulator's engine has
   its own fixed order (rank, pack, power) and reads the sections only.
 """
@@ -52,9 +52,11 @@ from .twin import TwinSection, resolve_previous, twin_from_dict
 
 RANKINGS = ("fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor", "dqn", "weighted")
 DEFAULT_STEPS = ("rank", "pack", "reshape", "power")
-# the cycle step registry's names (cycle/steps.py's register_step adds its new ones here, so a policy file may
-# name them); kept in this layer so a policy file is checked when it is loaded, before any step is built
-STEP_NAMES: list[str] = list(DEFAULT_STEPS)
+# the cycle step registry's names: the built-ins (the defaults and the live guard, cycle/guard.py), named here so
+# a policy file is checked the same whatever has been imported, and any a plugin adds (cycle/steps.py's
+# register_step appends it); kept in this layer so a policy file is checked when it is loaded, before any step
+# is built
+STEP_NAMES: list[str] = [*DEFAULT_STEPS, "guard"]
 SCALINGS = ("always-on", "idle-timer", "planner")
 MAX_FILE_BYTES = 1 << 20
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -203,3 +205,13 @@ def test_a_registered_step_may_be_named_in_a_policy_file(tmp_path):
     finally:
         STEPS.pop("audit-test")
         STEP_NAMES.remove("audit-test")
+
+
+def test_the_guard_step_is_valid_whatever_was_imported(tmp_path):
+    """A policy file naming the built-in ``guard`` step loads in a process that never imported the cycle (was:
+    'unknown step' unless slurm_plugin.cycle had been imported first, as `hetsched policy check` did not)."""
+    (tmp_path / "q.yaml").write_text("steps: [rank, pack, reshape, power, guard]\n")
+    code = ("import sys; from slurm_plugin.policy.spec import load_policy; load_policy(sys.argv[1]); "
+            "assert 'slurm_plugin.cycle' not in sys.modules, 'the check imported the cycle'")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "q.yaml")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
