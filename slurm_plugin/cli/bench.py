@@ -16,6 +16,8 @@ BENCHMARKS: dict[str, LazyCommand] = {
                         "Median ms of rank_pending (features + inference + band grouping) over --repeat runs."),
     "sim": LazyCommand(".bench_sim:sim_cmd",
                        "Jobs per second of simulation (the trace already read), fastest of --repeat runs."),
+    "cycle": LazyCommand(".bench_cycle:cycle_cmd",
+                         "CPU seconds of parse, each cycle step and decide on synthetic snapshots at site scale."),
     "cli": LazyCommand(".bench_cli:cli_cmd",
                        "Start-up time of `hetsched --help` and `hetsched power resume --help` in fresh processes."),
     "power": LazyCommand(".bench_power:power_cmd",

@@ -7,6 +7,8 @@ but the matrix goes to HiGHS in one ``passModel`` call, so build time is numpy t
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 
@@ -19,6 +21,7 @@ from .rows import Rows
 from .solver import ERROR, HIGHS_OPTIONS, OPTIMAL, TIME_LIMIT, MilpAnswer
 
 log = logging.getLogger(__name__)
+_STDOUT_LOCK = threading.Lock()
 
 
 def to_lp(problem: PackingProblem, opts: Options, rows: Rows, relax: bool = False) -> highspy.HighsLp:
@@ -107,8 +110,23 @@ def solve_relaxation(problem: PackingProblem, opts: Options, rows: Rows, time_li
     return values[:len(opts)], y
 
 
+def _quiet_highs() -> highspy.Highs:
+    """A Highs instance whose banner ("Running HiGHS ..."), which HiGHS 1.16 prints to the process's standard
+    output when the instance is made, before ``output_flag`` can be set, goes to standard error instead: stdout
+    may be a ``--json`` document."""
+    with _STDOUT_LOCK:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            os.dup2(2, 1)
+            return highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def _new_highs(time_limit_s: float, rel_gap: float) -> highspy.Highs:
-    h = highspy.Highs()
+    h = _quiet_highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", max(time_limit_s, 0.01))
     h.setOptionValue("mip_rel_gap", rel_gap)
