@@ -33,8 +33,10 @@ def _ints(ctx, param, value: str) -> list[int]:
 @json_output_options
 @handle_errors(ValueError, OSError)
 def cycle_cmd(site_name, nodes, pending, formats, repeat, policy_file, as_json, output) -> None:
-    """CPU seconds of parse, each cycle step and the whole decide on synthetic snapshots of SITE
-    grown to --nodes with --pending jobs waiting (default policy: DQN ranking, packing, the power planner)."""
+    """CPU seconds of parse, each cycle step and decide on synthetic snapshots at site scale.
+
+    The site (--site) is grown to --nodes with --pending jobs waiting; default policy: DQN ranking, packing,
+    the power planner (--policy-file for another)."""
     from ..cycle.bench import bench_cycle
     from ..policy import policy_from_dict
     from ..sim.run import provenance
