@@ -191,10 +191,13 @@ end
 -- The connection to the daemon is kept open between calls (slurmctld keeps this Lua state), which saves a
 -- connect/accept per submission. Any failure closes it, so a late reply can never answer a later request.
 local conn, conn_path = nil, nil
+-- The daemon on this connection refused the "unanswered" field (one older than it): not sent again until the
+-- connection is replaced (a restarted daemon may be a newer one).
+local legacy_peer = false
 
 local function drop()
   if conn then pcall(function() conn:close() end) end
-  conn, conn_path = nil, nil
+  conn, conn_path, legacy_peer = nil, nil, false
 end
 
 -- ------------------------------------------------------------------------------------------ peer trust
@@ -387,12 +390,17 @@ local function decide(job_desc, op, job_id, base)
   end
   local request = { v = PROTOCOL, op = op, job = job }
   if job_id then request.job_id = job_id end
-  local reported = unanswered
+  local reported = legacy_peer and 0 or unanswered
   if reported > 0 then request.unanswered = reported end
   local line, err = cjson.encode(request)
   if not line then return without_daemon(cfg, op, "cannot encode the request: " .. tostring(err), job_desc) end
   local answer
   answer, err = exchange(cfg, line .. "\n")
+  if answer and reported > 0 and answer:find("unknown keys", 1, true) and answer:find("unanswered", 1, true) then
+    -- a daemon older than the field refuses it: ask once more without it (the count waits for a newer one)
+    legacy_peer, reported, request.unanswered = true, 0, nil
+    answer, err = exchange(cfg, cjson.encode(request) .. "\n")
+  end
   if not answer then return without_daemon(cfg, op, err, job_desc) end
   local reply
   reply, err = checked_reply(answer)

@@ -99,6 +99,9 @@ class AdmissionMetrics:
                                   "Calls the shim answered without the daemon (fail-open/closed), as it reports "
                                   "them on its next answered call (lost if slurmctld restarts first).",
                                   registry=reg)
+        self.unknown_fields = Counter("hetsched_admission_unknown_fields",
+                                      "Request keys ignored as unknown to this daemon (sent by a newer shim).",
+                                      registry=reg)
         self.latency = Histogram("hetsched_admission_request_seconds",
                                  "Time from a complete request line to its reply (in the daemon).",
                                  buckets=LATENCY_BUCKETS, registry=reg)

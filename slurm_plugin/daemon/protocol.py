@@ -9,8 +9,12 @@ Reply (daemon -> shim)::
     {"v": 1, "ok": true, "action": "accept" | "reject", "set": {"partition": "gpu", ...}, "reason": "..."}
     {"v": 1, "ok": false, "error": "..."}          # the shim then fails open (or closed, if so configured)
 
-The schema is strict: unknown keys, wrong types, negative or out-of-range numbers and over-long strings are
-errors, so a request is either fully understood or refused with a message.
+Known fields are strict: wrong types, negative or out-of-range numbers and over-long strings are errors, so a
+request is either understood or refused with a message. Unknown keys (top level or in ``job``) are ignored and
+their names returned by :func:`parse_request_fields`, so a newer shim works with an older daemon and the
+reverse (fields are only ever added, with defaults that mean "as before"; the shim likewise ignores reply keys
+it does not know, but never a ``set`` key outside its whitelist). The version ``v`` changes only for a change
+that is not an addition.
 """
 
 from __future__ import annotations
@@ -58,13 +62,15 @@ def _no_constants(name: str) -> Any:
     raise ProtocolError(f"{name} is not allowed")
 
 
-def _job_fields(job: dict) -> dict[str, Any]:
-    """Validated job fields; the common case (plain str/int values) costs one dict look-up per field."""
+def _job_fields(job: dict, ignored: list[str]) -> dict[str, Any]:
+    """Validated job fields (unknown ones appended to ``ignored`` as ``job.NAME``); the common case (plain
+    str/int values) costs one dict look-up per field."""
     out: dict[str, Any] = {}
     for key, value in job.items():
         kind = _FIELD_KIND.get(key)
         if kind is None:
-            raise ProtocolError(f"unknown job fields {sorted(set(job) - set(JOB_FIELDS))}")
+            ignored.append(f"job.{key}"[:64])
+            continue
         if kind is str:
             out[key] = value if (type(value) is str and len(value) <= MAX_STRING and "\x00" not in value) \
                 else _check_string(key, value)
@@ -76,6 +82,12 @@ def _job_fields(job: dict) -> dict[str, Any]:
 
 def parse_request(data: bytes) -> JobRequest:
     """Bytes of one request line -> JobRequest; raises ProtocolError with a reason fit to send back."""
+    return parse_request_fields(data)[0]
+
+
+def parse_request_fields(data: bytes) -> tuple[JobRequest, list[str]]:
+    """Bytes of one request line -> (JobRequest, names of the keys ignored as unknown, at most 64 characters
+    each); raises ProtocolError with a reason fit to send back."""
     if len(data) > MAX_REQUEST_BYTES:
         raise ProtocolError(f"request larger than {MAX_REQUEST_BYTES} bytes")
     try:
@@ -88,8 +100,7 @@ def parse_request(data: bytes) -> JobRequest:
         raise ProtocolError(f"a number has too many digits (numbers are whole numbers in 0..{MAX_NUMBER})") from None
     if type(doc) is not dict:
         raise ProtocolError("request must be a JSON object")
-    if not doc.keys() <= _TOP:
-        raise ProtocolError(f"unknown keys {sorted(set(doc) - _TOP)} (valid: {', '.join(TOP_FIELDS)})")
+    ignored = [] if doc.keys() <= _TOP else [k[:64] for k in doc if k not in _TOP]
     if doc.get("v") != VERSION or type(doc.get("v")) is not int:
         raise ProtocolError(f"unsupported protocol version {doc.get('v')!r} (this daemon speaks {VERSION})")
     op = doc.get("op")
@@ -100,7 +111,7 @@ def parse_request(data: bytes) -> JobRequest:
         raise ProtocolError("job must be an object")
     job_id = _check_number("job_id", doc["job_id"]) if doc.get("job_id") is not None else None
     unanswered = _check_number("unanswered", doc["unanswered"]) if doc.get("unanswered") is not None else 0
-    return JobRequest(op=op, job_id=job_id, unanswered=unanswered, **_job_fields(job))
+    return JobRequest(op=op, job_id=job_id, unanswered=unanswered, **_job_fields(job, ignored)), ignored
 
 
 def _encode(doc: dict) -> bytes:

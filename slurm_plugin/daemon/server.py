@@ -30,7 +30,7 @@ from ..snapshot import SnapshotRefresher
 from .guard import EscapeControl, RateLimited, escape, secure_socket_dir
 from .metrics import AdmissionMetrics
 from .peercred import peer_ids
-from .protocol import MAX_REQUEST_BYTES, ProtocolError, encode_decision, encode_error, parse_request
+from .protocol import MAX_REQUEST_BYTES, ProtocolError, encode_decision, encode_error, parse_request_fields
 
 log = logging.getLogger(__name__)
 log.addFilter(EscapeControl())  # job names and comments are user-controlled: one record, one line
@@ -193,16 +193,26 @@ class AdmissionServer:
             log.warning("refused a connection from uid %d (pid %d): %s%s", uid, pid, why,
                         f" ({more} more refused since the last line)" if more else "")
 
+    def unknown_fields(self, names: list[str]) -> None:
+        """Count request keys this daemon does not know (a newer shim); logged at most once a period."""
+        self.metrics.unknown_fields.inc(len(names))
+        if self._refusals.allow("unknown fields"):
+            more = self._refusals.suppressed("unknown fields")
+            log.info("ignored request field(s) this daemon does not know: %s%s (a newer shim?)",
+                     ", ".join(names[:8]), f" ({more} more requests with some since the last line)" if more else "")
+
     def answer(self, line: bytes) -> bytes:
         """The reply line for one request line (pure apart from the stats, metrics and log); never raises."""
         started = perf_counter()
         try:
-            req = parse_request(line)
+            req, ignored = parse_request_fields(line)
         except ProtocolError as err:
             self.stats["error"] += 1
             self.metrics.failed("malformed")
             log.warning("malformed request: %s", err)
             return encode_error(str(err))
+        if ignored:
+            self.unknown_fields(ignored)
         try:
             reply = self._decide(req)
         except Exception:  # a bug must cost one error reply (the shim fails open), never the connection

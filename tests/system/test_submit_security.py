@@ -61,7 +61,7 @@ def test_peer_uid_checked_even_if_the_mode_is_opened(env):
 
 @pytest.mark.parametrize("raw, error", [
     (b"x" * (MAX_REQUEST_BYTES + 100) + b"\n", "larger than"),
-    (b'{"v": 1, "op": "submit", "job": {"script": "rm -rf /"}}\n', "unknown job fields"),
+    (b'{"v": 1, "op": "submit", "job": {"script": "rm -rf /", "partition": 5}}\n', "must be a string"),
     (b'{"v": 9, "op": "submit", "job": {}}\n', "unsupported protocol version"),
     (b"\xff\xfe{{{\n", "not JSON"),
 ])

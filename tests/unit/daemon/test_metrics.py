@@ -62,6 +62,17 @@ def test_unanswered_calls_the_shim_reports_are_counted(server):
         json.dumps({"v": 1, "op": "submit", "unanswered": -1, "job": {}}).encode())
 
 
+def test_a_newer_shims_fields_are_answered_and_counted(server):
+    """Upgrade order either way: a field this daemon does not know is ignored (counted), not an error reply
+    that would fail every submission open until the daemon is upgraded too."""
+    reply = json.loads(server.answer(json.dumps({"v": 1, "op": "submit", "trace": "abc",
+                                                 "job": {"user_id": 0, "gres": "gres:gpu:1", "gpu_bind": "x"}}).encode()))
+    assert reply["ok"] is True and reply["set"]["partition"] == "gpu"
+    got = samples(server.metrics.text())
+    assert got[("hetsched_admission_unknown_fields_total", ())] == 2
+    assert got[("hetsched_admission_requests_total", (("decision", "modify"),))] == 1
+
+
 def test_no_job_ids_or_users_in_labels(server):
     for i in range(50):
         server.answer(request({"gres": f"gres:gpu:{i}", "name": f"job{i}", "user_id": i}))

@@ -240,3 +240,26 @@ def test_unanswered_calls_reported_on_the_next_answered_one(where):
     assert json.loads(out.stdout)["rc"]["0"] >= 6, out.stdout
     sent = [daemon.request(i).get("unanswered") for i in range(6)]
     assert sent == [None, 1, 2, 3, None, None], sent
+
+
+def test_an_older_daemon_that_refuses_unanswered_still_answers(where):
+    """A daemon older than the ``unanswered`` field replied 'unknown keys' to it, which failed every call
+    open after one outage: the shim asks once more without the field and leaves it out on that connection;
+    reply keys the shim does not know are ignored (protocol additions work both ways)."""
+    replies = iter([b"}{ not json\n"] * 2)
+
+    def old_daemon(line: bytes) -> bytes:
+        reply = next(replies, None)
+        if reply is not None:
+            return reply
+        if b"unanswered" in line:
+            return b'{"v":1,"ok":false,"error":"unknown keys [\'unanswered\'] (valid: v, op, job_id, job)"}\n'
+        return accept({"partition": "gpu"})[:-2] + b', "hint": {"new": 1}}\n'
+    daemon = serve(where, old_daemon)
+    out = subprocess.run(["lua5.1", str(DRIVE), str(SHIM), str(config(where)), "bench", "100", "0.2",
+                          json.dumps({"tres_per_node": "gres:gpu:1"})], capture_output=True, text=True, timeout=30)
+    daemon.close()
+    result = json.loads(out.stdout)
+    assert result["rc"]["0"] >= 5 and result["sets"] == result["rc"]["0"] - 2, out.stdout
+    sent = [daemon.request(i).get("unanswered") for i in range(6)]
+    assert sent == [None, 1, 2, None, None, None], sent
