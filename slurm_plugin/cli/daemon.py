@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import json
 import logging
@@ -16,6 +17,7 @@ from ..admission.trust import Accounting
 from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
 from ..daemon.config import MetricsSettings
 from ..daemon.peercred import resolve_uid
+from ..daemon.pool import prepare_pool
 from ..scale.rightsize import apply_table
 from ..site import load_site, resolve_site_path
 from ..snapshot import ProcessCollector, SnapshotRefresher
@@ -80,7 +82,8 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
         options = replace(options, rightsize=table)
     # Slurm commands run and their JSON is parsed in a worker process: the request path never waits for
     # the GIL while a snapshot is being built (that showed up as millisecond stalls in the p99).
-    collector = ProcessCollector(conf)
+    # ... and so is the pool summary the metrics report (daemon/pool.py), which travels in the snapshot's memo
+    collector = ProcessCollector(conf, prepare=functools.partial(prepare_pool, str(resolve_site_path(cfg.site))))
     refresher = SnapshotRefresher(collector, interval=cfg.refresh_s)
     refresher.start()  # the first snapshot comes in the background: until then nothing is refused or moved
     gc.freeze()  # what is loaded now lives for the whole run: keep it out of every later collection

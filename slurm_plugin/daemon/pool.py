@@ -1,21 +1,64 @@
 """The pool as the suite sees it in one snapshot: nodes per site node group and power state, pending jobs per
-class and tier. Pure functions of (site, snapshot), memoized in the snapshot; used by ``hetsched status`` and
-the daemon's pool metrics (labels: the site's own group, class and tier names - bounded).
+class and tier. Pure functions of (site, snapshot), memoized in the snapshot under a key naming the site's
+content (:func:`site_key`), so the daemon's snapshot worker computes them (:func:`prepare_pool`) and the memo
+travels back with the pickled snapshot: a scrape then formats numbers only, and the daemon's own process (the
+submit path's GIL) never pays for them. Used by ``hetsched status`` and the daemon's pool metrics (labels: the
+site's own group, class and tier names - bounded).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections import Counter
 
 from ..admission import JobRequest, classify
 from ..scale.power_state import observed
-from ..site import Site
+from ..site import Site, load_site
 from ..snapshot import Snapshot
+
+_SITE_KEYS: dict[int, tuple[Site, str]] = {}  # id -> (the site, kept alive so its id stays its own; its key)
+_CLASSES: dict[tuple, tuple[str, str]] = {}  # (site key, owner fields) -> (class, tier): classify is pure
+_MAX_CLASSES = 65536
+
+
+def site_key(site: Site) -> str:
+    """A digest of the site's content: the same in every process that loaded the same file."""
+    known = _SITE_KEYS.get(id(site))
+    if known is None or known[0] is not site:
+        if len(_SITE_KEYS) > 64:
+            _SITE_KEYS.clear()
+        known = _SITE_KEYS[id(site)] = (site, hashlib.sha1(site.model_dump_json().encode()).hexdigest()[:16])
+    return known[1]
+
+
+def prepare_pool(site_path: str, snap: Snapshot) -> Snapshot:
+    """Compute the pool summary of ``snap`` into its memo (in the snapshot worker; picklable with
+    ``functools.partial`` over ``site_path``); returns ``snap``."""
+    site = _worker_site(site_path)
+    node_groups(site, snap)
+    pending_groups(site, snap)
+    return snap
+
+
+@functools.lru_cache(maxsize=4)
+def _worker_site(site_path: str) -> Site:
+    return load_site(site_path)
 
 
 def node_groups(site: Site, snap: Snapshot) -> list[dict]:
     """Per site node group: its node count and how many are in each power state (once per snapshot)."""
-    return snap.memo(("pool.groups", id(site)), lambda: _node_groups(site, snap))
+    return snap.memo(("pool.groups", site_key(site)), lambda: _node_groups(site, snap))
+
+
+@functools.lru_cache(maxsize=1024)
+def _power_of(state: str, flags: tuple[str, ...], powered_down: bool) -> str:
+    """A node's column in :func:`node_groups` from its state and flags (few distinct ones: cached)."""
+    if "DRAIN" in state.upper() or any(f.lower() == "drain" for f in flags):
+        return "drained"
+    if "DOWN" in state.upper().split("+") and not powered_down:
+        return "down"
+    return observed(" ".join((state, *flags))).value
 
 
 def _node_groups(site: Site, snap: Snapshot) -> list[dict]:
@@ -28,14 +71,7 @@ def _node_groups(site: Site, snap: Snapshot) -> list[dict]:
             states["unknown"] = group.count
         for host in group.hostnames if snap.known else ():
             node = snap.node(host)
-            if node is None:
-                states["missing"] += 1
-            elif "DRAIN" in node.state.upper() or any(f.lower() == "drain" for f in node.flags):
-                states["drained"] += 1
-            elif "DOWN" in node.state.upper().split("+") and not node.powered_down:
-                states["down"] += 1
-            else:
-                states[observed(" ".join((node.state, *node.flags))).value] += 1
+            states["missing" if node is None else _power_of(node.state, node.flags, node.powered_down)] += 1
         rows.append({"group": group.name, "nodes": group.count, "power": dict(sorted(states.items()))})
     return rows
 
@@ -43,25 +79,43 @@ def _node_groups(site: Site, snap: Snapshot) -> list[dict]:
 def pending_groups(site: Site, snap: Snapshot) -> dict[tuple[str, str], tuple[int, float | None]]:
     """(class, tier) -> (pending jobs, oldest submit time) as admission classifies them ("-": none);
     computed once per snapshot (one :func:`classify` per distinct owner/qos/comment/wckey/account)."""
-    return snap.memo(("pool.pending", id(site)), lambda: _pending_groups(site, snap))
+    return snap.memo(("pool.pending", site_key(site)), lambda: _pending_groups(site, snap))
 
 
 def _pending_groups(site: Site, snap: Snapshot) -> dict[tuple[str, str], tuple[int, float | None]]:
-    groups: dict[tuple[str, str], tuple[int, float | None]] = {}
-    memo: dict[tuple, tuple[str, str]] = {}
+    # per distinct owner fields first (a few hundred), then classified once each (cached across snapshots)
+    owners: dict[tuple, list] = {}
     for job in snap.jobs:
-        if not job.pending:
-            continue
-        key = (job.qos, job.comment, job.wckey, job.account, job.user_id)
-        if key not in memo:
-            c = classify(JobRequest(qos=job.qos or None, comment=job.comment or None, wckey=job.wckey or None,
-                                    account=job.account or None, user_id=job.user_id), site)
-            memo[key] = (c.workload_class.name if c.workload_class else "-", c.tier.name if c.tier else "-")
-        count, oldest = groups.get(memo[key], (0, None))
-        if job.submit_time and (oldest is None or job.submit_time < oldest):
-            oldest = job.submit_time
-        groups[memo[key]] = (count + 1, oldest)
+        if job.pending:
+            key = (job.qos, job.comment, job.wckey, job.account, job.user_id)
+            seen = owners.get(key)
+            if seen is None:
+                owners[key] = [1, job.submit_time or None]
+            else:
+                seen[0] += 1
+                if job.submit_time and (seen[1] is None or job.submit_time < seen[1]):
+                    seen[1] = job.submit_time
+    skey = site_key(site)
+    groups: dict[tuple[str, str], tuple[int, float | None]] = {}
+    for key, (count, first) in owners.items():
+        label = _owner_class(site, skey, key)
+        had, oldest = groups.get(label, (0, None))
+        groups[label] = (had + count, first if oldest is None or (first is not None and first < oldest) else oldest)
     return dict(sorted(groups.items()))
+
+
+def _owner_class(site: Site, skey: str, key: tuple) -> tuple[str, str]:
+    """(class, tier) admission gives a job of these owner fields (qos, comment, wckey, account, uid)."""
+    label = _CLASSES.get((skey, key))
+    if label is None:
+        qos, comment, wckey, account, uid = key
+        c = classify(JobRequest(qos=qos or None, comment=comment or None, wckey=wckey or None,
+                                account=account or None, user_id=uid), site)
+        label = (c.workload_class.name if c.workload_class else "-", c.tier.name if c.tier else "-")
+        if len(_CLASSES) >= _MAX_CLASSES:
+            _CLASSES.clear()
+        _CLASSES[(skey, key)] = label
+    return label
 
 
 def pending_queue(site: Site, snap: Snapshot, now: float) -> list[dict]:

@@ -62,6 +62,11 @@ def collect_snapshot_for(conf: str | None) -> Snapshot:
     return collect_snapshot(SlurmClient(conf))
 
 
+def _collect_prepared(conf: str | None, prepare: Callable[[Snapshot], Snapshot] | None) -> Snapshot:
+    snap = collect_snapshot_for(conf)
+    return prepare(snap) if prepare is not None else snap
+
+
 def _die_with_parent(parent: int) -> None:
     """Worker initializer: have Linux SIGKILL this worker when the daemon (pid ``parent``) dies, even by
     SIGKILL; else the worker would outlive it, idle, forever. Exits at once if the daemon is already gone."""
@@ -77,11 +82,13 @@ class ProcessCollector:
     """Builds snapshots in one worker process, so parsing Slurm's JSON never holds the daemon's GIL.
 
     Call it to get a Snapshot; a worker that died (killed, OOM) is replaced on the next call. ``close()``
-    terminates the worker without waiting for a Slurm command that may hang.
+    terminates the worker without waiting for a Slurm command that may hang. ``prepare`` (picklable) runs in
+    the worker on each snapshot before it is sent back, e.g. to fill its memo with derived answers.
     """
 
-    def __init__(self, conf: str | None, timeout: float = 120.0):
-        self.conf, self.timeout = conf, timeout
+    def __init__(self, conf: str | None, timeout: float = 120.0,
+                 prepare: Callable[[Snapshot], Snapshot] | None = None):
+        self.conf, self.timeout, self.prepare = conf, timeout, prepare
         self._pool: ProcessPoolExecutor | None = None
 
     def __call__(self) -> Snapshot:
@@ -89,7 +96,7 @@ class ProcessCollector:
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_die_with_parent, initargs=(os.getpid(),))
         try:
-            return self._pool.submit(collect_snapshot_for, self.conf).result(timeout=self.timeout)
+            return self._pool.submit(_collect_prepared, self.conf, self.prepare).result(timeout=self.timeout)
         except (BrokenProcessPool, FutureTimeout):
             self.close()
             raise

@@ -135,3 +135,28 @@ def test_pool_gauges_from_the_snapshot(tmp_path):
     assert len(web) == 1 and got[web[0]] == 3
     oldest = got[("hetsched_pool_oldest_wait_seconds", web[0][1])]
     assert 180 <= oldest < 240
+
+
+def test_pool_summary_from_the_snapshot_worker_is_what_a_scrape_reads(tmp_path, monkeypatch):
+    """The daemon's snapshot worker computes the pool summary (prepare_pool, its own Site object loaded from
+    the same file) and it comes back pickled in the snapshot's memo: the scrape computes nothing."""
+    import pickle
+    import shutil
+
+    from slurm_plugin.daemon import pool
+    from slurm_plugin.site import SITE_CONFIGS
+
+    site_file = tmp_path / "site.yaml"
+    shutil.copy(SITE_CONFIGS / "demo.yaml", site_file)
+    jobs = (JobState(1, "PENDING", comment="class=web", user_id=0, submit_time=time.time() - 30),)
+    snap = dataclasses.replace(demo(), jobs=jobs, taken_at=time.time())
+    back = pickle.loads(pickle.dumps(pool.prepare_pool(str(site_file), snap)))
+
+    def not_at_scrape(*_):
+        raise AssertionError("computed at scrape time")
+    monkeypatch.setattr(pool, "_pending_groups", not_at_scrape)
+    monkeypatch.setattr(pool, "_node_groups", not_at_scrape)
+    site = load_site(site_file)  # the daemon's own object: another id, the same content
+    got = samples(AdmissionMetrics(pool=lambda: (site, back)).text())
+    assert got[("hetsched_pool_nodes", (("group", "cpu-arm"), ("power", "on")))] == 3
+    assert sum(v for (name, _), v in got.items() if name == "hetsched_pool_pending_jobs") == 1
