@@ -76,7 +76,7 @@ def _text(doc: dict) -> None:
     click.echo("\nnode groups:")
     for g in doc["node_groups"]:
         states = ", ".join(f"{n} {s}" for s, n in g["power"].items()) or "-"
-        click.echo(f"  {g['group']:<16} {g['nodes']:>5} nodes  {states}")
+        click.echo(f"  {g['group']:<16} {g['nodes']:>5} nodes  {g['watts']:>9.0f} W  {states}")
     click.echo("\npending (class / tier):")
     for q in doc["pending"] or [{"class": "none", "tier": "", "pending": 0, "oldest_wait_s": 0}]:
         click.echo(f"  {q['class']:<12} {q['tier']:<10} {q['pending']:>6} jobs  oldest {q['oldest_wait_s']} s")

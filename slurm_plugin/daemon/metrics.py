@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from ..fsio import write_file_atomic
 from ..site import Site
@@ -49,11 +49,28 @@ def metrics_url(host: str, port: int) -> str:
 
 
 class PoolCollector:
-    """Pool gauges computed at scrape time from ``source()`` = (site, snapshot), memoized per snapshot:
-    nodes per site group and power state, pending jobs and the oldest wait per class and tier."""
+    """Pool gauges from ``source()`` = (site, snapshot), memoized per snapshot (daemon/pool.py): nodes per site
+    group and power state, estimated draw, cost per hour and energy per group, pending jobs and the oldest wait
+    per class and tier. Energy is the draw of each snapshot a scrape saw, held until the next one it saw (so
+    it is as fine as the scrapes; a group's counter starts at the first scrape)."""
 
     def __init__(self, source: Callable[[], tuple[Site, Snapshot]]):
         self.source = source
+        self._lock = threading.Lock()
+        self._energy: dict[str, float] = {}  # group -> joules so far
+        self._last: tuple[Snapshot, dict[str, float]] | None = None  # the last snapshot scraped, its watts
+
+    def _energy_until(self, snap: Snapshot, watts: dict[str, float]) -> dict[str, float]:
+        with self._lock:
+            last = self._last
+            if last is not None and last[0] is not snap and snap.taken_at > last[0].taken_at:
+                for group, w in last[1].items():
+                    self._energy[group] = self._energy.get(group, 0.0) + w * (snap.taken_at - last[0].taken_at)
+            if last is None or snap.taken_at >= last[0].taken_at:
+                self._last = (snap, watts)
+            for group in watts:
+                self._energy.setdefault(group, 0.0)
+            return dict(self._energy)
 
     def describe(self) -> list:
         return []  # nothing to compute at registration
@@ -62,9 +79,22 @@ class PoolCollector:
         site, snap = self.source()
         nodes = GaugeMetricFamily("hetsched_pool_nodes", "Nodes per site node group and power state (missing: "
                                   "not in Slurm, unknown: no snapshot yet).", labels=["group", "power"])
-        for row in node_groups(site, snap):
+        watts = GaugeMetricFamily("hetsched_pool_power_watts", "Estimated draw per site node group (the site's "
+                                  "power model over the nodes' power states and allocated cores).", labels=["group"])
+        cost = GaugeMetricFamily("hetsched_pool_cost_per_hour", "cost_per_hour of the powered nodes per group.",
+                                 labels=["group"])
+        energy = CounterMetricFamily("hetsched_pool_energy_joules", "Estimated energy per group since the "
+                                     "daemon started (each scraped snapshot's draw until the next).", labels=["group"])
+        rows = node_groups(site, snap)
+        for row in rows:
             for state, count in row["power"].items():
                 nodes.add_metric([row["group"], state], count)
+            watts.add_metric([row["group"]], row["watts"])
+            cost.add_metric([row["group"]], row["cost_per_hour"])
+        if snap.known:
+            for group, joules in self._energy_until(snap, {r["group"]: r["watts"] for r in rows}).items():
+                energy.add_metric([group], joules)
+        yield from (watts, cost, energy)
         pending = GaugeMetricFamily("hetsched_pool_pending_jobs", "Pending jobs per workload class and QoS tier.",
                                     labels=["class", "tier"])
         oldest = GaugeMetricFamily("hetsched_pool_oldest_wait_seconds",

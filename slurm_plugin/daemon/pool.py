@@ -62,17 +62,28 @@ def _power_of(state: str, flags: tuple[str, ...], powered_down: bool) -> str:
 
 
 def _node_groups(site: Site, snap: Snapshot) -> list[dict]:
-    """Per site node group: its node count and how many are in each power state (``missing``: not in Slurm,
-    ``unknown``: Slurm did not answer)."""
+    """Per site node group: its node count, how many are in each power state (``missing``: not in Slurm,
+    ``unknown``: Slurm did not answer), the estimated draw ``watts`` (the site's power model, as the simulator
+    counts it: a powered node idle_w + (busy_w - idle_w) x its share of allocated cores, one booting or
+    shutting down idle_w, one off off_w; missing/unknown nodes none) and ``cost_per_hour`` of the powered ones."""
     rows = []
     for group in site.node_groups:
         states: Counter[str] = Counter()
         if not snap.known:
             states["unknown"] = group.count
+        draw, busy, powered = group.power, 0.0, 0
         for host in group.hostnames if snap.known else ():
             node = snap.node(host)
-            states["missing" if node is None else _power_of(node.state, node.flags, node.powered_down)] += 1
-        rows.append({"group": group.name, "nodes": group.count, "power": dict(sorted(states.items()))})
+            column = "missing" if node is None else _power_of(node.state, node.flags, node.powered_down)
+            states[column] += 1
+            if node is not None and column != "off" and node.cpus:
+                busy += min(node.alloc_cpus / node.cpus, 1.0)
+        for column, count in states.items():
+            if column not in ("off", "missing", "unknown"):
+                powered += count
+        watts = powered * draw.idle_w + busy * (draw.busy_w - draw.idle_w) + states.get("off", 0) * draw.off_w
+        rows.append({"group": group.name, "nodes": group.count, "power": dict(sorted(states.items())),
+                     "watts": round(watts, 1), "cost_per_hour": round(powered * group.cost_per_hour, 4)})
     return rows
 
 

@@ -160,3 +160,23 @@ def test_pool_summary_from_the_snapshot_worker_is_what_a_scrape_reads(tmp_path, 
     got = samples(AdmissionMetrics(pool=lambda: (site, back)).text())
     assert got[("hetsched_pool_nodes", (("group", "cpu-arm"), ("power", "on")))] == 3
     assert sum(v for (name, _), v in got.items() if name == "hetsched_pool_pending_jobs") == 1
+
+
+def test_pool_power_cost_and_energy(tmp_path):
+    """cpu-arm (3 nodes: idle 60 W, busy 200 W, off 3 W, 0.55/h): one off, one half-busy, one idle
+    -> 3 + (60 + 70) + 60 = 193 W and 1.10/h; energy is the first snapshot's draw over the 10 s to the next."""
+    snaps = [dataclasses.replace(demo(armn1=node("armn1", "aarch64", flags=("powered_down",)),
+                                      armn2=node("armn2", "aarch64", used=32)), taken_at=1000.0 + 10 * i)
+             for i in range(2)]
+    current = {"snap": snaps[0]}
+    metrics = AdmissionMetrics(pool=lambda: (load_site("demo"), current["snap"]))
+    first = samples(metrics.text())
+    current["snap"] = snaps[1]
+    second = samples(metrics.text())
+    assert first[("hetsched_pool_power_watts", (("group", "cpu-arm"),))] == pytest.approx(193.0)
+    assert first[("hetsched_pool_cost_per_hour", (("group", "cpu-arm"),))] == pytest.approx(1.10)
+    assert first[("hetsched_pool_energy_joules_total", (("group", "cpu-arm"),))] == 0
+    assert second[("hetsched_pool_energy_joules_total", (("group", "cpu-arm"),))] == pytest.approx(1930.0)
+    current["snap"] = snaps[0]  # an older snapshot (never happens; must not count backwards)
+    assert samples(metrics.text())[("hetsched_pool_energy_joules_total", (("group", "cpu-arm"),))] == \
+        pytest.approx(1930.0)
