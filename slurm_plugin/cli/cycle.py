@@ -138,14 +138,29 @@ def once(fields, noheader, parsable, as_json, **kw) -> None:
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Seconds between cycles.")
 @click.option("--max-backoff", type=float, default=600.0, show_default=True,
               help="Longest wait after failed cycles (the wait doubles with each failure in a row).")
+@click.option("--metrics-listen", default="127.0.0.1:9818", show_default=True,
+              help="HOST:PORT of the cycle's Prometheus metrics (hetsched_cycle_*), or 'off'.")
+@click.option("--metrics-textfile", type=click.Path(dir_okay=False),
+              help="Also rewrite the metrics to this .prom file for node_exporter's textfile collector.")
 @handle_errors(OSError)
-def run(interval: float, max_backoff: float, **kw) -> None:
+def run(interval: float, max_backoff: float, metrics_listen: str, metrics_textfile: str | None, **kw) -> None:
     """Run cycles every INTERVAL seconds until SIGTERM/SIGINT. A failed cycle (any error) is logged with its
     traceback and counted in cycle-state.json, and the loop backs off; it never exits because of one."""
+    from ..metrics import parse_listen
+
+    try:
+        parse_listen(metrics_listen)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--metrics-listen") from None
     with _writer(kw["state_dir"], kw["dry_run"]):
         runner = _runner(**kw)
+        runner.metrics.serve(metrics_listen)
+        runner.metrics.start_textfile(metrics_textfile, max(interval, 1.0))
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
-        state = runner.run_forever(stop, interval, max_backoff)
+        try:
+            state = runner.run_forever(stop, interval, max_backoff)
+        finally:
+            runner.metrics.close()
     log.warning("cycle loop stopped after %d cycle(s), %d failed", state.cycles, state.failures)

@@ -18,6 +18,7 @@ from ..slurm import SlurmClient
 from ..snapshot import collect_snapshot
 from .decide import CycleConfig, CycleMemory, Ranker, decide
 from .guard_memory import load_guard_memory, save_guard_memory
+from .metrics import CycleMetrics
 from .state import CycleState, backoff_s, load_cycle_state, save_cycle_state
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
@@ -32,8 +33,10 @@ class CycleRunner:
     """``run_once()`` is one cycle; ``dry_run`` decides and journals nothing to Slurm (shadow mode)."""
 
     def __init__(self, site: Site, client: SlurmClient, config: CycleConfig, state_dir: Path,
-                 ranker: Ranker | None = None, dry_run: bool = False, active: ActivePolicy | None = None):
+                 ranker: Ranker | None = None, dry_run: bool = False, active: ActivePolicy | None = None,
+                 metrics: CycleMetrics | None = None):
         self.site, self.client, self.config, self.ranker, self.dry_run = site, client, config, ranker, dry_run
+        self.metrics = metrics or CycleMetrics()  # served by 'cycle run' when asked
         self.active = active  # a policy file re-read each cycle (config and ranker then follow it)
         self.state_dir = Path(state_dir)
         self.memory_file = self.state_dir / "scale-memory.json"
@@ -52,7 +55,9 @@ class CycleRunner:
             snapshot = collect_snapshot(self.client)
             memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file))
             decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
+            t_apply = time.perf_counter()
             results = self.applier.apply(decision)
+            apply_s = time.perf_counter() - t_apply
             skipped = sum(not r.attempted for r in results)
             if not self.dry_run and not skipped:  # an aborted apply: the next cycle decides again from Slurm
                 save_memory(self.memory_file, memory.scale)
@@ -60,11 +65,14 @@ class CycleRunner:
                     save_guard_memory(self.guard_file, memory.guard)
         except Exception as err:
             self._remember(lambda s: s.failed(f"{type(err).__name__}: {err}"))
+            self.metrics.cycle_failed(self.state.consecutive_failures)
             raise
         if skipped:
             self._remember(lambda s: s.failed(f"slurmctld unreachable: {skipped} action(s) not attempted"))
         else:
             self._remember(lambda s: s.succeeded(time.time()))
+        self.metrics.cycle_done(decision, None if self.dry_run else results, apply_s, time.time(),
+                                self.state.consecutive_failures)
         log.info("cycle: %d action(s) (%s) in %.3f s (steps: %s)", len(decision.actions), decision.source,
                  time.perf_counter() - t0, ", ".join(f"{name} {took:.3f} s" for name, took in decision.timings))
         return decision, results

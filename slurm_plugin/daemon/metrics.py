@@ -1,29 +1,26 @@
 """The admission daemon's Prometheus metrics (``prometheus_client``), served over HTTP and/or a textfile.
 
-Contract: the submit path only increments counters and observes one histogram (no lock of ours, no I/O);
-gauges that cost something (snapshot age, open connections) are computed when scraped. Every label set is
-bounded: ``decision`` in :data:`DECISIONS`, ``kind`` in the admission kinds, ``reason`` in :data:`BAD_REQUESTS`
+Served and written by :class:`slurm_plugin.metrics.Exposition`. Contract: the submit path only increments
+counters and observes one histogram (no lock of ours, no I/O); gauges that cost something (snapshot age, open
+connections) are computed when scraped. Every label set is bounded: ``decision`` in :data:`DECISIONS`, ``kind`` in the admission kinds, ``reason`` in :data:`BAD_REQUESTS`
 or the admission's refusal causes (never a job id, user or free text). The registry is per instance, so tests
 and several daemons in one process never share series.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
+from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from ..fsio import write_file_atomic
+from ..metrics import Exposition, metrics_url, parse_listen
 from ..site import Site
 from ..snapshot import Snapshot
 from .pool import node_groups, pending_groups
 
-log = logging.getLogger(__name__)
 
 DEFAULT_LISTEN = "127.0.0.1:9817"
 DECISIONS = ("accept", "modify", "reject", "error")  # modify: accepted with job_desc changes
@@ -31,21 +28,6 @@ DECISIONS = ("accept", "modify", "reject", "error")  # modify: accepted with job
 BAD_REQUESTS = ("malformed", "unauthorised", "busy", "too_large", "timeout", "internal")
 # Seconds; the shim's own timeout is 50 ms, so the buckets are dense below it.
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
-
-
-def parse_listen(value: str | None) -> tuple[str, int] | None:
-    """``"host:port"`` -> (host, port) (port 0: any free one); None, ``""`` or ``"off"`` -> None. ValueError names the bad value."""
-    if value is None or value.strip().lower() in ("", "off", "none", "false"):
-        return None
-    host, sep, port = value.strip().rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise ValueError(f"metrics listen address {value!r}: expected HOST:PORT (e.g. {DEFAULT_LISTEN}) or 'off'")
-    return host.strip("[]") or "127.0.0.1", int(port)
-
-
-def metrics_url(host: str, port: int) -> str:
-    """The scrape URL of an endpoint on ``host``:``port`` (IPv6 hosts in brackets)."""
-    return f"http://[{host}]:{port}/metrics" if ":" in host else f"http://{host}:{port}/metrics"
 
 
 class PoolCollector:
@@ -107,7 +89,10 @@ class PoolCollector:
         yield from (nodes, pending, oldest)
 
 
-class AdmissionMetrics:
+__all__ = ["DEFAULT_LISTEN", "AdmissionMetrics", "PoolCollector", "metrics_url", "parse_listen"]
+
+
+class AdmissionMetrics(Exposition):
     """The submit path's series in their own registry. ``snapshot_age`` and ``open_connections`` are called
     at scrape time (they must be cheap and thread-safe: a read of an attribute); ``pool`` adds the pool
     gauges of :class:`PoolCollector`."""
@@ -115,7 +100,8 @@ class AdmissionMetrics:
     def __init__(self, snapshot_age: Callable[[], float] = lambda: float("nan"),
                  open_connections: Callable[[], float] = lambda: 0.0,
                  pool: Callable[[], tuple[Site, Snapshot]] | None = None):
-        self.registry = reg = CollectorRegistry(auto_describe=True)
+        super().__init__()
+        reg = self.registry
         self.requests = Counter("hetsched_admission_requests", "Submit/modify requests answered, by decision.",
                                 ["decision"], registry=reg)
         self.kinds = Counter("hetsched_admission_decision_kinds",
@@ -145,8 +131,6 @@ class AdmissionMetrics:
         self._decision = {d: self.requests.labels(d) for d in DECISIONS}
         self._bad = {r: self.bad.labels(r) for r in BAD_REQUESTS}
         self.observe = self.latency.observe
-        self._http = None
-        self._textfile: tuple[threading.Thread, threading.Event, str | Path] | None = None
 
     # --- the submit path ---------------------------------------------------------------------------------
     def decided(self, action: str, changed: bool, kinds: tuple[str, ...], cause: str = "") -> None:
@@ -165,63 +149,3 @@ class AdmissionMetrics:
         self._bad[reason].inc()
         if reason in ("malformed", "internal", "too_large", "timeout"):
             self._decision["error"].inc()
-
-    # --- exposition --------------------------------------------------------------------------------------
-    def text(self) -> bytes:
-        """The Prometheus text exposition of every series."""
-        return generate_latest(self.registry)
-
-    def serve(self, listen: str | None) -> str | None:
-        """Serve ``/metrics`` on ``listen`` (HOST:PORT, or off) in a background thread; returns the URL.
-
-        A port that cannot be bound is logged and skipped (None): admission must run without metrics."""
-        where = parse_listen(listen)
-        if where is None:
-            return None
-        try:
-            self._http, _ = start_http_server(where[1], addr=where[0], registry=self.registry)
-        except OSError as err:
-            log.warning("metrics: cannot listen on %s:%d (%s); serving admission without an endpoint", *where, err)
-            return None
-        url = metrics_url(where[0], self._http.server_port)
-        log.info("metrics on %s", url)
-        return url
-
-    def write_textfile(self, path: str | Path) -> None:
-        """Write the exposition to ``path`` atomically (node_exporter's textfile collector reads ``*.prom``)."""
-        write_file_atomic(path, self.text())
-
-    def start_textfile(self, path: str | Path | None, interval_s: float = 15.0) -> None:
-        """Rewrite ``path`` every ``interval_s`` seconds in a daemon thread (None: nothing)."""
-        if not path:
-            return
-        stop = threading.Event()
-
-        def loop() -> None:
-            while True:
-                try:
-                    self.write_textfile(path)
-                except OSError as err:
-                    log.warning("metrics: cannot write %s: %s", path, err)
-                if stop.wait(interval_s):
-                    return
-
-        thread = threading.Thread(target=loop, name="metrics-textfile", daemon=True)
-        thread.start()
-        self._textfile = (thread, stop, path)
-
-    def close(self) -> None:
-        """Stop the endpoint and the textfile writer (after one last write)."""
-        if self._http is not None:
-            self._http.shutdown()
-            self._http.server_close()
-            self._http = None
-        if self._textfile is not None:
-            thread, stop, path = self._textfile
-            stop.set()
-            thread.join(timeout=5)
-            self._textfile = None
-            try:
-                self.write_textfile(path)  # the final counts, not those of up to interval_s ago
-            except OSError as err:
-                log.warning("metrics: cannot write %s: %s", path, err)

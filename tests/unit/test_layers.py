@@ -22,9 +22,10 @@ PACKAGE = Path(__file__).resolve().parents[2] / "slurm_plugin"
 # Lowest first. A unit is a subpackage or module path under slurm_plugin; a module belongs to the longest unit
 # that prefixes it. Within one layer any import is allowed as long as it makes no cycle.
 LAYERS: list[tuple[str, tuple[str, ...], str]] = [
-    ("bottom", ("", "_lazy", "fsio", "data", "site", "slurm", "snapshot", "tags", "cluster.procs"),
+    ("bottom", ("", "_lazy", "fsio", "data", "site", "slurm", "snapshot", "tags", "cluster.procs", "metrics"),
      "plain data and I/O every layer may use: the package root (version only), atomic files, package data, "
-     "the site model, the Slurm client, snapshots, the job comment-tag format, process start/stop helpers"),
+     "the site model, the Slurm client, snapshots, the job comment-tag format, process start/stop helpers, "
+     "the Prometheus exposition (metrics.py)"),
     ("policies", ("admission", "rank", "pack", "scale", "power", "conf", "workload", "decision", "policy"),
      "pure decisions and their inputs: admission, ranking, packing, scaling, power backends, conf rendering, "
      "workload readers, the Decision/actions/applier and the PolicySpec (data the sim and the cycle are "
