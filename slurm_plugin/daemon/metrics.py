@@ -30,6 +30,13 @@ BAD_REQUESTS = ("malformed", "unauthorised", "busy", "too_large", "timeout", "in
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
 
 
+def accelerator_of(group) -> str:
+    """A site node group's accelerator type for labels: its GPU type, else its first accelerator's, else none."""
+    if group.gpu is not None:
+        return group.gpu.type
+    return group.accelerators[0].type if group.accelerators else "none"
+
+
 class PoolCollector:
     """Pool gauges from ``source()`` = (site, snapshot), memoized per snapshot (daemon/pool.py): nodes per site
     group and power state, estimated draw, cost per hour and energy per group, pending jobs and the oldest wait
@@ -67,6 +74,11 @@ class PoolCollector:
                                  labels=["group"])
         energy = CounterMetricFamily("hetsched_pool_energy_joules", "Estimated energy per group since the "
                                      "daemon started (each scraped snapshot's draw until the next).", labels=["group"])
+        info = GaugeMetricFamily("hetsched_pool_group_info", "1 per site node group with its architecture and "
+                                 "accelerator type ('none': CPU only), to group the pool's series by them.",
+                                 labels=["group", "arch", "accelerator"])
+        for group in site.node_groups:
+            info.add_metric([group.name, group.cpu.arch, accelerator_of(group)], 1)
         rows = node_groups(site, snap)
         for row in rows:
             for state, count in row["power"].items():
@@ -76,7 +88,7 @@ class PoolCollector:
         if snap.known:
             for group, joules in self._energy_until(snap, {r["group"]: r["watts"] for r in rows}).items():
                 energy.add_metric([group], joules)
-        yield from (watts, cost, energy)
+        yield from (info, watts, cost, energy)
         pending = GaugeMetricFamily("hetsched_pool_pending_jobs", "Pending jobs per workload class and QoS tier.",
                                     labels=["class", "tier"])
         oldest = GaugeMetricFamily("hetsched_pool_oldest_wait_seconds",

@@ -4,7 +4,8 @@
 ``gres_templates``  jinja2 templates of slurm.conf, gres.conf and the vendor GRES lines
 ``site_configs``    example site files (``demo``, ``large``, ``philly-v100``)
 ``job_submit``      the Lua shim slurmctld loads (``job_submit.lua``) and its stand-in driver
-``daemon``          systemd units and the default daemon settings (``hetsched.yaml``)
+``daemon``          systemd units, the default daemon settings (``hetsched.yaml``), the Grafana dashboard
+                    (``grafana/hetsched.json``) and Prometheus scrape jobs
 ``containers``      the container cluster's Containerfile, entry script and base-image script
 ``models``          the shipped ranking model (``dqn_default.npz``)
 =================  ===========================================================================
