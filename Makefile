@@ -22,7 +22,7 @@ PY := $(VENV)/bin/python
 RUN := PATH="$(abspath $(VENV))/bin:$$PATH"
 INSTALLED := $(VENV)/.hetsched-installed
 
-.PHONY: deps install demo test test-unit fresh soak clean-cluster containers-deps containers-up containers-down test-containers
+.PHONY: deps install demo test test-deps test-unit fresh soak clean-cluster containers-deps containers-up containers-down test-containers
 
 deps:
 	@missing=; for p in $(APT_PACKAGES); do \
@@ -30,7 +30,7 @@ deps:
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "apt-get install$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_FLAGS) $$missing >/dev/null; \
 	fi
 
 $(INSTALLED): pyproject.toml | deps
@@ -57,7 +57,12 @@ demo: install
 	$(RUN) hetsched cluster up demo --root $(DEMO_ROOT) --job-submit
 	$(RUN) hetsched cluster demo --root $(DEMO_ROOT)
 
-test: install
+# The real-Prometheus system test's server (tests/system/test_metrics_live.py): Debian's prometheus, ~19 MB
+# without its recommends; the test runs its own server on a test port (the package's service may also start).
+test-deps: install
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="prometheus" APT_FLAGS=--no-install-recommends
+
+test: test-deps
 	$(RUN) python -m pytest tests
 
 test-unit: install

@@ -1,19 +1,27 @@
 """Metrics and ``hetsched status`` on a real cluster: sbatch -> slurmctld -> job_submit.lua -> daemon, counted
-in the daemon's Prometheus endpoint (scraped over HTTP) and shown by ``hetsched status --json``."""
+in the daemon's Prometheus endpoint (scraped over HTTP) and shown by ``hetsched status --json``; last, a real
+Prometheus server (Debian's ``prometheus``, installed by ``make test``) scrapes the daemon and ``hetsched cycle
+run`` and is asked through its HTTP API, including every query of the Grafana dashboard."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from slurm_plugin.daemon.process import DaemonProcess
+from slurm_plugin.data import data_file
 from tests.system.conftest import Needs, allocate_ports, cluster_fixture
+from tests.unit.daemon.test_dashboard import panels
+from tests.waiting import until, wait_for
 
 pytestmark = pytest.mark.system
 SUBMISSIONS = 3
@@ -77,3 +85,108 @@ def test_submissions_without_the_daemon_show_up_once_it_answers(shim_cluster, da
     slurm.run("sbatch", "--hold", "-o", "/dev/null", "--wrap", "true")
     url = f"http://{daemon.metrics_listen}/metrics"
     assert [s.value for s in scrape(url) if s.name == "hetsched_shim_unanswered_total"] == [2.0]
+
+
+PROMETHEUS = shutil.which("prometheus")
+POWER_ALL = ["--no-pack", "--no-reshape", "--idle-grace", "0", "--warm", "0", "--wait-price", "0"]
+
+
+def promql(base: str, query: str) -> list[dict]:
+    """The result vector of an instant query through Prometheus' HTTP API (AssertionError on an error)."""
+    url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    try:
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            doc = json.loads(reply.read())
+    except urllib.error.HTTPError as err:  # 400 for a bad query: its JSON names the error
+        doc = json.loads(err.read() or b"{}")
+    assert doc.get("status") == "success", f"{query}: {doc.get('errorType')}: {doc.get('error')}"
+    return doc["data"]["result"]
+
+
+def value(base: str, query: str) -> float | None:
+    result = promql(base, query)
+    return float(result[0]["value"][1]) if result else None
+
+
+@pytest.fixture
+def cycle_loop(shim_cluster, tmp_path):
+    """`hetsched cycle run` on the cluster, powering idle nodes down at once, with its metrics on a test port."""
+    listen = f"127.0.0.1:{allocate_ports(1)}"
+    env = {**os.environ, "SLURM_CONF": str(shim_cluster.conf)}
+    with open(tmp_path / "cycle.log", "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "slurm_plugin", "cycle", "run", "--site",
+                                 str(shim_cluster.root / "site.yaml"), "--state-dir", str(tmp_path / "state"),
+                                 "--interval", "2", "--metrics-listen", listen, *POWER_ALL],
+                                env=env, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    yield listen
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture
+def prometheus(daemon, cycle_loop, tmp_path):
+    """A real Prometheus scraping the daemon and the cycle every second; yields its base URL."""
+    if PROMETHEUS is None:
+        pytest.skip("prometheus is not installed (make test installs Debian's package)")
+    port = allocate_ports(1)
+    config = tmp_path / "prometheus.yml"
+    config.write_text(json.dumps({  # YAML is a superset of JSON
+        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [{"job_name": "hetsched-daemon", "static_configs": [{"targets": [daemon.metrics_listen]}]},
+                           {"job_name": "hetsched-cycle", "static_configs": [{"targets": [cycle_loop]}]}]}))
+    with open(tmp_path / "prometheus.log", "w") as log:
+        proc = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                 f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=log,
+                                stdin=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        try:
+            with urllib.request.urlopen(f"{base}/-/ready", timeout=2) as reply:
+                return reply.status == 200
+        except OSError:
+            return False
+    try:
+        wait_for(lambda: f"prometheus ready ({(tmp_path / 'prometheus.log').read_text()[-2000:]})", ready, 60)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_a_real_prometheus_scrapes_the_suite(shim_cluster, daemon, prometheus, tmp_path):
+    """Through Prometheus' HTTP API: both targets up, requests_total grows by exactly the submissions, the
+    cycle's powering down shows as nodes in power state off and as applied power actions, and every query of
+    the Grafana dashboard is valid PromQL there (the arch/accelerator join returns series)."""
+    wait_for("both targets up", lambda: value(prometheus, 'sum(up{job=~"hetsched-.*"})') == 2, 60)
+    before = wait_for("requests_total in Prometheus",
+                      lambda: value(prometheus, "sum(hetsched_admission_requests_total)"), 30)
+    slurm = shim_cluster.client()
+    for _ in range(SUBMISSIONS):
+        slurm.run("sbatch", "--hold", "-o", "/dev/null", "--wrap", "true")
+    wait_for(lambda: f"requests_total {before} + {SUBMISSIONS} (now "
+                     f"{value(prometheus, 'sum(hetsched_admission_requests_total)')})",
+             lambda: value(prometheus, "sum(hetsched_admission_requests_total)") == before + SUBMISSIONS, 30)
+    off = 'sum(hetsched_pool_nodes{power=~"off|powering_down"})'
+    wait_for(lambda: f"a powered-down node in the pool gauge (cycle log: "
+                     f"{(tmp_path / 'cycle.log').read_text()[-1500:]})", lambda: (value(prometheus, off) or 0) > 0, 90)
+    assert value(prometheus, 'sum(hetsched_cycle_actions_total{kind="power",status="ok"})') >= 1
+    assert value(prometheus, 'sum(hetsched_cycle_runs_total{outcome="ok"})') >= 1
+    assert value(prometheus, "sum(hetsched_pool_power_watts)") > 0
+    until(lambda: value(prometheus, 'sum(hetsched_pool_nodes{power="off"})'), 60)  # let 'off' reach the TSDB
+
+    doc = json.loads(data_file("daemon", "grafana/hetsched.json").read_text())
+    empty = []
+    for p in panels(doc):
+        for t in p["targets"]:
+            if not promql(prometheus, t["expr"].replace("$__rate_interval", "1m")):
+                empty.append(p["title"])
+    by_arch = promql(prometheus, panels(doc)[0]["targets"][0]["expr"])
+    assert {r["metric"].get("arch") for r in by_arch} >= {"x86_64", "aarch64"}, by_arch
+    print(f"dashboard panels without data in this short run: {sorted(set(empty))}")
