@@ -38,6 +38,9 @@ GROUPS: dict[str, LazyCommand] = {
                         "Choose the ranking by replaying the site's history (the twin); write it as a policy file."),
     "status": LazyCommand(".status:status",
                           "One screen for the whole pool: node groups, power states, queue, last cycle, daemon health."),
+    "decisions": LazyCommand(".decisions:decisions",
+                             "List the cycle's decisions (oldest first): time, outcome, kind, cause, target and "
+                             "reason; --json adds each one's full record with the inputs it was made from."),
     "completion": LazyCommand(".docs:completion", "Print the shell completion script for SHELL."),
     "man": LazyCommand(".docs:man", "Write the man pages (troff) into DIRECTORY."),
 }

@@ -56,7 +56,7 @@ class CycleRunner:
             memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file))
             decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
             t_apply = time.perf_counter()
-            results = self.applier.apply(decision)
+            results = self.applier.apply(decision, self._inputs(snapshot, decision))
             apply_s = time.perf_counter() - t_apply
             skipped = sum(not r.attempted for r in results)
             if not self.dry_run and not skipped:  # an aborted apply: the next cycle decides again from Slurm
@@ -76,6 +76,13 @@ class CycleRunner:
         log.info("cycle: %d action(s) (%s) in %.3f s (steps: %s)", len(decision.actions), decision.source,
                  time.perf_counter() - t0, ", ".join(f"{name} {took:.3f} s" for name, took in decision.timings))
         return decision, results
+
+    def _inputs(self, snapshot, decision) -> dict:
+        """What this cycle's decisions were made from, journaled with each action (``hetsched decisions``)."""
+        return {"cycle": self.state.cycles + 1, "snapshot_t": round(snapshot.taken_at, 3), "source": decision.source,
+                "policy": str(self.active.path) if self.active is not None else None,
+                "pending_jobs": sum(1 for j in snapshot.jobs if j.pending), "nodes": len(snapshot.nodes),
+                "steps_s": {name: round(took, 4) for name, took in decision.timings}}
 
     def _remember(self, update) -> None:
         self.state = update(self.state)

@@ -149,11 +149,12 @@ class SlurmApplier:
     def __init__(self, client: SlurmClient, journal: Journal | None = None, dry_run: bool = False):
         self.client, self.journal, self.dry_run = client, journal, dry_run
 
-    def apply(self, decision: Decision) -> list[Applied]:
+    def apply(self, decision: Decision, inputs: dict | None = None) -> list[Applied]:
         """Apply every action in order and return one :class:`Applied` per action.
 
         A failed action is logged and journaled and the rest still run, unless slurmctld stopped answering:
-        then every remaining action is returned (and journaled) as not attempted."""
+        then every remaining action is returned (and journaled) as not attempted. ``inputs`` (what the
+        decision was made from: cycle, snapshot time, sources) is journaled with each action."""
         results: list[Applied] = []
         reachable = True
         for action in decision.actions:
@@ -171,7 +172,7 @@ class SlurmApplier:
                 result = Applied(action, False, NOT_ATTEMPTED, attempted=False)
             results.append(result)
             if self.journal:
-                self.journal.record(action, result.ok, result.error, failed_ids=result.failed_ids)
+                self.journal.record(action, result.ok, result.error, failed_ids=result.failed_ids, inputs=inputs)
         return results
 
     def _apply_one(self, action: Action) -> tuple[Applied, bool]:

@@ -2,7 +2,8 @@
 
 Files: the active ``journal.jsonl`` and its rotated predecessors ``journal.jsonl.<UTC time>`` (the newest
 ``keep`` are kept). A line is one JSON object ``{"t": unix time, "ok": bool, "error": str, **action}`` (plus
-``failed_ids`` when a batched job update failed for some ids only). Lines that are not such an object (a torn
+``failed_ids`` when a batched job update failed for some ids only, and ``inputs``: what the cycle decided from,
+e.g. ``{"cycle": 12, "snapshot_t": ..., "source": "rank:dqn+power", "pending_jobs": 40, "nodes": 10}``). Lines that are not such an object (a torn
 write, a corrupt disk block, a hand edit) are skipped with one warning per file, never raised.
 ``about_job``/``about_node`` use the SQLite index beside the journal (:mod:`.journal_index`) when it can be
 opened, and read every file otherwise.
@@ -39,6 +40,31 @@ def parse_line(line: bytes | str) -> dict | None:
     return entry
 
 
+@dataclasses.dataclass(frozen=True)
+class DecisionFilter:
+    """Which journal entries ``hetsched decisions`` lists: times as Unix seconds (inclusive), ``failed`` only
+    those not applied in full, ``limit`` the newest that many (None: all)."""
+
+    since: float | None = None
+    until: float | None = None
+    job: int | None = None
+    node: str | None = None
+    kind: str | None = None
+    cause: str | None = None
+    failed: bool = False
+    limit: int | None = None
+
+    def matches(self, entry: dict) -> bool:
+        """The same selection on one entry (the scan when the index cannot be used)."""
+        ids, nodes = entry_refs(entry)
+        t = float(entry["t"])
+        return ((self.since is None or t >= self.since) and (self.until is None or t <= self.until)
+                and (self.job is None or self.job in ids) and (self.node is None or self.node in nodes)
+                and (self.kind is None or entry.get("kind") == self.kind)
+                and (self.cause is None or entry.get("cause") == self.cause)
+                and (not self.failed or entry.get("ok") is not True))
+
+
 def entry_refs(entry: dict) -> tuple[list[int], list[str]]:
     """The job ids and node names an entry is about (what ``about_job``/``about_node`` look up)."""
     ids = [entry.get("job_id")]
@@ -63,11 +89,13 @@ class Journal:
 
     # --- writing ------------------------------------------------------------------------------------------
     def record(self, action: Action, ok: bool, error: str = "", now: float | None = None,
-               failed_ids: dict[int, str] | None = None) -> None:
+               failed_ids: dict[int, str] | None = None, inputs: dict | None = None) -> None:
         now = now if now is not None else time.time()
         entry = {"t": now, "ok": ok, "error": error, **dataclasses.asdict(action)}
         if failed_ids:
             entry["failed_ids"] = {str(k): v for k, v in failed_ids.items()}
+        if inputs:
+            entry["inputs"] = inputs
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._rotate_if_due(now)
         line = (json.dumps(entry, sort_keys=True) + "\n").encode()
@@ -133,6 +161,18 @@ class Journal:
 
     def about_node(self, node: str) -> list[dict]:
         return self._about("lookup_node", node, lambda e: node in entry_refs(e)[1])
+
+    def decisions(self, where: DecisionFilter) -> list[dict]:
+        """The entries ``where`` selects, oldest first (through the index; every file is read without it)."""
+        from .journal_index import JournalIndex, index_unavailable
+
+        try:
+            with JournalIndex.beside(self) as index:
+                return index.select(where)
+        except index_unavailable as err:
+            log.info("journal index unavailable (%s): reading %s", err, self.path)
+            found = [e for e in self.entries() if where.matches(e)]
+            return found[-where.limit:] if where.limit else found
 
     def _about(self, lookup: str, key: object, matches) -> list[dict]:
         from .journal_index import JournalIndex, index_unavailable

@@ -1,4 +1,5 @@
-"""A SQLite index beside the journal (``journal.jsonl.index.sqlite``): job id / node -> (file, byte offset).
+"""A SQLite index beside the journal (``journal.jsonl.index.sqlite``): job id / node -> (file, byte offset), and
+every entry's time, kind, cause and outcome (``hetsched decisions --since 1h --kind power``).
 
 A cache, never the truth: it can be deleted at any time and is rebuilt from the journal files (a corrupt one
 is deleted and rebuilt). Each lookup first indexes what was appended since the last one (per file: inode and
@@ -12,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .journal import Journal, entries_at, entry_refs, read_entries
+from .journal import DecisionFilter, Journal, entries_at, entry_refs, read_entries
 
 index_unavailable = (sqlite3.Error, OSError)  # e.g. a read-only state directory: the caller scans instead
 
@@ -21,9 +22,14 @@ CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT N
                                   offset INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (job INTEGER NOT NULL, file INTEGER NOT NULL, offset INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (node TEXT NOT NULL, file INTEGER NOT NULL, offset INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (file INTEGER NOT NULL, offset INTEGER NOT NULL, t REAL NOT NULL, kind TEXT,
+                                    cause TEXT, ok INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS jobs_job ON jobs (job);
 CREATE INDEX IF NOT EXISTS nodes_node ON nodes (node);
+CREATE INDEX IF NOT EXISTS entries_t ON entries (t);
 """
+SCHEMA_VERSION = 2  # an index written by another version is dropped and rebuilt from the journal
+_TABLES = ("files", "jobs", "nodes", "entries")
 
 
 class JournalIndex:
@@ -35,6 +41,12 @@ class JournalIndex:
         db = sqlite3.connect(self.path, timeout=10)
         try:
             db.execute("PRAGMA synchronous = OFF")  # a cache: a crash at worst leaves it to be rebuilt
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                with db:
+                    for table in _TABLES:
+                        db.execute(f"DROP TABLE IF EXISTS {table}")
+                    db.executescript(_SCHEMA)
+                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.executescript(_SCHEMA)
         except sqlite3.DatabaseError:
             db.close()
@@ -81,17 +93,20 @@ class JournalIndex:
                     fid = self.db.execute("INSERT INTO files (name, inode, offset) VALUES (?, ?, 0)",
                                           (name, st.st_ino)).lastrowid
                 end = _complete_end(path, offset)  # first: lines appended while we read wait for the next refresh
-                jobs, nodes = [], []
+                jobs, nodes, rows = [], [], []
                 for pos, entry in read_entries(path, offset, offsets=True, stop=end):
                     ids, names = entry_refs(entry)
                     jobs += [(i, fid, pos) for i in ids]
                     nodes += [(n, fid, pos) for n in names]
+                    rows.append((fid, pos, float(entry["t"]), _text(entry.get("kind")), _text(entry.get("cause")),
+                                 1 if entry.get("ok") is True else 0))
                 self.db.executemany("INSERT INTO jobs VALUES (?, ?, ?)", jobs)
                 self.db.executemany("INSERT INTO nodes VALUES (?, ?, ?)", nodes)
+                self.db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)", rows)
                 self.db.execute("UPDATE files SET inode = ?, offset = ? WHERE id = ?", (st.st_ino, end, fid))
 
     def _forget(self, fid: int) -> None:
-        for table in ("jobs", "nodes"):
+        for table in ("jobs", "nodes", "entries"):
             self.db.execute(f"DELETE FROM {table} WHERE file = ?", (fid,))
         self.db.execute("DELETE FROM files WHERE id = ?", (fid,))
 
@@ -103,17 +118,51 @@ class JournalIndex:
         return self._lookup("SELECT f.name, r.offset FROM nodes r JOIN files f ON f.id = r.file WHERE r.node = ?",
                             node)
 
+    def select(self, where: DecisionFilter) -> list[dict]:
+        """The entries ``where`` selects, oldest first (the newest ``where.limit`` if set)."""
+        sql, args = ["SELECT f.name, e.offset FROM entries e JOIN files f ON f.id = e.file WHERE 1"], []
+        for clause, value in (("e.t >= ?", where.since), ("e.t <= ?", where.until), ("e.kind = ?", where.kind),
+                              ("e.cause = ?", where.cause)):
+            if value is not None:
+                sql.append(f"AND {clause}")
+                args.append(value)
+        if where.failed:
+            sql.append("AND e.ok = 0")
+        if where.job is not None:
+            sql.append("AND EXISTS (SELECT 1 FROM jobs j WHERE j.file = e.file AND j.offset = e.offset AND j.job = ?)")
+            args.append(where.job)
+        if where.node is not None:
+            sql.append("AND EXISTS (SELECT 1 FROM nodes n WHERE n.file = e.file AND n.offset = e.offset "
+                       "AND n.node = ?)")
+            args.append(where.node)
+        sql.append("ORDER BY e.t DESC, e.file DESC, e.offset DESC")
+        if where.limit is not None:
+            sql.append(f"LIMIT {int(where.limit)}")
+        self.refresh()
+        hits = self.db.execute(" ".join(sql), args).fetchall()
+        entries = self._read(hits)
+        entries.sort(key=lambda e: e["t"])  # oldest first, as the journal holds them
+        return entries
+
     def _lookup(self, query: str, key: object) -> list[dict]:
         """Every entry the query finds, oldest first (files in journal order, then by offset)."""
         self.refresh()
+        return self._read(self.db.execute(query, (key,)).fetchall())
+
+    def _read(self, rows) -> list[dict]:
+        """The entries at (file name, offset) ``rows``, in journal order."""
         order = {p.name: i for i, p in enumerate(self.journal.files())}
         hits: dict[str, set[int]] = {}
-        for name, offset in self.db.execute(query, (key,)):
+        for name, offset in rows:
             hits.setdefault(name, set()).add(offset)
         out = []
         for name in sorted(hits, key=lambda n: order.get(n, -1)):
             out += entries_at(self.journal.path.with_name(name), sorted(hits[name]))
         return out
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _complete_end(path: Path, start: int) -> int:

@@ -181,6 +181,14 @@ def test_a_real_prometheus_scrapes_the_suite(shim_cluster, daemon, prometheus, t
     assert value(prometheus, "sum(hetsched_pool_power_watts)") > 0
     until(lambda: value(prometheus, 'sum(hetsched_pool_nodes{power="off"})'), 60)  # let 'off' reach the TSDB
 
+    # the same power decisions in the decision store, with what the cycle decided them from
+    out = subprocess.run([sys.executable, "-m", "slurm_plugin", "decisions", "--journal",
+                          str(tmp_path / "state" / "journal.jsonl"), "--kind", "power", "--since", "10m", "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    entries = json.loads(out.stdout)
+    assert entries and all(e["ok"] and e["inputs"]["cycle"] >= 1 and e["inputs"]["nodes"] > 0 for e in entries)
+
     doc = json.loads(data_file("daemon", "grafana/hetsched.json").read_text())
     empty = []
     for p in panels(doc):
