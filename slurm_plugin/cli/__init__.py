@@ -60,7 +60,12 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and where the package (code and data) is installed, then exit.")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
-def main(verbose: int) -> None:
+@click.option("--log-format", type=click.Choice(["auto", "text", "journal", "json"]), default="auto",
+              envvar="HETSCHED_LOG_FORMAT", show_default=True,
+              help="Log lines as text, for journald (priority prefix, no timestamp; auto when run by systemd) or "
+                   "as JSON objects with the structured fields (node, job, action, cause, status, reason).")
+def main(verbose: int, log_format: str) -> None:
     """slurm-hetsched: one elastic Slurm pool out of ARM, x86 and accelerator nodes."""
-    level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .logs import configure
+
+    configure(logging.WARNING - 10 * min(verbose, 2), log_format)

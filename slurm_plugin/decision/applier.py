@@ -71,6 +71,19 @@ class SlurmUnreachable(SlurmError):
     """slurmctld did not answer ``scontrol ping`` after a command failed."""
 
 
+def log_fields(action: Action, status: str) -> dict:
+    """Structured log fields of an action (cli/logs.py: JSON keys or journald's key=value): bounded text."""
+    fields = {"action": action.kind, "cause": getattr(action.cause, "value", action.cause), "status": status,
+              "reason": action.reason[:300]}
+    nodes = getattr(action, "nodes", None)
+    if nodes:
+        fields["node"] = _compress(nodes)
+    ids = job_ids(action)
+    if ids:
+        fields["job"] = ",".join(map(str, ids[:20])) + (f",... ({len(ids)})" if len(ids) > 20 else "")
+    return fields
+
+
 def job_ids(action: Action) -> tuple[int, ...]:
     if isinstance(action, SetSiteFactor):
         return tuple(action.job_ids)
@@ -171,6 +184,8 @@ class SlurmApplier:
             else:
                 result = Applied(action, False, NOT_ATTEMPTED, attempted=False)
             results.append(result)
+            log.log(logging.INFO if result.ok else logging.WARNING, "%s %s: %s", action.kind, result.status,
+                    action.reason, extra=log_fields(action, result.status))
             if self.journal:
                 self.journal.record(action, result.ok, result.error, failed_ids=result.failed_ids, inputs=inputs)
         return results
@@ -191,7 +206,7 @@ class SlurmApplier:
                 per_id = failed_ids(err.stderr, job_ids(action)) if job_ids(action) and not lost else None
                 if per_id is None:
                     errors.append(str(err))
-                    log.warning("%s failed: %s", action.kind, err)
+                    log.warning("%s failed: %s", action.kind, err, extra=log_fields(action, "failed"))
                 else:
                     failed.update(per_id)
                     log.warning("%s: %d job id(s) not changed: %s", action.kind, len(per_id),
