@@ -13,6 +13,7 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -198,3 +199,29 @@ def test_a_real_prometheus_scrapes_the_suite(shim_cluster, daemon, prometheus, t
     by_arch = promql(prometheus, panels(doc)[0]["targets"][0]["expr"])
     assert {r["metric"].get("arch") for r in by_arch} >= {"x86_64", "aarch64"}, by_arch
     print(f"dashboard panels without data in this short run: {sorted(set(empty))}")
+    if os.environ.get("HETSCHED_PANELS_PNG"):  # the README's image: a few minutes of traffic, then render
+        _traffic_then_render(prometheus, slurm, doc, Path(os.environ["HETSCHED_PANELS_PNG"]))
+
+
+PANELS = ("Nodes per group and power state", "Estimated draw", "Pending jobs by class", "Requests by decision",
+          "Submit latency in the daemon", "Decisions per cycle by kind")
+
+
+def _traffic_then_render(base: str, slurm, doc: dict, out: Path, minutes: float = 4.0) -> None:
+    import time
+
+    from tests.system.panels import render
+
+    classes = ("web", "batch", "hpc")
+    deadline, i = time.monotonic() + minutes * 60, 0
+    while time.monotonic() < deadline:
+        slurm.run("sbatch", "--hold", "-o", "/dev/null", f"--comment=class={classes[i % 3]}", "--wrap", "true",
+                  check=False)
+        if i % 7 == 6:
+            slurm.run("sbatch", "-o", "/dev/null", "--gres=gpu:9", "--wrap", "true", check=False)  # refused
+        i += 1
+        time.sleep(3)
+    slurm.run("scancel", "--user", "root", check=False)
+    time.sleep(10)
+    chosen = [p for p in panels(doc) if p["title"] in PANELS]
+    render(base, chosen, out, minutes + 1.5)
