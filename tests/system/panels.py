@@ -36,13 +36,22 @@ def render(base: str, panels: list[dict], out: Path, minutes: float, step: float
     end = time.time()
     start = end - minutes * 60
     shown = panels[:6]
-    fig, axes = plt.subplots(len(shown) // 2 + len(shown) % 2, 2, figsize=(14, 3.2 * ((len(shown) + 1) // 2)))
+    fig, axes = plt.subplots(len(shown) // 2 + len(shown) % 2, 2, figsize=(16, 3.4 * ((len(shown) + 1) // 2)))
     for ax, panel in zip(axes.flat, shown):
+        lines = []  # (label, {t: value})
         for t in panel["targets"]:
             for series in query_range(base, t["expr"].replace("$__rate_interval", "30s"), start, end, step):
-                xs = [(float(x) - start) / 60 for x, _ in series["values"]]
-                ys = [float(y) for _, y in series["values"]]
-                ax.plot(xs, ys, label=legend(t.get("legendFormat", ""), series["metric"])[:40])
+                lines.append((legend(t.get("legendFormat", ""), series["metric"])[:40],
+                              {float(x): float(y) for x, y in series["values"]}))
+        stacked = panel["fieldConfig"]["defaults"].get("custom", {}).get("stacking", {}).get("mode") == "normal"
+        if stacked and lines:  # as Grafana stacks them: on one time grid, a missing point counts 0
+            grid = sorted({x for _, pts in lines for x in pts})
+            ax.stackplot([(x - start) / 60 for x in grid], [[pts.get(x, 0.0) for x in grid] for _, pts in lines],
+                         labels=[label for label, _ in lines], alpha=0.8)
+        else:
+            for label, pts in lines:
+                xs = sorted(pts)
+                ax.plot([(x - start) / 60 for x in xs], [pts[x] for x in xs], label=label)
         ax.set_title(panel["title"], fontsize=10)
         ax.set_xlabel("minutes", fontsize=8)
         unit = panel["fieldConfig"]["defaults"].get("unit", "")
@@ -50,7 +59,7 @@ def render(base: str, panels: list[dict], out: Path, minutes: float, step: float
             ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(labelsize=8)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, loc="upper left")
+            ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), ncol=1 + len(lines) // 12)
     for ax in list(axes.flat)[len(shown):]:
         ax.axis("off")
     fig.suptitle("hetsched dashboard panels from a real Prometheus (tests/system/test_metrics_live.py)", fontsize=11)

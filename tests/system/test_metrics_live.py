@@ -203,8 +203,8 @@ def test_a_real_prometheus_scrapes_the_suite(shim_cluster, daemon, prometheus, t
         _traffic_then_render(prometheus, slurm, doc, Path(os.environ["HETSCHED_PANELS_PNG"]))
 
 
-PANELS = ("Nodes per group and power state", "Estimated draw", "Pending jobs by class", "Requests by decision",
-          "Submit latency in the daemon", "Decisions per cycle by kind")
+PANELS = ("Nodes by architecture and power state", "Estimated draw", "Pending jobs by class", "Requests by decision",
+          "Submit latency in the daemon", "Cycles by outcome, rollbacks")
 
 
 def _traffic_then_render(base: str, slurm, doc: dict, out: Path, minutes: float = 4.0) -> None:
