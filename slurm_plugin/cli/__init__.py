@@ -41,6 +41,8 @@ GROUPS: dict[str, LazyCommand] = {
     "decisions": LazyCommand(".decisions:decisions",
                              "List the cycle's decisions (oldest first): time, outcome, kind, cause, target and "
                              "reason; --json adds each one's full record with the inputs it was made from."),
+    "dag": LazyCommand(".dag:dag", "Workflows as requirement graphs: split into parallel units, matched to node "
+                                   "classes, run on Slurm."),
     "completion": LazyCommand(".docs:completion", "Print the shell completion script for SHELL."),
     "man": LazyCommand(".docs:man", "Write the man pages (troff) into DIRECTORY."),
 }

@@ -5,6 +5,8 @@ that order while they fit, gives the first job that does not fit a reservation (
 running jobs end at their time limits, see :meth:`ClusterState.plan`), and then backfills: a lower job starts
 now if it fits and either ends (by its time limit) before the reservation or fits on nodes outside it. A job
 runs min(run time, time limit) (Slurm's TIMEOUT); on an off node it begins after the boot.
+With ``after`` (job rows each job waits for, Slurm's ``--dependency=afterok``) a job joins the queue only once
+it has arrived and every job it waits for has ended.
 With ``bf_interval_s`` the backfill part runs only every that many seconds (Slurm's backfill thread,
 ``bf_interval``, default 30 s), the main pass still at every event; ``bf_times`` gives the backfill cycles'
 times instead (a real cluster's, for the fidelity replay). A cycle with nothing pending waits for the next event.
@@ -45,7 +47,8 @@ class Engine:
                  bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST, bf_interval_s: float | None = None,
                  reservations: int = 1, observer: Callable[[Engine, float], None] | None = None,
                  bf_times: Sequence[float] | None = None,
-                 packing: PackingPolicy | None = None, speed: np.ndarray | None = None):
+                 packing: PackingPolicy | None = None, speed: np.ndarray | None = None,
+                 after: Sequence[Sequence[int]] | None = None):
         self.machine, self.jobs, self.ranking, self.backfill = machine, jobs, ranking, backfill
         self.placement = placement or FirstFit()
         self.scaling = scaling or AlwaysOn()
@@ -98,6 +101,7 @@ class Engine:
             self._rank_of[order] = np.arange(n)
             self._by_rank = order
         self.timeline: dict[str, list[float]] = {"t": [], "queue": [], "busy_cores": [], "watts": []}
+        self._deps = None if after is None else _Dependencies(after, n)
 
     # --- events ---------------------------------------------------------------------------------------------
     def _push(self, t: float, kind: int, data) -> None:
@@ -107,7 +111,7 @@ class Engine:
     def run(self, progress: Callable[[int], None] | None = None) -> Outcome:
         """Simulate every job; ``progress(k)`` is told every ~2,000 submitted jobs."""
         with exclusive.no_gc():  # the loops make only acyclic garbage; gen-0 scans of their tuples cost ~1/3
-            if exclusive.eligible(self):
+            if self._deps is None and exclusive.eligible(self):
                 return exclusive.run(self, progress)  # same schedule, on counts (one group of whole-node jobs)
             return self._run(progress)
 
@@ -132,7 +136,8 @@ class Engine:
                 _, _, kind, data = heapq.heappop(self._heap)
                 self._handle(kind, data, t, more=nxt < n)
             while nxt < n and submit[nxt] <= t:
-                self._enqueue(nxt)
+                if self._deps is None or self._deps.arrive(nxt):
+                    self._enqueue(nxt)
                 nxt += 1
             if self.pending:
                 self._schedule(t)
@@ -162,6 +167,9 @@ class Engine:
                 self.meter.refresh(nodes)
             self.idle_since[nodes[c.njobs[nodes] == 0]] = t
             self._epoch += 1
+            if self._deps is not None:
+                for child in self._deps.ended(data):
+                    self._enqueue(child)
         elif kind == READY:
             nodes = data[c.state[data] == BOOTING]
             c.state[nodes] = ON
@@ -243,7 +251,8 @@ class Engine:
             bisect.insort(self._queue, int(self._rank_of[j]))
         else:
             self._queued[j] = True
-            self._hi = j + 1
+            self._hi = max(self._hi, j + 1)
+            self._lo = min(self._lo, j)  # a job released by its dependencies may be older than the queue
 
     def _order(self, t: float, head: int | None = None) -> tuple[list[int], np.ndarray | None]:
         """The queue in priority order as (keys, key->job map or None if keys are jobs). Static rankings keep
@@ -469,3 +478,30 @@ class Engine:
         tl["queue"].append(self.pending)
         tl["busy_cores"].append(self.machine.cores - self.cluster.total_free_cores)
         tl["watts"].append(self.meter.watts)
+
+
+class _Dependencies:
+    """Which jobs wait for which (``after[j]``: the rows job j waits for). A job is released when it has
+    arrived and its last dependency has ended."""
+
+    def __init__(self, after: Sequence[Sequence[int]], n: int):
+        self.waiting = np.array([len(a) for a in after], dtype=np.int64)
+        self.children: list[list[int]] = [[] for _ in range(n)]
+        for j, parents in enumerate(after):
+            for p in parents:
+                self.children[p].append(j)
+        self.arrived = np.zeros(n, dtype=bool)
+
+    def arrive(self, j: int) -> bool:
+        """Job j arrived: whether it may queue now."""
+        self.arrived[j] = True
+        return self.waiting[j] == 0
+
+    def ended(self, j: int) -> list[int]:
+        """Job j ended: the arrived jobs this releases."""
+        out = []
+        for c in self.children[j]:
+            self.waiting[c] -= 1
+            if self.waiting[c] == 0 and self.arrived[c]:
+                out.append(c)
+        return out

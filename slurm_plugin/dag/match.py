@@ -1,0 +1,184 @@
+"""Matching each unit to the node classes (partition x node group) that satisfy its constraints.
+
+Solver: a greedy constraint-satisfaction pass, not the packing MILP, because the questions differ. Each unit's
+*feasible* classes are a pure filter (arch, accelerator kind/type/count, the user's ``--constraint`` on the
+group's features through the shared parser, cores and memory per node, node count, the partition's MaxTime,
+the workload class's speed > 0). Choosing among them is one small decision per unit that depends on the graph
+(slack), which the MILP does not see; and once submitted, the units are ordinary pending jobs that the
+cycle's packing MILP already re-packs with the rest of the queue. So the pass is: units in order of slack
+(critical first), then fewest alternatives; each takes
+
+- if critical (slack 0): the class that finishes it soonest (runtime / speed) among those with room now for
+  the whole unit, else soonest overall;
+- otherwise: the cheapest class (node-hour price x share of a node x hours) whose extra time over the fastest
+  stays within its slack, again preferring classes with room now;
+
+(CPU-only units go to accelerator nodes only when nothing else has room), and its demand is subtracted from that pool's free capacity, so later units see what is left. Every match
+keeps the other feasible classes in order (``alternatives``): :func:`rematch` moves a unit that has not started
+to the first alternative with room when its class is full. Planning cost is linear in units x classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..pack.classes import GroupState, accel_type, classes_from_site, per_node
+from ..pack.model import NodeClass, Pool, Resources
+from ..snapshot.constraint import parse_constraint
+from .spec import parse_time
+from .units import Unit
+
+
+@dataclass(frozen=True)
+class Option:
+    """One feasible class for a unit: its estimated element run time there and the unit's node-hour cost."""
+
+    cls: NodeClass
+    time_s: float
+    cost: float
+
+    @property
+    def features(self) -> str:
+        return "&".join(self.cls.features)
+
+
+@dataclass(frozen=True)
+class Match:
+    """Where a unit goes (``chosen``; None: no class can ever run it, ``reason`` says why) and the other
+    feasible classes in order of preference."""
+
+    unit: str
+    chosen: Option | None
+    alternatives: tuple[Option, ...]
+    reason: str
+
+
+def _max_time_s(text: str) -> float:
+    return float("inf") if text in ("INFINITE", "UNLIMITED") else parse_time(text)
+
+
+def _accel_ok(unit: Unit, group) -> bool:
+    if unit.accel is None:
+        return True
+    kind, count, types = unit.accel
+    if kind == "gpu":
+        devs = [(group.gpu.type, group.gpu.count)] if group.gpu else []
+    else:
+        devs = [(a.type, a.count) for a in group.accelerators if a.kind == kind]
+    return any(c >= count and (not types or t in types) for t, c in devs)
+
+
+def feasible(unit: Unit, site, classes: Sequence[NodeClass]) -> tuple[list[NodeClass], str]:
+    """The classes that can run ``unit`` at all, and (when none) what ruled the last candidates out."""
+    groups = {g.name: g for g in site.node_groups}
+    max_time = {p.name: _max_time_s(p.max_time) for p in site.partitions}
+    known = {w.name for w in site.policy.workload_classes}
+    cons = parse_constraint(unit.constraint) if unit.constraint else None
+    why: tuple[int, str] = (-1, "no node class in the site")  # the check the best candidate failed last
+    out = []
+    for c in classes:
+        g = groups[c.pool]
+        node = per_node(g)
+        failed = None
+        if unit.arch and g.cpu.arch not in unit.arch:
+            failed = (0, f"no node of arch {'|'.join(unit.arch)}")
+        elif not _accel_ok(unit, g):
+            kind, count, types = unit.accel
+            failed = (1, f"no node with {count} {kind}(s) of type {'|'.join(types) or 'any'}")
+        elif cons is not None and not cons.matches(g.all_features):
+            failed = (2, f"no node whose features satisfy --constraint={unit.constraint}")
+        elif unit.cores > node.cpus or unit.mem_gb > node.mem_gb or unit.nodes > g.count:
+            failed = (3, f"no node group with {unit.nodes} node(s) of {unit.cores} cores and {unit.mem_gb:g} GB "
+                         "among those that pass the other checks")
+        elif unit.limit_s > max_time[c.partition]:
+            failed = (4, f"time limit {unit.limit_s:.0f} s exceeds MaxTime of partition {c.partition}")
+        elif unit.wclass and unit.wclass in known and c.speed_for(unit.wclass) <= 0:
+            failed = (5, f"workload class {unit.wclass} may not run on {c.pool}")
+        if failed is None:
+            out.append(c)
+        elif failed[0] > why[0]:
+            why = failed
+    return out, why[1]
+
+
+def _demand(unit: Unit) -> Resources:
+    acc = unit.accel[1] if unit.accel else 0
+    n = unit.width * unit.nodes
+    return Resources(unit.cores * n, unit.mem_gb * n, acc * n)
+
+
+def _fits(free: Resources, need: Resources) -> bool:
+    return free.cpus >= need.cpus and free.mem_gb >= need.mem_gb and free.accels >= need.accels
+
+
+def _options(unit: Unit, cands: list[NodeClass], pools: Mapping[str, Pool]) -> list[Option]:
+    out = []
+    for c in cands:
+        speed = c.speed_for(unit.wclass) if unit.wclass else 1.0
+        p = pools[c.pool]
+        time_s = unit.runtime_s / max(speed, 1e-9)
+        share = max(unit.cores / max(p.per_node.cpus, 1), unit.mem_gb / max(p.per_node.mem_gb, 1e-9),
+                    (unit.accel[1] / max(p.per_node.accels, 1)) if unit.accel else 0.0)
+        out.append(Option(c, time_s, p.cost_per_hour * share * unit.nodes * unit.width * time_s / 3600.0))
+    return out
+
+
+def _order(unit: Unit, opts: list[Option], free: Mapping[str, Resources]) -> list[Option]:
+    """Options most preferred first (see the module docstring)."""
+    need = _demand(unit)
+    fastest = min(o.time_s for o in opts)
+
+    def key(o: Option) -> tuple:
+        room = _fits(free[o.cls.pool], need)
+        idle_accel = unit.accel is None and o.cls.accel_type is not None  # CPU work on an accelerator node
+        if unit.critical:
+            return (not room, idle_accel, o.time_s, o.cost, o.cls.name)
+        in_slack = o.time_s - fastest <= unit.slack
+        return (not room, idle_accel, not in_slack, o.cost, o.time_s, o.cls.name)
+    return sorted(opts, key=key)
+
+
+def match_units(units: Sequence[Unit], site, state: Mapping[str, GroupState] | None = None) -> dict[str, Match]:
+    """Match every unit (see the module docstring); ``state`` is each group's free capacity now (default: all
+    idle). Deterministic for the same input."""
+    pools, classes = classes_from_site(site, state)
+    by_pool = {p.name: p for p in pools}
+    free = {p.name: p.free_now for p in pools}
+    feas = {u.name: feasible(u, site, classes) for u in units}
+    out: dict[str, Match] = {}
+    for u in sorted(units, key=lambda u: (u.slack, len(feas[u.name][0]), u.est, u.name)):
+        cands, why = feas[u.name]
+        if not cands:
+            out[u.name] = Match(u.name, None, (), f"cannot run anywhere: {why}")
+            continue
+        ranked = _order(u, _options(u, cands, by_pool), free)
+        best = ranked[0]
+        need = _demand(u)
+        f = free[best.cls.pool]
+        room = _fits(f, need)
+        free[best.cls.pool] = Resources(max(f.cpus - need.cpus, 0), max(f.mem_gb - need.mem_gb, 0),
+                                        max(f.accels - need.accels, 0))
+        rule = "fastest" if u.critical else f"cheapest within slack {u.slack:.0f} s"
+        out[u.name] = Match(u.name, best, tuple(ranked[1:]),
+                            f"{'critical' if u.critical else 'slack'}: {rule}; {best.cls.name} "
+                            f"({best.time_s:.0f} s/element, {'room now' if room else 'no room now'}, "
+                            f"{len(ranked) - 1} alternative(s))")
+    return out
+
+
+def rematch(unit: Unit, match: Match, site, state: Mapping[str, GroupState]) -> Option | None:
+    """For a unit that has not started: the first alternative with room now for the whole unit when its
+    chosen class has none (None: stay). Pure; the caller turns it into a ``MoveJob``."""
+    if match.chosen is None:
+        return None
+    pools, _ = classes_from_site(site, state)
+    free = {p.name: p.free_now for p in pools}
+    need = _demand(unit)
+    if _fits(free[match.chosen.cls.pool], need):
+        return None
+    return next((o for o in match.alternatives if o.cls.pool != match.chosen.cls.pool
+                 and _fits(free[o.cls.pool], need)), None)
+
+
+__all__ = ["Match", "Option", "accel_type", "feasible", "match_units", "rematch"]

@@ -1,0 +1,119 @@
+"""Requirement graph: levels, CPM times, decomposition into units, matching to node classes."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from slurm_plugin.dag.graph import build_graph, levels, schedule_times
+from slurm_plugin.dag.match import match_units, rematch
+from slurm_plugin.dag.plan import MAX_LEVEL, plan_workflow
+from slurm_plugin.dag.spec import parse_workflow
+from slurm_plugin.dag.units import decompose
+from slurm_plugin.pack.classes import GroupState
+from slurm_plugin.pack.model import Resources
+from slurm_plugin.site import load_site
+
+
+def wf(*tasks):
+    return parse_workflow({"name": "w", "tasks": list(tasks)})
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_site("demo")
+
+
+def test_levels_and_critical_path():
+    # a(10) -> b(50) -> d(10); a -> c(20) -> d: critical a b d (70), c has slack 30
+    g = build_graph(wf({"name": "a", "runtime_s": 10}, {"name": "b", "runtime_s": 50, "after": ["a"]},
+                       {"name": "c", "runtime_s": 20, "after": ["a"]},
+                       {"name": "d", "runtime_s": 10, "after": ["b", "c"]}))
+    assert levels(g) == {"a": 0, "b": 1, "c": 1, "d": 2}
+    t = schedule_times(g)
+    assert t.length == 70 and t.path == ("a", "b", "d")
+    assert t.slack("c") == 30 and t.slack("b") == 0 and t.blevel["a"] == 70 and t.est["d"] == 60
+
+
+def test_short_chain_merges_and_wide_short_task_packs():
+    units, ug = decompose(build_graph(wf(
+        {"name": "a", "runtime_s": 3}, {"name": "b", "runtime_s": 4, "after": ["a"]},  # chain: merged
+        {"name": "c", "runtime_s": 2, "array": 100, "after": ["b"]},  # packed: 5 elements per array element
+        {"name": "d", "runtime_s": 60, "array": 4, "after": ["c"]})), min_unit_s=10)
+    by = {u.name: u for u in units}
+    assert by["a+1"].tasks == ("a", "b") and by["a+1"].runtime_s == 7
+    assert by["c"].pack == 5 and by["c"].width == 20 and by["c"].runtime_s == 10
+    assert by["d"].pack == 1 and by["d"].width == 4 and by["d"].after == ("c",)
+    assert set(ug.edges) == {("a+1", "c"), ("c", "d")}
+
+
+def test_chain_with_different_resources_does_not_merge():
+    units, _ = decompose(build_graph(wf({"name": "a", "runtime_s": 3}, {"name": "b", "runtime_s": 3, "cores": 4,
+                                                                        "after": ["a"]})), min_unit_s=10)
+    assert [u.name for u in units] == ["a", "b"]
+
+
+def test_critical_unit_takes_fastest_and_slack_unit_cheapest(demo):
+    # train on the critical path (ai-training: h100 twice as fast as a100); eval has slack: cheapest GPU
+    w = wf({"name": "train", "runtime_s": 3600, "class": "ai-training", "gpu": {"count": 1}},
+           {"name": "side", "runtime_s": 60, "gpu": {"count": 1, "types": ["a100", "h100"]}},  # same speed on both
+           {"name": "end", "runtime_s": 10, "after": ["train", "side"]})
+    units, _ = decompose(build_graph(w))
+    m = match_units(units, demo)
+    assert m["train"].chosen.cls.accel_type == "h100"
+    assert m["side"].chosen.cls.accel_type == "a100" and "slack" in m["side"].reason
+    assert "a100" in {o.cls.accel_type for o in m["train"].alternatives}
+
+
+def test_constraint_and_arch_filter(demo):
+    w = wf({"name": "a", "arch": ["aarch64"], "constraint": "apac"},
+           {"name": "b", "arch": ["riscv64"], "cores": 128})
+    units, _ = decompose(build_graph(w))
+    m = match_units(units, demo)
+    assert m["a"].chosen.cls.pool == "npu" and not m["a"].alternatives  # the only aarch64 node in apac
+    assert m["b"].chosen is None and "128 cores" in m["b"].reason  # the riscv node has 64
+
+
+def test_full_class_moves_to_alternative_before_start(demo):
+    w = wf({"name": "frames", "array": 4, "cores": 8, "arch": ["x86_64", "aarch64"], "class": "video-render"})
+    units, _ = decompose(build_graph(w))
+    m = match_units(units, demo)["frames"]
+    assert m.chosen.cls.pool == "cpu-x86"
+    full = {"cpu-x86": GroupState(free=Resources(0, 0, 0))}
+    moved = rematch(units[0], m, demo, full)
+    assert moved is not None and moved.cls.pool == "cpu-arm"
+    assert rematch(units[0], m, demo, {}) is None  # room where it is: stays
+
+
+def test_plan_sbatch_arguments_and_levels(demo):
+    w = wf({"name": "a", "runtime_s": 100}, {"name": "b", "runtime_s": 50, "after": ["a"], "array": 3,
+                                             "gpu": {"count": 1, "types": ["h100"]}},
+           {"name": "c", "runtime_s": 10, "after": ["a"]}, {"name": "d", "runtime_s": 5, "after": ["b", "c"]})
+    p = plan_workflow(w, demo, min_unit_s=0)
+    b = p.job("b")
+    assert "--array=0-2" in b.args and "--gres=gpu:1" in b.args and "--constraint=aarch64&h100" in b.args
+    assert "--partition=gpu" in b.args and b.after == ("a",)
+    assert p.job("a").level == MAX_LEVEL and p.job("b").level == MAX_LEVEL
+    assert p.job("c").level < MAX_LEVEL  # slack
+    assert "HETSCHED_TASK_INDEX" in b.script
+
+
+def _thousand_tasks():
+    tasks = [{"name": "t0", "runtime_s": 30}]
+    for i in range(1, 1000):
+        parents = [f"t{(i - 1) // 2}"] + ([f"t{i - 7}"] if i >= 7 and i % 3 == 0 else [])
+        tasks.append({"name": f"t{i}", "runtime_s": 5 + i % 50, "array": 1 + i % 16, "cores": 1 + i % 4,
+                      "arch": ["x86_64", "aarch64"] if i % 5 else [],
+                      **({"gpu": {"count": 1}} if i % 97 == 0 else {}), "after": sorted(set(parents))})
+    return wf(*tasks)
+
+
+def test_thousand_task_graph_plans(demo):
+    """Correctness on 1,000 tasks (the < 1 s target is measured by `hetsched dag plan`, not timed here)."""
+    w = _thousand_tasks()
+    t0 = time.process_time()
+    p = plan_workflow(w, demo)
+    assert time.process_time() - t0 < 30  # a generous bound only against pathological slowness
+    assert sum(len(u.tasks) for u in p.units) == 1000
+    assert all(j.match.chosen is not None for j in p.jobs)
