@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -101,12 +102,19 @@ def _stream(dags: str, site, count: int, load: float, seed: int):
               help="Scheduling and launch cost of every Slurm job (s).")
 @click.option("--min-unit-s", type=click.FloatRange(min=0), default=None, help="rrg: shortest unit element (s).")
 @click.option("--policies", default="monolithic,naive,critical-path,rrg,rrg-sjf", show_default=True)
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the result JSON here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result JSON on stdout.")
+@click.argument("output_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @handle_errors(ValueError)
 def eval_(dags: str, site_name: str | None, load: float, count: int, seed: int, launch_s: float,
-          min_unit_s: float | None, policies: str, json_out: Path | None) -> None:
-    """Simulate a stream of DAG workflows (Poisson arrivals) under each policy; print and write the rows."""
+          min_unit_s: float | None, policies: str, output: Path | None, as_json: bool,
+          output_file: Path | None) -> None:
+    """Simulate a stream of DAG workflows (Poisson arrivals) under each policy; print and write the rows.
+
+    OUTPUT_FILE is --output given without the option name, so `dag eval ... --json F` prints the JSON and
+    writes it to F."""
+    json_out = output or output_file
     from ..dag.sim import POLICIES, evaluate
     from ..dag.units import MIN_UNIT_S
     from ..sim.run import provenance
@@ -126,9 +134,170 @@ def eval_(dags: str, site_name: str | None, load: float, count: int, seed: int, 
         rows.append(row)
         click.echo(f"{name:<14} workflows {row['workflows']:>4}  jobs {row['jobs']:>7}  avg JCT "
                    f"{row['avg_jct_s']:>10.1f} s  avg wait {row['avg_wait_s']:>10.1f} s  makespan "
-                   f"{row['makespan_s']:>10.1f} s  ({row['cpu_s']:.1f} CPU s)", err=json_out is None)
+                   f"{row['makespan_s']:>10.1f} s  ({row['cpu_s']:.1f} CPU s)", err=True)
     doc = {"rows": rows, "dags": dags, "site": site.name if site else "tpch-100 (25 x 4 cores)", "load": load,
            "count": count, "seed": seed, "launch_s": launch_s,
            "min_unit_s": MIN_UNIT_S if min_unit_s is None else min_unit_s, "provenance": provenance()}
     write_json(json_out, doc)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, default=str))
 
+
+
+state_option = click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                            help="Where submitted workflows are recorded (default: $HETSCHED_DAG_STATE, else "
+                                 "/var/lib/hetsched/dag).")
+
+
+def _client():
+    from ..slurm import SlurmClient
+
+    return SlurmClient()
+
+
+def _apply(decision):
+    from ..decision import Journal
+    from ..decision.applier import SlurmApplier
+    from .why import DEFAULT_JOURNAL
+
+    path = Path(os.environ.get("HETSCHED_JOURNAL", DEFAULT_JOURNAL))
+    journal = Journal(path) if path.parent.is_dir() else None
+    return SlurmApplier(_client(), journal).apply(decision)
+
+
+@dag.command("submit")
+@click.argument("workflow", type=click.Path(dir_okay=False))
+@click.option("--site", "site_name", default=None, help="Site file or bundled name (default: $HETSCHED_SITE).")
+@click.option("--min-unit-s", type=click.FloatRange(min=0), default=None, help="Shortest unit element (s).")
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the jobs write their output (default: the current directory).")
+@state_option
+@click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
+@handle_errors(ValueError, KeyError)
+def submit(workflow: str, site_name: str | None, min_unit_s: float | None, output_dir: Path | None,
+           state_dir: Path | None, as_json: bool) -> None:
+    """Submit WORKFLOW: one job array per unit, --dependency=afterok edges, critical units first in their band."""
+    from ..dag import submit as sub
+    from ..dag.plan import plan_workflow
+    from ..dag.units import MIN_UNIT_S
+    from ..site import load_site
+    from ..slurm import SlurmError
+    from .common import resolve_site
+
+    wf = _load(workflow)
+    site_ref = resolve_site(site_name)
+    site = load_site(site_ref)
+    mu = MIN_UNIT_S if min_unit_s is None else min_unit_s
+    p = plan_workflow(wf, site, min_unit_s=mu)
+    client = _client()
+    extra = (f"--output={(output_dir or Path.cwd()).resolve()}/%x-%A_%a.out",)
+    try:
+        record = sub.submit_plan(p, client, sub.state_dir(state_dir), str(Path(site_ref).resolve())
+                                 if Path(site_ref).exists() else site_ref, mu, extra)
+        results = _apply(sub.priority_actions(record, client.site_factors(*record.job_ids)))
+    except SlurmError as err:
+        fail(f"submission failed, nothing left submitted: {err}")
+    if as_json:
+        click.echo(json.dumps(record.as_dict(), indent=2))
+    else:
+        click.echo(f"{record.dag_id}: {len(record.units)} unit(s) submitted")
+        for u in record.units:
+            click.echo(f"  {u.unit:<20} job {u.job_id:<8} {u.partition}/{u.features} width {u.width} level {u.level}"
+                       f"{' critical' if u.critical else ''}")
+    # a unit that already ended (a short first unit) needs no priority: only other failures count
+    bad = [r.error for r in results if not r.ok and (not r.failed_ids or any(
+        "already finished" not in why for why in r.failed_ids.values()))]
+    if bad:
+        fail("submitted, but setting the SiteFactor levels failed: " + "; ".join(bad))
+
+
+def _job_states(client, ids) -> dict[int, dict]:
+    """State, reason and nodes of each job Slurm still remembers (the first element's for an array)."""
+    from ..slurm import SlurmError
+    from ..slurm.client import parse_scontrol_oneliner
+
+    out = {}
+    for j in ids:
+        try:
+            lines = client.run("scontrol", "-o", "show", "job", str(j)).stdout.strip().splitlines()
+        except SlurmError:
+            continue
+        recs = [parse_scontrol_oneliner(line) for line in lines if line.strip()]
+        if recs:
+            states = sorted({r.get("JobState", "?") for r in recs})
+            out[j] = {"state": states[0] if len(states) == 1 else "+".join(states),
+                      "reason": recs[0].get("Reason", ""), "nodes": ",".join(sorted({r.get("NodeList", "") for r in recs
+                                                                                    if r.get("NodeList") not in ("", "(null)")})),
+                      "partition": recs[0].get("Partition", ""), "features": recs[0].get("Features", "")}
+    return out
+
+
+@dag.command("status")
+@click.argument("dag_id", required=False)
+@state_option
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors(KeyError)
+def status(dag_id: str | None, state_dir: Path | None, as_json: bool) -> None:
+    """Units of DAG_ID (default: every recorded workflow) with their jobs' states."""
+    from ..dag import submit as sub
+
+    where = sub.state_dir(state_dir)
+    recs = [sub.load(dag_id, where)] if dag_id else sub.records(where)
+    client = _client()
+    doc = []
+    for rec in recs:
+        states = _job_states(client, rec.job_ids)
+        units = [{"unit": u.unit, "job_id": u.job_id, "after": list(u.after), "critical": u.critical,
+                  **states.get(u.job_id, {"state": "GONE (finished longer than MinJobAge ago, or unknown)"})}
+                 for u in rec.units]
+        doc.append({"dag_id": rec.dag_id, "units": units})
+        if not as_json:
+            click.echo(rec.dag_id)
+            for u in units:
+                click.echo(f"  {u['unit']:<20} job {u['job_id']:<8} {u['state']:<12} {u.get('reason', '')} "
+                           f"{u.get('partition', '')} {u.get('nodes', '')}")
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+
+
+@dag.command("cancel")
+@click.argument("dag_id")
+@state_option
+@handle_errors(KeyError)
+def cancel(dag_id: str, state_dir: Path | None) -> None:
+    """Cancel every job of DAG_ID (scancel)."""
+    from ..dag import submit as sub
+
+    rec = sub.load(dag_id, sub.state_dir(state_dir))
+    _client().cancel(*rec.job_ids)
+    click.echo(f"{dag_id}: cancelled job(s) {' '.join(map(str, rec.job_ids))}")
+
+
+@dag.command("rematch")
+@click.argument("dag_id", required=False)
+@state_option
+@click.option("--dry-run", is_flag=True, help="Print the moves, change nothing.")
+@handle_errors(KeyError, ValueError)
+def rematch_cmd(dag_id: str | None, state_dir: Path | None, dry_run: bool) -> None:
+    """Move units of DAG_ID (default: all) that have not started and whose class is full to an alternative."""
+    from ..cycle.inputs import group_states
+    from ..dag import submit as sub
+    from ..site import load_site
+    from ..snapshot.collect import collect_snapshot
+
+    where = sub.state_dir(state_dir)
+    recs = [sub.load(dag_id, where)] if dag_id else sub.records(where)
+    client = _client()
+    for rec in recs:
+        site = load_site(rec.site)
+        states = group_states(collect_snapshot(client, with_jobs=False), site)
+        job_states = {j: s["state"] for j, s in _job_states(client, rec.job_ids).items()}
+        decision = sub.rematch_actions(rec, sub.replan(rec, site), site, states, job_states)
+        for a in decision.actions:
+            click.echo(f"{rec.dag_id}: job {a.job_id} -> partition={a.partition} features={a.features}: {a.reason}")
+        if dry_run or not decision.actions:
+            continue
+        results = _apply(decision)
+        sub.save(sub.moved(rec, decision, results), where)
+        if not all(r.ok for r in results):
+            fail("; ".join(r.error for r in results if not r.ok))

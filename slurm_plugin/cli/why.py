@@ -119,8 +119,12 @@ def explain_job(client: SlurmClient, journal: Journal, spec: str) -> dict:
     raw = view.get("JobId", spec if spec.isdigit() else "")
     job_id = int(raw) if str(raw).isdigit() else None
     entries = journal.about_job(job_id) if job_id is not None else []
+    from ..dag.submit import place_of, state_dir
+
+    array = view.get("ArrayJobId")
+    graph = place_of(int(array) if str(array).isdigit() else job_id, state_dir())
     return {"job": spec, "job_id": job_id, "source": source, "slurm": {k: view.get(k) for k in JOB_KEYS},
-            "slurm_said": said if source != "slurm" else "", "decisions": entries}
+            "slurm_said": said if source != "slurm" else "", "decisions": entries, "graph": graph}
 
 
 @why.command("job")
@@ -146,6 +150,10 @@ def job_cmd(job_spec: str, journal: Path, as_json: bool) -> None:
             if info["source"] != "slurm":
                 click.echo(f"{'source':>16}: {info['source']} (Slurm no longer knows it: {info['slurm_said'] or '-'})")
             _show(info["slurm"], JOB_KEYS, info["decisions"], info["job_id"])
+            if info["graph"]:
+                from ..dag.submit import describe_place
+
+                click.echo(f"{'graph':>16}: {describe_place(info['graph'])}")
     unknown = [i["job"] for i in found if i["source"] == "journal" and not i["decisions"]]
     if unknown:
         fail(f"no record of job {', '.join(unknown)} in Slurm, accounting or the journal {journal}", EXIT_FAIL)

@@ -30,6 +30,7 @@ class Cause(str, enum.Enum):
     AGE_FLOOR = "AGE_FLOOR"  # pending past the age floor: ahead of every band
     PACKING = "PACKING"  # packing moved a flexible pending job to the node class it chose
     POLICY_ROLLBACK = "POLICY_ROLLBACK"  # the live guard: the running policy fell behind its twin's prediction
+    GRAPH = "GRAPH"  # a workflow's requirement graph: a unit's level in its band, or its move off a full class
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,221 @@
+"""A plan on Slurm: one sbatch (a job array) per unit with ``--dependency=afterok`` on its parents' jobs, a
+record of what was submitted, SiteFactor levels for critical units, status, cancel and re-matching.
+
+Submission order is topological, so every parent's job id is known when a child is submitted; a failure part
+way cancels what was already submitted and raises (no half-submitted workflow stays behind). The record
+(``<state dir>/<workflow>.<first job id>.json``, written atomically) keeps the workflow itself, so
+``rematch`` rebuilds the same plan. Decisions on submitted jobs are pure and go through the one applier:
+
+- :func:`priority_actions`: each unit's SiteFactor = its owner's band (what admission set, read from sprio)
+  + its level (``critical`` units the top level), so the graph orders its own units, never another band's.
+- :func:`rematch_actions`: a unit still pending (also while it waits for its parents) whose class has no room
+  for it now moves to the first alternative class with room (``scontrol update partition=.. features=..``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..decision.actions import Cause, Decision, MoveJob, SetSiteFactor
+from ..fsio import write_file_atomic
+from ..site.priority import BAND_SPAN, LEVEL_STEP
+from .plan import WorkflowPlan, plan_workflow
+from .spec import parse_workflow
+
+STATE_ENV = "HETSCHED_DAG_STATE"
+DEFAULT_STATE = Path("/var/lib/hetsched/dag")
+FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
+
+
+def state_dir(path: str | Path | None = None) -> Path:
+    """Where submitted workflows are recorded: ``path``, else ``$HETSCHED_DAG_STATE``, else /var/lib/hetsched/dag."""
+    return Path(path or os.environ.get(STATE_ENV) or DEFAULT_STATE)
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """One submitted unit: its job id and where it was sent."""
+
+    unit: str
+    job_id: int
+    partition: str | None
+    features: str | None
+    after: tuple[str, ...]
+    level: int
+    critical: bool
+    slack_s: float
+    tasks: tuple[str, ...]
+    width: int
+
+
+@dataclass(frozen=True)
+class DagRecord:
+    """A submitted workflow (see the module docstring)."""
+
+    dag_id: str
+    workflow: dict
+    site: str
+    min_unit_s: float
+    submitted_at: float
+    units: tuple[UnitRecord, ...]
+
+    def unit(self, name: str) -> UnitRecord:
+        return next(u for u in self.units if u.unit == name)
+
+    @property
+    def job_ids(self) -> tuple[int, ...]:
+        return tuple(u.job_id for u in self.units)
+
+    def as_dict(self) -> dict:
+        return {"dag_id": self.dag_id, "workflow": self.workflow, "site": self.site, "min_unit_s": self.min_unit_s,
+                "submitted_at": self.submitted_at, "units": [u.__dict__ | {"after": list(u.after),
+                                                                           "tasks": list(u.tasks)}
+                                                             for u in self.units]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DagRecord:
+        units = tuple(UnitRecord(**(u | {"after": tuple(u["after"]), "tasks": tuple(u["tasks"])})) for u in d["units"])
+        return cls(d["dag_id"], d["workflow"], d["site"], float(d["min_unit_s"]), float(d["submitted_at"]), units)
+
+
+def save(record: DagRecord, where: Path) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / f"{record.dag_id}.json"
+    write_file_atomic(path, json.dumps(record.as_dict(), indent=1) + "\n")
+    return path
+
+
+def load(dag_id: str, where: Path) -> DagRecord:
+    """The record of ``dag_id`` (a file name without .json); KeyError naming what exists otherwise."""
+    path = where / f"{dag_id}.json"
+    if not path.is_file():
+        have = sorted(p.stem for p in where.glob("*.json")) if where.is_dir() else []
+        raise KeyError(f"no submitted workflow '{dag_id}' in {where} (have: {', '.join(have[-10:]) or 'none'})")
+    return DagRecord.from_dict(json.loads(path.read_text()))
+
+
+def records(where: Path) -> list[DagRecord]:
+    """Every record in ``where`` (unreadable files skipped), oldest first."""
+    out = []
+    for p in sorted(where.glob("*.json")) if where.is_dir() else []:
+        try:
+            out.append(DagRecord.from_dict(json.loads(p.read_text())))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(out, key=lambda r: r.submitted_at)
+
+
+def submit_plan(plan: WorkflowPlan, client, where: Path, site_ref: str, min_unit_s: float,
+                extra_args: tuple[str, ...] = ()) -> DagRecord:
+    """Submit every unit in topological order (see the module docstring); returns the saved record."""
+    from ..slurm import SlurmError
+
+    ids: dict[str, int] = {}
+    units = []
+    try:
+        for job in plan.jobs:
+            if job.match.chosen is None:
+                raise ValueError(f"unit {job.unit.name}: {job.match.reason}")
+            dep = (f"--dependency=afterok:{':'.join(str(ids[p]) for p in job.after)}",
+                   "--kill-on-invalid-dep=yes") if job.after else ()
+            ids[job.unit.name] = client.sbatch(*job.args, *dep, *extra_args, script=job.script)
+            ch = job.match.chosen
+            feats = next((a.split("=", 1)[1] for a in job.args if a.startswith("--constraint=")), None)
+            units.append(UnitRecord(job.unit.name, ids[job.unit.name], ch.cls.partition, feats, job.after, job.level,
+                                    job.unit.critical, job.unit.slack, job.unit.tasks, job.unit.width))
+    except (SlurmError, ValueError):
+        client.cancel(*ids.values())
+        raise
+    first = min(ids.values())
+    record = DagRecord(f"{plan.workflow.name}.{first}", plan.workflow.model_dump(mode="json", by_alias=True),
+                       site_ref, min_unit_s, time.time(), tuple(units))
+    save(record, where)
+    return record
+
+
+def priority_actions(record: DagRecord, current: Mapping[int, int]) -> Decision:
+    """SiteFactor of each unit's job: its band (``current`` SiteFactor // BAND_SPAN; 0 if sprio did not list
+    it) x BAND_SPAN + level x LEVEL_STEP, grouped into one action per value (pure)."""
+    by_value: dict[int, list[int]] = {}
+    for u in record.units:
+        band = current.get(u.job_id, 0) // BAND_SPAN
+        by_value.setdefault(band * BAND_SPAN + u.level * LEVEL_STEP, []).append(u.job_id)
+    return Decision(tuple(SetSiteFactor(tuple(ids), value, f"dag {record.dag_id}: level "
+                                        f"{(value % BAND_SPAN) // LEVEL_STEP} in its band (critical path first)",
+                                        Cause.GRAPH)
+                          for value, ids in sorted(by_value.items())), "dag")
+
+
+def replan(record: DagRecord, site) -> WorkflowPlan:
+    """The plan the record was submitted from (same workflow, site and unit length: deterministic)."""
+    return plan_workflow(parse_workflow(record.workflow, record.dag_id), site, min_unit_s=record.min_unit_s)
+
+
+def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping, job_states: Mapping[int, str]
+                    ) -> Decision:
+    """Moves for units not started yet (``job_states[job] == 'PENDING'``) whose class is full now (pure)."""
+    from .match import rematch
+
+    actions = []
+    for u in record.units:
+        if job_states.get(u.job_id) != "PENDING":
+            continue
+        job = plan.job(u.unit)
+        if job.match.chosen is None or (job.match.chosen.cls.partition, job.match.chosen.features) != (
+                u.partition, _strip_user(u.features, job.unit.constraint)):
+            continue  # moved already (or by someone else): leave it
+        alt = rematch(job.unit, job.match, site, states)
+        if alt is None:
+            continue
+        feats = f"({job.unit.constraint})&{alt.features}" if job.unit.constraint else alt.features
+        actions.append(MoveJob(u.job_id, alt.cls.partition, feats,
+                               f"dag {record.dag_id}: unit {u.unit} not started and {job.match.chosen.cls.name} "
+                               f"has no room for it: moved to {alt.cls.name}", Cause.GRAPH))
+    return Decision(tuple(actions), "dag")
+
+
+def _strip_user(features: str | None, constraint: str | None) -> str | None:
+    if features and constraint and features.startswith(f"({constraint})&"):
+        return features[len(constraint) + 3:]
+    return features
+
+
+def moved(record: DagRecord, decision: Decision, results) -> DagRecord:
+    """The record with the applied moves' new partition/features (the next rematch leaves them be)."""
+    done = {a.job_id: a for a, r in zip(decision.actions, results) if isinstance(a, MoveJob) and r.ok}
+    if not done:
+        return record
+    units = tuple(UnitRecord(**(u.__dict__ | {"partition": done[u.job_id].partition,
+                                              "features": done[u.job_id].features}))
+                  if u.job_id in done else u for u in record.units)
+    return DagRecord(record.dag_id, record.workflow, record.site, record.min_unit_s, record.submitted_at, units)
+
+
+def place_of(job_id: int | None, where: Path) -> dict | None:
+    """A job's place in its workflow's graph (for ``why job``): workflow, unit, its tasks, priority level,
+    slack, and the units (with job ids) it waits for and that wait for it; None for a job of no recorded
+    workflow. ``job_id`` may be a unit's job or an array's job id."""
+    if job_id is None:
+        return None
+    for rec in reversed(records(where)):
+        for u in rec.units:
+            if u.job_id == job_id:
+                return {"dag_id": rec.dag_id, "unit": u.unit, "tasks": list(u.tasks), "width": u.width,
+                        "level": u.level, "critical": u.critical, "slack_s": u.slack_s,
+                        "after": [[p, rec.unit(p).job_id] for p in u.after],
+                        "before": [[c.unit, c.job_id] for c in rec.units if u.unit in c.after]}
+    return None
+
+
+def describe_place(place: dict) -> str:
+    """One line of text for :func:`place_of`'s answer."""
+    after = ", ".join(f"{u} (job {j})" for u, j in place["after"]) or "nothing"
+    before = ", ".join(f"{u} (job {j})" for u, j in place["before"]) or "nothing"
+    crit = "critical path" if place["critical"] else f"slack {place['slack_s']:.0f} s"
+    return (f"workflow {place['dag_id']}, unit {place['unit']} (tasks {', '.join(place['tasks'])}; width "
+            f"{place['width']}), {crit}, level {place['level']} in its band; waits for {after}; {before} waits for it")
