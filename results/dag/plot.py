@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 HERE = Path(__file__).parent
 WORKLOADS = (("tpch", "TPC-H (Decima), 100 cores"), ("pipelines-demo", "render/ML pipelines, demo site"),
              ("pipelines-large", "render/ML pipelines, large site"))
-LOADS = ("0.5", "0.7", "0.9")
+LOADS = ("0.5", "0.9")
 
 fig, axes = plt.subplots(2, len(WORKLOADS), figsize=(15, 7), squeeze=False)
 for col, (prefix, title) in enumerate(WORKLOADS):
