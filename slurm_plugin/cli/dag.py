@@ -279,7 +279,8 @@ def cancel(dag_id: str, state_dir: Path | None) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the moves, change nothing.")
 @handle_errors(KeyError, ValueError)
 def rematch_cmd(dag_id: str | None, state_dir: Path | None, dry_run: bool) -> None:
-    """Move units of DAG_ID (default: all) that have not started and whose class is full to an alternative."""
+    """Move units of DAG_ID (default: all) that have not started and whose class is full to an alternative
+    (what the cycle's `dag` step does every cycle)."""
     from ..cycle.inputs import group_states
     from ..dag import submit as sub
     from ..site import load_site
@@ -288,11 +289,11 @@ def rematch_cmd(dag_id: str | None, state_dir: Path | None, dry_run: bool) -> No
     where = sub.state_dir(state_dir)
     recs = [sub.load(dag_id, where)] if dag_id else sub.records(where)
     client = _client()
+    snap = collect_snapshot(client)
+    live = sub.live_jobs(snap.jobs)
     for rec in recs:
         site = load_site(rec.site)
-        states = group_states(collect_snapshot(client, with_jobs=False), site)
-        job_states = {j: s["state"] for j, s in _job_states(client, rec.job_ids).items()}
-        decision = sub.rematch_actions(rec, sub.replan(rec, site), site, states, job_states)
+        decision = sub.rematch_actions(rec, sub.replan(rec, site), site, group_states(snap, site), live)
         for a in decision.actions:
             click.echo(f"{rec.dag_id}: job {a.job_id} -> partition={a.partition} features={a.features}: {a.reason}")
         if dry_run or not decision.actions:

@@ -9,7 +9,9 @@ way cancels what was already submitted and raises (no half-submitted workflow st
 - :func:`priority_actions`: each unit's SiteFactor = its owner's band (what admission set, read from sprio)
   + its level (``critical`` units the top level), so the graph orders its own units, never another band's.
 - :func:`rematch_actions`: a unit still pending (also while it waits for its parents) whose class has no room
-  for it now moves to the first alternative class with room (``scontrol update partition=.. features=..``).
+  for it now moves to the first alternative class with room (``scontrol update partition=.. features=..``);
+  the cycle's ``dag`` step (:mod:`slurm_plugin.cycle.dag_step`) asks it every cycle, ``hetsched dag rematch``
+  on demand.
 """
 
 from __future__ import annotations
@@ -125,8 +127,8 @@ def submit_plan(plan: WorkflowPlan, client, where: Path, site_ref: str, min_unit
                    "--kill-on-invalid-dep=yes") if job.after else ()
             ids[job.unit.name] = client.sbatch(*job.args, *dep, *extra_args, script=job.script)
             ch = job.match.chosen
-            feats = next((a.split("=", 1)[1] for a in job.args if a.startswith("--constraint=")), None)
-            units.append(UnitRecord(job.unit.name, ids[job.unit.name], ch.cls.partition, feats, job.after, job.level,
+            units.append(UnitRecord(job.unit.name, ids[job.unit.name], ch.cls.partition, _constraint(job.args),
+                                    job.after, job.level,
                                     job.unit.critical, job.unit.slack, job.unit.tasks, job.unit.width))
     except (SlurmError, ValueError):
         client.cancel(*ids.values())
@@ -156,19 +158,25 @@ def replan(record: DagRecord, site) -> WorkflowPlan:
     return plan_workflow(parse_workflow(record.workflow, record.dag_id), site, min_unit_s=record.min_unit_s)
 
 
-def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping, job_states: Mapping[int, str]
-                    ) -> Decision:
-    """Moves for units not started yet (``job_states[job] == 'PENDING'``) whose class is full now (pure)."""
+def live_jobs(jobs) -> dict[int, tuple[str, str, str]]:
+    """Job id -> (state, partition, features) of a snapshot's jobs (a pending array is its own job id)."""
+    return {j.job_id: (j.state, j.partition, j.features) for j in jobs}
+
+
+def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping,
+                    live: Mapping[int, tuple[str, str, str]]) -> Decision:
+    """Moves for units not started yet (pending in ``live`` where the plan put them: a unit moved since, by
+    this or by anyone, is left alone) whose class is full now (pure)."""
     from .match import rematch
 
     actions = []
     for u in record.units:
-        if job_states.get(u.job_id) != "PENDING":
-            continue
+        state, partition, features = live.get(u.job_id, ("", "", ""))
         job = plan.job(u.unit)
-        if job.match.chosen is None or (job.match.chosen.cls.partition, job.match.chosen.features) != (
-                u.partition, _strip_user(u.features, job.unit.constraint)):
-            continue  # moved already (or by someone else): leave it
+        if state != "PENDING" or job.match.chosen is None or (partition, features) != (
+                u.partition, u.features) or (u.partition, u.features) != (job.match.chosen.cls.partition,
+                                                                           _constraint(job.args)):
+            continue
         alt = rematch(job.unit, job.match, site, states)
         if alt is None:
             continue
@@ -179,10 +187,19 @@ def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping
     return Decision(tuple(actions), "dag")
 
 
-def _strip_user(features: str | None, constraint: str | None) -> str | None:
-    if features and constraint and features.startswith(f"({constraint})&"):
-        return features[len(constraint) + 3:]
-    return features
+def rematch_all(where: Path, site, snapshot, states: Mapping) -> Decision:
+    """:func:`rematch_actions` for every recorded workflow with a job still in ``snapshot`` (others cost
+    nothing), against ``site``."""
+    live = live_jobs(snapshot.jobs)
+    out = Decision((), "dag")
+    for rec in records(where):
+        if any(live.get(j, ("",))[0] == "PENDING" for j in rec.job_ids):
+            out = out + rematch_actions(rec, replan(rec, site), site, states, live)
+    return out
+
+
+def _constraint(args: tuple[str, ...]) -> str | None:
+    return next((a.split("=", 1)[1] for a in args if a.startswith("--constraint=")), None)
 
 
 def moved(record: DagRecord, decision: Decision, results) -> DagRecord:

@@ -34,7 +34,7 @@ Choices:
   ``window_s``, which ``hetsched tune`` chooses when it beats Slurm's timer on the site's history).
   A scaling key the chosen scaling does not read is refused rather than ignored.
 * steps: the live cycle's steps in the order they run, names of the cycle step registry
-  (:data:`STEP_NAMES`: ``rank pack reshape power guard`` and any ``cycle.steps.register_step`` added); a step
+  (:data:`STEP_NAMES`: ``rank pack reshape power guard dag`` and any ``cycle.steps.register_step`` added); a step
   switched on by its section must be listed, a listed step switched off is skipped. The simulator's engine has
   its own fixed order (rank, pack, power) and reads the sections only.
 """
@@ -56,7 +56,7 @@ DEFAULT_STEPS = ("rank", "pack", "reshape", "power")
 # a policy file is checked the same whatever has been imported, and any a plugin adds (cycle/steps.py's
 # register_step appends it); kept in this layer so a policy file is checked when it is loaded, before any step
 # is built
-STEP_NAMES: list[str] = [*DEFAULT_STEPS, "guard"]
+STEP_NAMES: list[str] = [*DEFAULT_STEPS, "guard", "dag"]
 SCALINGS = ("always-on", "idle-timer", "planner")
 MAX_FILE_BYTES = 1 << 20
 
