@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dag.submit import rematch_all, state_dir
 from ..decision import Decision
 from .inputs import group_states
 from .steps import CycleMemory, StepInputs, register_step
@@ -18,9 +17,13 @@ from .steps import CycleMemory, StepInputs, register_step
 
 @dataclass(frozen=True)
 class GraphStep:
+    """Re-match the pending units of every recorded workflow (``state_dir``: where the records are)."""
+
     state_dir: str | None = None
 
     def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]:
+        from ..dag.submit import rematch_all, state_dir  # networkx and pydantic: only when the step runs
+
         site = inputs.site
         return rematch_all(state_dir(self.state_dir), site, inputs.snapshot, group_states(inputs.snapshot, site)), memory
 

@@ -13,7 +13,8 @@
 
 Every Slurm job (task element, unit element or workflow) also pays ``launch_s`` of scheduling and launch.
 Metrics per workflow: JCT = last end - arrival; wait = JCT - its own critical path (element durations, no
-queue, no launch cost, speed 1): the time lost to queueing, launching and running sized down.
+queue, no launch cost, each task at the best speed factor it may get on the site): the time lost to queueing,
+launching, running sized down or on a slower class.
 """
 
 from __future__ import annotations
@@ -93,9 +94,21 @@ class _Names:
         return self.classes.index(name) if name in self.classes else -1
 
 
-def _standalone(a: Arrival) -> float:
+def _standalone(a: Arrival, site=None) -> float:
+    """The workflow's critical path with unlimited capacity, each task at the best speed factor it may get."""
     g = build_graph(a.workflow)
-    return schedule_times(g, lambda n: float(a.durations[n].max())).length
+    speed = {n: 1.0 for n in g}
+    if site is not None:
+        from ..pack.classes import classes_from_site
+        from .match import feasible
+
+        _, classes = classes_from_site(site)
+        units, _ = decompose(g, min_unit_s=0.0)
+        for u in units:
+            cands, _ = feasible(u, site, classes)
+            if u.wclass and cands:
+                speed[u.tasks[0]] = max(c.speed_for(u.wclass) for c in cands) or 1.0
+    return schedule_times(g, lambda n: float(a.durations[n].max()) / speed[n]).length
 
 
 def _element_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, score_of, launch_s: float) -> None:
@@ -247,7 +260,7 @@ def evaluate(policy: str, arrivals: Sequence[Arrival], site=None, launch_s: floa
     done = np.full(n, -np.inf)
     np.maximum.at(done, owner, np.nan_to_num(out.end, nan=np.inf))
     arrival = np.array([a.arrival for a in arrivals])
-    alone = np.array([_standalone(a) for a in arrivals])
+    alone = np.array([_standalone(a, site) for a in arrivals])
     finished = np.isfinite(done)
     jct = (done - arrival)[finished]
     wait = (done - arrival - alone)[finished]

@@ -108,7 +108,7 @@ def test_later_steps_see_earlier_decisions_and_bands_reach_packing():
 
 
 def test_step_registry_lists_valid_names_and_arguments():
-    with pytest.raises(ValueError, match=r"unknown cycle step 'health' \(valid: guard, pack, power, rank, reshape\)"):
+    with pytest.raises(ValueError, match=r"unknown cycle step 'health' \(valid: dag, guard, pack, power, rank, reshape\)"):
         make_step("health")
     with pytest.raises(ValueError, match=r"'pack': unknown argument\(s\) cap \(valid: time_cap_s\)"):
         make_step("pack", cap=2.0)
