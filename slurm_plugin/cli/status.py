@@ -1,5 +1,6 @@
 """``hetsched status``: the whole pool on one screen - node groups by power state, the pending queue per
-class and tier, the cycle's last run and the admission daemon's health (its metrics endpoint answering).
+class and tier, the cycle's last run with the ranking in use (the cycle loop's metrics) and the admission
+daemon's health (its metrics endpoint answering).
 
 Read-only: it runs Slurm's read commands, reads the cycle's state file and scrapes the daemon's endpoint; a
 part that cannot be read is shown as such and the others still are. Exit 0 when Slurm and the daemon
@@ -44,30 +45,50 @@ def last_cycle(state_dir: Path, now: float) -> dict:
             "last_error": state.last_error}
 
 
-def daemon_health(url: str | None) -> dict:
-    """Scrape ``url``: healthy when it answers with the daemon's series; its request counts and snapshot age."""
-    if url is None:
-        return {"metrics_url": None, "healthy": False, "error": "metrics are off in the daemon's config"}
+def _scrape(url: str) -> list | str:
+    """The samples at ``url`` (Prometheus text), or why there are none."""
     from prometheus_client.parser import text_string_to_metric_families
 
     try:
         with urllib.request.urlopen(url, timeout=SCRAPE_TIMEOUT_S) as reply:
             text = reply.read().decode()
     except (OSError, urllib.error.URLError) as err:
-        return {"metrics_url": url, "healthy": False, "error": f"no answer: {getattr(err, 'reason', err)}"}
-    requests, age = {}, None
+        return f"no answer: {getattr(err, 'reason', err)}"
     try:
-        for fam in text_string_to_metric_families(text):
-            for s in fam.samples:
-                if s.name == "hetsched_admission_requests_total":
-                    requests[s.labels["decision"]] = int(s.value)
-                elif s.name == "hetsched_admission_snapshot_age_seconds":
-                    age = None if s.value != s.value else round(s.value, 1)  # NaN: no snapshot yet
+        return [s for fam in text_string_to_metric_families(text) for s in fam.samples]
     except ValueError as err:
-        return {"metrics_url": url, "healthy": False, "error": f"not Prometheus text: {err}"}
+        return f"not Prometheus text: {err}"
+
+
+def daemon_health(url: str | None) -> dict:
+    """Scrape ``url``: healthy when it answers with the daemon's series; its request counts and snapshot age."""
+    if url is None:
+        return {"metrics_url": None, "healthy": False, "error": "metrics are off in the daemon's config"}
+    samples = _scrape(url)
+    if isinstance(samples, str):
+        return {"metrics_url": url, "healthy": False, "error": samples}
+    requests, age = {}, None
+    for s in samples:
+        if s.name == "hetsched_admission_requests_total":
+            requests[s.labels["decision"]] = int(s.value)
+        elif s.name == "hetsched_admission_snapshot_age_seconds":
+            age = None if s.value != s.value else round(s.value, 1)  # NaN: no snapshot yet
     if not requests:
         return {"metrics_url": url, "healthy": False, "error": "answers, but not with the daemon's series"}
     return {"metrics_url": url, "healthy": True, "requests": requests, "snapshot_age_s": age}
+
+
+def ranking_in_use(url: str | None) -> dict:
+    """The ranking the running cycle used last (``hetsched_cycle_ranking`` at its endpoint ``url``), e.g.
+    ``rank:dqn`` or ``rank:fallback-multifactor``; None with the reason when the endpoint does not say."""
+    if url is None:
+        return {"cycle_metrics_url": None, "ranking": None}
+    samples = _scrape(url)
+    if isinstance(samples, str):
+        return {"cycle_metrics_url": url, "ranking": None, "ranking_error": samples}
+    used = [s.labels["source"] for s in samples if s.name == "hetsched_cycle_ranking" and s.value == 1]
+    return {"cycle_metrics_url": url, "ranking": used[0] if used else None,
+            **({} if used else {"ranking_error": "no cycle has ranked since the loop started"})}
 
 
 def _text(doc: dict) -> None:
@@ -85,6 +106,9 @@ def _text(doc: dict) -> None:
                              f"{c['cycles']} run, last ok {c['last_ok_age_s']} s ago, "
                              f"{c['consecutive_failures']} failing in a row"
                              + (f" (last error: {c['last_error']})" if c["consecutive_failures"] else "")))
+    if c.get("cycle_metrics_url"):
+        click.echo(f"ranking: {c['ranking'] or 'unknown (' + c.get('ranking_error', '') + ')'} "
+                   f"(from {c['cycle_metrics_url']})")
     d = doc["daemon"]
     if d["healthy"]:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(d["requests"].items()))
@@ -101,31 +125,36 @@ def _text(doc: dict) -> None:
 @click.option("--daemon-config", type=click.Path(exists=True, dir_okay=False),
               help="The daemon's settings file, for its metrics address (default: 127.0.0.1:9817).")
 @click.option("--metrics-url", help="The daemon's scrape URL (overrides --daemon-config).")
+@click.option("--cycle-metrics-url", default="http://127.0.0.1:9818/metrics", show_default=True,
+              help="The scrape URL of 'hetsched cycle run' (the ranking in use); 'off' for none.")
 @click.option("--watch", type=click.FloatRange(min=0.5), metavar="SECONDS",
               help="Redraw every SECONDS until interrupted (text only).")
 @json_option
 @handle_errors()
-def status(site, site_option, slurm_conf, state_dir, daemon_config, metrics_url, watch, as_json) -> None:
+def status(site, site_option, slurm_conf, state_dir, daemon_config, metrics_url, cycle_metrics_url, watch,
+           as_json) -> None:
     """One screen for the whole pool: node groups, power states, queue, last cycle, daemon health."""
     site_path = site_from(site, site_option)
     site_model = load_site(site_path)
     url = metrics_url or DaemonConfig.load(daemon_config).metrics.url
+    cycle_url = None if cycle_metrics_url.strip().lower() in ("", "off") else cycle_metrics_url
     if watch and not as_json:
         try:
             while True:
-                doc = _collect(site_path, site_model, slurm_conf, state_dir, url)
+                doc = _collect(site_path, site_model, slurm_conf, state_dir, url, cycle_url)
                 click.clear()
                 _text(doc)
                 time.sleep(watch)
         except KeyboardInterrupt:
             return
-    doc = _collect(site_path, site_model, slurm_conf, state_dir, url)
+    doc = _collect(site_path, site_model, slurm_conf, state_dir, url, cycle_url)
     emit_json(doc) if as_json else _text(doc)
     if "error" in doc["slurm"] or not doc["daemon"]["healthy"]:
         raise SystemExit(1)
 
 
-def _collect(site_path: str, site_model: Site, slurm_conf: str | None, state_dir: Path, url: str | None) -> dict:
+def _collect(site_path: str, site_model: Site, slurm_conf: str | None, state_dir: Path, url: str | None,
+             cycle_url: str | None = None) -> dict:
     """Everything ``status`` shows, as one JSON-ready document."""
     now = time.time()
     try:
@@ -135,5 +164,6 @@ def _collect(site_path: str, site_model: Site, slurm_conf: str | None, state_dir
     except (SlurmError, OSError) as err:
         snap, slurm = Snapshot.empty(), {"error": f"Slurm did not answer: {err}"}
     return {"site": site_path, "slurm": slurm, "metrics_url": url, "node_groups": node_groups(site_model, snap),
-            "pending": pending_queue(site_model, snap, now), "cycle": last_cycle(state_dir, now),
+            "pending": pending_queue(site_model, snap, now),
+            "cycle": {**last_cycle(state_dir, now), **ranking_in_use(cycle_url)},
             "daemon": daemon_health(url), "t": now}

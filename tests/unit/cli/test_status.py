@@ -44,3 +44,21 @@ def test_last_cycle_reads_without_moving_a_bad_file(tmp_path):
     assert (tmp_path / "cycle-state.json").exists()
     (tmp_path / "cycle-state.json").write_text(json.dumps({"cycles": 3, "last_ok_t": 90.0}))
     assert last_cycle(tmp_path, 100.0)["last_ok_age_s"] == 10.0
+
+
+def test_ranking_in_use_from_the_cycle_loops_endpoint():
+    from slurm_plugin.cli.status import ranking_in_use
+    from slurm_plugin.cycle.metrics import CycleMetrics
+    from slurm_plugin.decision import Decision
+
+    metrics = CycleMetrics()
+    url = metrics.serve("127.0.0.1:0")
+    try:
+        assert ranking_in_use(url)["ranking"] is None  # no cycle yet
+        metrics.cycle_done(Decision((), "rank:dqn+power"), [], 0.0, 1.0)
+        metrics.cycle_done(Decision((), "rank:fallback-multifactor+power"), [], 0.0, 2.0)
+        assert ranking_in_use(url) == {"cycle_metrics_url": url, "ranking": "rank:fallback-multifactor"}
+    finally:
+        metrics.close()
+    assert ranking_in_use(url)["ranking_error"].startswith("no answer")
+    assert ranking_in_use(None) == {"cycle_metrics_url": None, "ranking": None}
