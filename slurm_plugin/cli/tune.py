@@ -27,15 +27,16 @@ def _history(path: str, site: str | None, drop_unfit: bool):
         fail(str(err), EXIT_USAGE)
 
 
-def _power(result, procs: int | None):
-    """The power sweep (:func:`slurm_plugin.tune.power.tune_power`) on the whole history under the ranking chosen
-    for backfill on (power runs with backfill); None when the power module is missing."""
+def _power(result, procs: int | None, backfill: bool):
+    """The power sweep (:func:`slurm_plugin.tune.power.tune_power`) on the whole history in the site's backfill
+    mode, under the ranking chosen for that mode; None when the power module is missing."""
     try:
         from ..tune.power import tune_power
     except ImportError:
         return None
-    m = result.modes[True]
-    return tune_power(result.twin.whole, result.twin.split, m.candidate(m.choice.winner).spec, jobs=procs)
+    m = result.modes[backfill]
+    return tune_power(result.twin.whole, result.twin.split, m.candidate(m.choice.winner).spec, jobs=procs,
+                      backfill=backfill)
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -66,7 +67,8 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 @click.option("-j", "--jobs", "procs", type=click.IntRange(min=1), default=None,
               help="Simulations at once (default: every core).")
 @click.option("--backfill/--no-backfill", default=True, show_default=True,
-              help="The backfill mode the site runs (the suite's slurm.conf: sched/backfill).")
+              help="The backfill mode the site runs (the suite's slurm.conf: sched/backfill); the power sweep runs "
+                   "in it (with --evaluate too, where the ranking is evaluated in both modes).")
 @click.option("--floor-hours", type=click.FloatRange(min=0, min_open=True), default=24.0, show_default=True,
               help="The age floor of the candidates that have one.")
 @click.option("--no-bound", is_flag=True, help="Drop the max-wait bound (age floor + longest time limit).")
@@ -95,20 +97,20 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
     path = evaluate or history
     p = _history(path, site, drop_unfit)
     modes = (True, False) if evaluate else (backfill,)
-    power = power and True in modes
     result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
                           jobs=procs, names=names)
-    pt = _power(result, procs) if power else None
+    pt = _power(result, procs, backfill) if power else None
     if explain or not (as_json or output):
         click.echo(report.explain(result))
         if pt is not None:
             from ..tune.power_eval import summary
 
-            click.echo("\npower (backfill on, under the chosen ranking):\n" + summary(pt))
+            click.echo(f"\npower (backfill {'on' if backfill else 'off'}, under the chosen ranking):\n" + summary(pt))
     if evaluate:
         note = None if pt is not None else "power not evaluated (--no-power)" if not power else \
             "power: slurm_plugin.tune.power is missing"
-        doc = report.evaluation(result, pt.rows() if pt is not None else [], note)
+        doc = report.evaluation(result, [{**r, "backfill": backfill} for r in pt.rows()] if pt is not None else [],
+                                note)
         if pt is not None:
             doc["power_selection"] = {k: v for k, v in pt.as_dict().items() if k != "power"}
         from ..sim.run import provenance
@@ -125,6 +127,8 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             twin["predicted"]["energy_kwh"] = pt.test[pt.chosen].energy_kwh
         doc = {"chosen": m.choice.winner, "runner_up": m.choice.runner_up, "why": m.choice.why,
                "twin": twin, "ranking": report.ranking_of(m)}
+        if pt is not None:
+            doc["power"] = {"backfill": backfill, **{k: v for k, v in pt.as_dict().items() if k != "power"}}
         if out:
             try:
                 written = report.write(out, m, twin, pt.scaling if pt is not None else None)

@@ -95,3 +95,26 @@ def test_unknown_format_and_missing_choice_are_usage_errors(tmp_path):
     assert res.exit_code == 2 and "--history" in res.output
     res = CliRunner().invoke(main, ["tune", "--history", str(odd), "--candidates", "sjf,lifo"])
     assert res.exit_code == 2 and "unknown ranking(s) lifo" in res.output
+
+
+def test_power_is_tuned_in_the_sites_backfill_mode(swf, tmp_path):
+    """A site without backfill gets its power section from replays without backfill (the sweep once ran with
+    backfill on whatever the site ran, and a --no-backfill site got no power section at all)."""
+    from slurm_plugin.sim.run import prepare
+    from slurm_plugin.tune.power import tune_power
+    from slurm_plugin.tune.split import split_history
+
+    out = tmp_path / "policy.yaml"
+    res = CliRunner().invoke(main, ["tune", "--history", str(swf), "--out", str(out), "--no-backfill", "--json",
+                                    "-j", "1", "--candidates", "sjf"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["power"]["backfill"] is False
+    spec = load_policy(out)
+    p = prepare(str(swf))
+    off = tune_power(p, split_history(p.workload.jobs), spec.ranking, jobs=1, backfill=False)
+    on = tune_power(p, split_history(p.workload.jobs), spec.ranking, jobs=1, backfill=True, timers=(), grid=(),
+                    prices=())  # the site's timer alone: the two modes differ on this history
+    assert on.rows()[0]["avg_wait_s"] != next(r for r in off.rows() if r["param"] == on.rows()[0]["param"])["avg_wait_s"]
+    assert spec.twin.predicted.energy_kwh == pytest.approx(off.test[off.chosen].energy_kwh)
+    assert doc["power"]["scaling"] == off.as_dict()["scaling"]
