@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import tempfile
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -39,7 +42,7 @@ def _power(result, procs: int | None, backfill: bool):
                       backfill=backfill)
 
 
-def _names(text: str | None) -> tuple[str, ...] | None:
+def _names(text: str | None, option: str = "--candidates") -> tuple[str, ...] | None:
     from ..tune.candidates import FIXED
 
     if text is None:
@@ -48,8 +51,16 @@ def _names(text: str | None) -> tuple[str, ...] | None:
     bad = [n for n in names if n not in FIXED]
     if bad or not names:
         raise click.BadParameter(f"unknown ranking(s) {', '.join(bad) or '(none given)'} (valid: {', '.join(FIXED)})",
-                                 param_hint="--candidates")
+                                 param_hint=option)
     return names
+
+
+def _fidelity(p, path: str, site_ranking: str | None, backfill: bool, tau: float, wait: float):
+    """The fidelity gate's check of the history (:mod:`slurm_plugin.tune.fidelity_gate`)."""
+    from ..tune.fidelity_gate import GateThresholds, check_history, history_kind, site_rankings
+
+    rankings = site_rankings(history_kind(path), _names(site_ranking, "--site-ranking"))
+    return check_history(p, rankings, backfill, GateThresholds(min_tau=tau, wait_rel=wait))
 
 
 @click.command("tune")
@@ -79,16 +90,32 @@ def _names(text: str | None) -> tuple[str, ...] | None:
               help="Comma list of the fixed rankings to replay (default: all: fcfs,sjf,wfp3,unicep,f1,multifactor,"
                    "dqn); the weighted family is always searched.")
 @click.option("--drop-unfit", is_flag=True, help="Drop (and report) jobs bigger than the machine.")
+@click.option("--dqn-budget", type=click.FloatRange(min=0), default=300.0, show_default=True, metavar="SECONDS",
+              help="CPU seconds to fine-tune the DQN on the history (a candidate; needs torch here or in "
+                   "$HETSCHED_TORCH_PYTHON, else skipped with the reason); 0: off.")
+@click.option("--site-ranking", default=None, metavar="NAMES",
+              help="What the site ran, for the fidelity check (default: multifactor for an sacct export; fcfs,"
+                   "multifactor for a trace: the closer replay stands for the site).")
+@click.option("--fidelity-tau", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
+              help="Fidelity gate: the least Kendall tau-b of simulated vs recorded start times.")
+@click.option("--fidelity-wait", type=click.FloatRange(min=0), default=0.10, show_default=True,
+              help="Fidelity gate: the largest relative error of the simulated mean wait.")
+@click.option("--force", is_flag=True,
+              help="Write the policy file although the history's replay is below the fidelity threshold (recorded "
+                   "in twin.fidelity.forced).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="With --evaluate: write a bar chart of the held-back bounded slowdowns (PNG).")
 @json_option
 @output_option
 @handle_errors(WorkloadError, ValueError, OSError)
 def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, candidates, drop_unfit,
-         plot, as_json, output) -> None:
+         dqn_budget, site_ranking, fidelity_tau, fidelity_wait, force, plot, as_json, output) -> None:
     """Choose the ranking by replaying the site's history (the twin); write it as a policy file."""
     from ..policy import PolicyError
     from ..tune import report
+    from ..fsio import write_file_atomic
+    from ..tune.candidates import Candidate
+    from ..tune.finetuned import MODEL_NAME, finetuned_candidates
     from ..tune.tuner import tune_history
 
     if (history is None) == (evaluate is None):
@@ -97,47 +124,68 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
     path = evaluate or history
     p = _history(path, site, drop_unfit)
     modes = (True, False) if evaluate else (backfill,)
-    result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
-                          jobs=procs, names=names)
-    pt = _power(result, procs, backfill) if power else None
-    if explain or not (as_json or output):
-        click.echo(report.explain(result))
-        if pt is not None:
-            from ..tune.power_eval import summary
+    fid = _fidelity(p, path, site_ranking, backfill, fidelity_tau, fidelity_wait)
+    log.info("fidelity: %s", fid.reason)
+    if out and fid.checked and not fid.passed:
+        if not force:
+            fail(f"{path}: no policy file written: {fid.reason} (thresholds: --fidelity-tau {fidelity_tau:g}, "
+                 f"--fidelity-wait {fidelity_wait:g}; --force writes it anyway)")
+        fid.forced = True
+        click.echo(f"hetsched: warning: --force: writing the policy although {fid.reason}", err=True)
+    with tempfile.TemporaryDirectory(prefix="hetsched-tune-") as tmp:  # the fine-tuned model, unless kept
+        workdir = Path(tmp)
+        extra, note = finetuned_candidates(path, site, drop_unfit, 0.7, dqn_budget, workdir, floor_hours)
+        log.info("%s", note)
+        result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
+                              jobs=procs, names=names, extra=extra, notes=[note])
+        if out and result.modes[backfill].choice.winner.startswith("dqn-finetuned"):
+            kept = out.parent / time.strftime("dqn-finetuned-%Y%m%dT%H%M%SZ.npz", time.gmtime())
+            write_file_atomic(kept, (workdir / MODEL_NAME).read_bytes())
+            m = result.modes[backfill]
+            m.candidates = [Candidate(replace(c.spec, model=str(kept.resolve())), c.family)
+                            if c.family == "finetuned" else c for c in m.candidates]
+        pt = _power(result, procs, backfill) if power else None
+        if explain or not (as_json or output):
+            click.echo(f"fidelity: {fid.reason}\n")
+            click.echo(report.explain(result))
+            if pt is not None:
+                from ..tune.power_eval import summary
 
-            click.echo(f"\npower (backfill {'on' if backfill else 'off'}, under the chosen ranking):\n" + summary(pt))
-    if evaluate:
-        note = None if pt is not None else "power not evaluated (--no-power)" if not power else \
-            "power: slurm_plugin.tune.power is missing"
-        doc = report.evaluation(result, [{**r, "backfill": backfill} for r in pt.rows()] if pt is not None else [],
-                                note)
-        if pt is not None:
-            doc["power_selection"] = {k: v for k, v in pt.as_dict().items() if k != "power"}
-        from ..sim.run import provenance
+                click.echo(f"\npower (backfill {'on' if backfill else 'off'}, under the chosen ranking):\n" + summary(pt))
+        if evaluate:
+            note = None if pt is not None else "power not evaluated (--no-power)" if not power else \
+                "power: slurm_plugin.tune.power is missing"
+            doc = report.evaluation(result, [{**r, "backfill": backfill} for r in pt.rows()] if pt is not None else [],
+                                    note)
+            if pt is not None:
+                doc["power_selection"] = {k: v for k, v in pt.as_dict().items() if k != "power"}
+            from ..sim.run import provenance
 
-        doc["provenance"] = provenance()
-        if plot:
-            from ..tune.plots import plot_evaluation
+            doc["fidelity"] = fid.as_dict()
+            doc["provenance"] = provenance()
+            if plot:
+                from ..tune.plots import plot_evaluation
 
-            plot_evaluation(doc, plot)
-    else:
-        m = result.modes[backfill]
-        twin = report.twin_section(result, path, backfill)
-        if pt is not None:
-            twin["predicted"]["energy_kwh"] = pt.test[pt.chosen].energy_kwh
-        doc = {"chosen": m.choice.winner, "runner_up": m.choice.runner_up, "why": m.choice.why,
-               "twin": twin, "ranking": report.ranking_of(m)}
-        if pt is not None:
-            doc["power"] = {"backfill": backfill, **{k: v for k, v in pt.as_dict().items() if k != "power"}}
-        if out:
-            try:
-                written = report.write(out, m, twin, pt.scaling if pt is not None else None)
-            except PolicyError as err:
-                fail(str(err), EXIT_USAGE)
-            doc["policy_file"] = str(written)
-            key = twin["objective"]
-            click.echo(f"wrote {written}: ranking {m.choice.winner} (predicted on the held-back part: {key} "
-                       f"{twin['predicted'][key]:.4g})", err=True)
+                plot_evaluation(doc, plot)
+        else:
+            m = result.modes[backfill]
+            twin = report.twin_section(result, path, backfill)
+            twin["fidelity"] = report.fidelity_section(fid)
+            if pt is not None:
+                twin["predicted"]["energy_kwh"] = pt.test[pt.chosen].energy_kwh
+            doc = {"chosen": m.choice.winner, "runner_up": m.choice.runner_up, "why": m.choice.why,
+                   "twin": twin, "ranking": report.ranking_of(m)}
+            if pt is not None:
+                doc["power"] = {"backfill": backfill, **{k: v for k, v in pt.as_dict().items() if k != "power"}}
+            if out:
+                try:
+                    written = report.write(out, m, twin, pt.scaling if pt is not None else None)
+                except PolicyError as err:
+                    fail(str(err), EXIT_USAGE)
+                doc["policy_file"] = str(written)
+                key = twin["objective"]
+                click.echo(f"wrote {written}: ranking {m.choice.winner} (predicted on the held-back part: {key} "
+                           f"{twin['predicted'][key]:.4g})", err=True)
     write_json(output, doc)
     if as_json:
         emit_json(doc)

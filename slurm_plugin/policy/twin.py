@@ -12,6 +12,11 @@ are required, and ``predicted`` must hold the objective's metric::
       predicted: {avg_bsld: 3.2, avg_wait_s: 410.0, max_wait_s: 86000.0, energy_kwh: 1234.0}
       runner_up: {ranking: sjf, backfill: true, predicted: {avg_bsld: 3.4, avg_wait_s: 450.0}}
       previous: /etc/hetsched/policy.d/policy-20261130T100000Z.yaml   # relative: to this file's directory
+      fidelity: {checked: true, passed: false, forced: true, replayed_as: fcfs, jobs: 28475, kendall_tau: 0.998,
+                 mean_wait_real_s: 15296, mean_wait_sim_s: 6890, min_tau: 0.9, wait_rel: 0.1, reason: "..."}
+
+``fidelity`` is the tuner's replay of the history under the policy the site ran, against the recorded starts
+(:mod:`slurm_plugin.tune.fidelity_gate`); ``forced``: the file was written although the check failed.
 
 Strict like the rest of the policy file: unknown keys are refused with the valid ones, and every error names
 ``file: twin.field``. This module imports nothing but :mod:`.errors` (``spec`` imports it).
@@ -64,6 +69,25 @@ class TwinRunnerUp:
 
 
 @dataclass(frozen=True)
+class TwinFidelity:
+    """The twin's fidelity check on the history (see the module docstring)."""
+
+    checked: bool = False
+    passed: bool = False
+    forced: bool = False
+    reason: str | None = None
+    replayed_as: str | None = None
+    jobs: int | None = None
+    kendall_tau: float | None = None
+    kendall_tau_wait: float | None = None
+    mean_wait_real_s: float | None = None
+    mean_wait_sim_s: float | None = None
+    wait_mae_s: float | None = None
+    min_tau: float | None = None
+    wait_rel: float | None = None
+
+
+@dataclass(frozen=True)
 class TwinSection:
     objective: str
     predicted: TwinMetrics
@@ -71,6 +95,7 @@ class TwinSection:
     history: TwinHistory | None = None
     runner_up: TwinRunnerUp | None = None
     previous: str | None = None  # the policy file this one replaced; None: the defaults were running
+    fidelity: TwinFidelity | None = None
 
     def predicted_value(self) -> float:
         """The predicted value of the objective (present: checked on load)."""
@@ -149,6 +174,25 @@ def _runner_up(data, where: str) -> TwinRunnerUp:
     return TwinRunnerUp(_text(data.get("ranking"), f"{where}.ranking"), backfill, None if predicted is None else _metrics(predicted, f"{where}.predicted"))
 
 
+def _flag(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise PolicyError(where, f"must be true or false (got {value!r})")
+    return value
+
+
+def _fidelity(data, where: str) -> TwinFidelity:
+    data = _mapping(data, where, TwinFidelity)
+    jobs = data.get("jobs")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0):
+        raise PolicyError(f"{where}.jobs", f"must be a count >= 0 (got {jobs!r})")
+    flags = {k: _flag(data[k], f"{where}.{k}") for k in ("checked", "passed", "forced") if k in data}
+    texts = {k: _text(data.get(k), f"{where}.{k}") for k in ("reason", "replayed_as")}
+    taus = {k: _number(data.get(k), f"{where}.{k}", -1.0) for k in ("kendall_tau", "kendall_tau_wait")}
+    rest = {k: _number(data.get(k), f"{where}.{k}") for k in ("mean_wait_real_s", "mean_wait_sim_s", "wait_mae_s",
+                                                                "min_tau", "wait_rel")}
+    return TwinFidelity(**flags, **texts, jobs=jobs, **taus, **rest)
+
+
 def twin_from_dict(data, where: str = "twin") -> TwinSection | None:
     """The ``twin:`` section (None for null); :class:`PolicyError` names the field (``twin.predicted.avg_bsld``)."""
     if data is None:
@@ -163,11 +207,12 @@ def twin_from_dict(data, where: str = "twin") -> TwinSection | None:
     predicted = _metrics(data["predicted"], f"{where}.predicted")
     if predicted.get(objective) is None:
         raise PolicyError(f"{where}.predicted.{objective}", f"required: it is the objective ({objective})")
-    history, runner_up = data.get("history"), data.get("runner_up")
+    history, runner_up, fidelity = data.get("history"), data.get("runner_up"), data.get("fidelity")
     return TwinSection(objective, predicted, _timestamp(data.get("generated_at"), f"{where}.generated_at"),
                        None if history is None else _history(history, f"{where}.history"),
                        None if runner_up is None else _runner_up(runner_up, f"{where}.runner_up"),
-                       _text(data.get("previous"), f"{where}.previous"))
+                       _text(data.get("previous"), f"{where}.previous"),
+                       None if fidelity is None else _fidelity(fidelity, f"{where}.fidelity"))
 
 
 def resolve_previous(twin: TwinSection | None, policy_dir: Path) -> TwinSection | None:

@@ -30,6 +30,11 @@ Example (what the tuner does)::
     split = split_history(jobs)
     model = fine_tune(None, tune_part(jobs, split), machine, budget_s=120, seed=1)
     save_model(model, workdir / "dqn-finetuned.npz")
+
+As a process (the tuner runs it in a Python that has torch, :mod:`slurm_plugin.tune.finetuned`):
+``python -m slurm_plugin.training.finetune HISTORY --out M.npz --budget S [--site S] [--drop-unfit]``
+fine-tunes on the jobs before the history's first rolling origin (``tune.split.before_first_origin``) and
+prints ``meta["fine_tune"]`` plus ``cpu_s`` as one JSON line.
 """
 
 from __future__ import annotations
@@ -91,3 +96,35 @@ def fine_tune(model_path: str | Path | None, jobs: JobTable, machine: Machine, b
                                "stopped_early": bool(model.meta.get("stopped_early"))}
     return model
 
+
+def main(argv: list[str] | None = None) -> int:
+    """The tuner's child process (module docstring)."""
+    import argparse
+    import json
+
+    from ..rank.dqn.model import save_model
+    from ..sim.run import prepare
+    from ..tune.split import before_first_origin
+
+    a = argparse.ArgumentParser(prog="python -m slurm_plugin.training.finetune")
+    a.add_argument("history")
+    a.add_argument("--out", required=True)
+    a.add_argument("--budget", type=float, required=True)
+    a.add_argument("--tune-fraction", type=float, default=0.7)
+    a.add_argument("--site", default=None)
+    a.add_argument("--drop-unfit", action="store_true")
+    a.add_argument("--seed", type=int, default=1)
+    args = a.parse_args(argv)
+    t0 = time.process_time()
+    p = prepare(args.history, args.site, drop_unfit=args.drop_unfit)
+    model = fine_tune(None, before_first_origin(p.workload.jobs, args.tune_fraction), p.machine, args.budget,
+                      args.seed)
+    save_model(model, args.out)
+    print(json.dumps({**model.meta["fine_tune"], "cpu_s": time.process_time() - t0}))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -10,6 +10,7 @@ multifactor, then the one-formula heuristics, then the fitted family, then the l
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from ..policy import RankingSpec
 
@@ -24,7 +25,7 @@ GRID_AGE = (0.0, 0.25, 0.5, 1.0, 2.0)
 @dataclass(frozen=True)
 class Candidate:
     spec: RankingSpec
-    family: str  # "fixed" (a named heuristic, the DQN, multifactor) or "weighted"
+    family: str  # "fixed" (a named heuristic, the DQN, multifactor), "weighted" or "finetuned" (.finetuned)
 
     @property
     def label(self) -> str:
@@ -32,12 +33,16 @@ class Candidate:
 
     @property
     def complexity(self) -> float:
-        return float(COMPLEXITY[self.spec.name])
+        return float(COMPLEXITY[self.spec.name]) + (1.0 if self.family == "finetuned" else 0.0)
 
 
 def label(spec: RankingSpec) -> str:
-    """``sjf``, ``sjf+floor``, ``weighted(size=0.5,age=1)+floor``: what tables and JSON call a ranking."""
+    """``sjf``, ``sjf+floor``, ``weighted(size=0.5,age=1)+floor``, ``dqn-finetuned`` (the tuner's fine-tuned
+    model, whatever the file's date), ``dqn(name)`` (another model file): what tables and JSON call a ranking."""
     name = spec.name
+    if name == "dqn" and spec.model:
+        stem = Path(spec.model).name.removesuffix(".npz")
+        name = "dqn-finetuned" if stem.startswith("dqn-finetuned") else f"dqn({stem})"
     if name == "weighted":
         name = f"weighted(est={spec.w_estimate:g},size={spec.w_size:g},age={spec.w_age:g})"
     return name + ("+floor" if spec.age_floor else "")

@@ -19,25 +19,25 @@ def explain(result: TuneResult) -> str:
     """The candidates of each mode with their validation and held-back metrics, and why the winner won."""
     t = result.twin
     lines = [f"history: {t.whole.workload.name}: {t.split.jobs} jobs; tuning part {t.split.tune_jobs} "
-             f"(fit on {t.inner.tune_jobs}, validate on {t.inner.test_jobs}), held back {t.split.test_jobs}; "
-             f"objective {t.objective}; max-wait bound "
-             f"{_f(result.bound_s, '{:.0f} s') if result.bound_s is not None else 'none'}"]
+             f"(rolling-origin validation: {t.folds} blocks after the first {t.inner.tune_jobs} jobs, cut at jobs "
+             f"{', '.join(map(str, t.origins))}), held back {t.split.test_jobs}; objective {t.objective}; max-wait "
+             f"bound {_f(result.bound_s, '{:.0f} s') if result.bound_s is not None else 'none'}"]
+    lines += [f"note: {n}" for n in result.notes]
     for bf, m in result.modes.items():
-        lines += ["", f"backfill {'on' if bf else 'off'}: weighted family fitted on the inner training jobs: "
-                      f"{m.fitted}",
-                  "| candidate | fit objective | validation objective | validation avg bsld | validation max wait s |"
+        lines += ["", f"backfill {'on' if bf else 'off'}: weighted family fitted before each block: "
+                      f"{', '.join(m.fitted_at)}; on the whole tuning part (deployed): {m.fitted}",
+                  "| candidate | validation objective (mean of blocks) | per block | validation max wait s |"
                   " within bound | held-back avg bsld | held-back avg wait s | held-back max wait s | note |",
-                  "|" + "---|" * 10]
-        order = sorted(m.candidates, key=lambda c: m.tune_scores[c.label]["val"].objective)
-        for c in order:
-            v, tr, te = m.tune_scores[c.label]["val"], m.tune_scores[c.label]["train"], m.test_scores.get(c.label)
-            note = "WINNER" if c.label == m.choice.winner else "runner-up" if c.label == m.choice.runner_up else ""
-            if c.label in m.choice.tied and c.label != m.choice.winner:
+                  "|" + "---|" * 9]
+        for lab, e in sorted(m.entries.items(), key=lambda kv: kv[1].objective):
+            te = m.test_scores.get(lab)
+            note = "WINNER" if lab == m.choice.winner else "runner-up" if lab == m.choice.runner_up else ""
+            if lab in m.choice.tied and lab != m.choice.winner:
                 note = (note + " tied").strip()
-            if c.label == result.default_label:
+            if lab == result.default_label:
                 note = (note + " (shipped default)").strip()
-            lines.append(f"| {c.label} | {tr.objective:.2f} | {v.objective:.2f} | {v.avg_bsld:.2f} | "
-                         f"{v.max_wait_s:.0f} | {'yes' if c.label in m.choice.feasible else 'no'} | "
+            lines.append(f"| {lab} | {e.objective:.2f} | {' / '.join(f'{b:.3g}' for b in e.blocks)} | "
+                         f"{e.max_wait_s:.0f} | {'yes' if lab in m.choice.feasible else 'no'} | "
                          f"{_f(te and te.avg_bsld)} | {_f(te and te.avg_wait_s, '{:.0f}')} | "
                          f"{_f(te and te.max_wait_s, '{:.0f}')} | {note} |")
         lines.append(f"winner {m.choice.winner}: {m.choice.why}")
@@ -67,13 +67,22 @@ def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: 
     t = result.twin
     doc = {"ranking": ranking, "power": power or [],
            "split": {"tune_jobs": t.split.tune_jobs, "test_jobs": t.split.test_jobs, "cut_time": t.split.cut_time,
-                     "inner_fit_jobs": t.inner.tune_jobs, "inner_validation_jobs": t.inner.test_jobs},
+                     "rolling_origins": t.origins, "validation_blocks": t.folds},
            "objective": t.objective, "max_wait_bound_s": result.bound_s, "workload": t.whole.workload.name,
            "machine": t.whole.machine.name, "dropped_unfit": len(t.whole.workload.dropped),
            "selection": {("on" if bf else "off"): {"winner": m.choice.winner, "runner_up": m.choice.runner_up,
                                                    "best_on_validation": m.choice.best, "tied": list(m.choice.tied),
-                                                   "fitted": m.fitted, "why": m.choice.why}
-                         for bf, m in result.modes.items()}}
+                                                   "fitted": m.fitted, "fitted_at": m.fitted_at,
+                                                   "why": m.choice.why,
+                                                   "validation": {lab: {"objective": e.objective,
+                                                                        "blocks": list(e.blocks),
+                                                                        "block_max_wait_s": list(e.block_max_wait)}
+                                                                  for lab, e in m.entries.items()}}
+                         for bf, m in result.modes.items()},
+           "rule": "rolling-origin: best mean objective over the validation blocks, max-wait bound per block, "
+                   "ties (1 % and 1 SE) to the simpler"}
+    if result.notes:
+        doc["notes"] = list(result.notes)
     if power_note:
         doc["power_note"] = power_note
     return doc
@@ -101,6 +110,14 @@ def twin_section(result: TuneResult, history: str | Path, backfill: bool = True,
         doc["runner_up"] = {"ranking": r.label, "backfill": backfill,
                             "predicted": _predicted(m.test_scores[m.choice.runner_up])}
     return doc
+
+
+def fidelity_section(check) -> dict:
+    """The policy file's ``twin.fidelity`` (:class:`slurm_plugin.policy.twin.TwinFidelity`'s keys) from a
+    :class:`.fidelity_gate.FidelityCheck`."""
+    keys = ("checked", "passed", "forced", "reason", "replayed_as", "jobs", "kendall_tau", "kendall_tau_wait",
+            "mean_wait_real_s", "mean_wait_sim_s", "wait_mae_s", "min_tau", "wait_rel")
+    return {k: v for k, v in check.as_dict().items() if k in keys}
 
 
 def ranking_of(m: ModeResult) -> dict:

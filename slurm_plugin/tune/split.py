@@ -64,3 +64,45 @@ def held_back_mask(split: Split) -> np.ndarray:
     m = np.zeros(split.jobs, dtype=bool)
     m[split.boundary:] = True
     return m
+
+
+FIRST_ORIGIN = 0.4  # the first rolling origin, as a share of the tuning part (the weighted fit needs a history)
+FOLDS = 4  # validation blocks after it, of equal job counts
+
+
+def rolling_origins(jobs: JobTable, first: float = FIRST_ORIGIN, folds: int = FOLDS) -> list[int]:
+    """The rolling-origin validation cut points of the (submit-sorted) tuning part: ``folds + 1`` job indices
+    ``o_0 < o_1 < ... < o_folds = n``; block k is jobs ``[o_k, o_{k+1})``, fitted on ``[0, o_k)``. Each cut is
+    moved, like :func:`split_history`'s, past jobs submitted in the same second; cuts that collide are merged,
+    so fewer blocks come back when the history is tiny (ValueError when not even one is left)."""
+    n = len(jobs)
+    if not 0.0 < first < 1.0 or folds < 1:
+        raise ValueError(f"rolling origins need 0 < first < 1 and folds >= 1 (got {first:g}, {folds})")
+    cuts = []
+    for k in range(folds):
+        b = min(max(int(round(n * (first + (1 - first) * k / folds))), 1), n - 1)
+        b = int(np.searchsorted(jobs.submit, jobs.submit[b - 1], side="right"))
+        if b < n and (not cuts or b > cuts[-1]):
+            cuts.append(b)
+    if not cuts:
+        raise ValueError(f"a tuning part of {n} job(s) has no validation block")
+    return cuts + [n]
+
+
+def fold_masks(n: int, origins: list[int]) -> dict[str, np.ndarray]:
+    """Boolean masks over the tuning part: ``fit{k}`` (before origin k), ``val{k}`` (block k), ``train`` (=
+    ``fit0``), ``val`` (every block) and ``all`` (the whole tuning part: what the deployed fit uses)."""
+    idx = np.arange(n)
+    out = {}
+    for k in range(len(origins) - 1):
+        out[f"fit{k}"] = idx < origins[k]
+        out[f"val{k}"] = (idx >= origins[k]) & (idx < origins[k + 1])
+    out["train"], out["val"], out["all"] = idx < origins[0], idx >= origins[0], np.ones(n, dtype=bool)
+    return out
+
+
+def before_first_origin(jobs: JobTable, tune_fraction: float = 0.7) -> JobTable:
+    """The jobs of the history ``jobs`` before the first rolling origin of its tuning part: what a candidate
+    that learns from the history (the fine-tuned DQN) may see, so it has seen no validation job."""
+    tj = tune_part(jobs, split_history(jobs, tune_fraction))
+    return tj.take(np.arange(rolling_origins(tj)[0]))

@@ -16,7 +16,7 @@ from ..sim.policy import sim_ranking
 from ..sim.run import Prepared, simulate
 from .candidates import Candidate
 from .score import Score, score
-from .split import Split, held_back_mask, split_history, tune_part
+from .split import Split, fold_masks, held_back_mask, rolling_origins, split_history, tune_part
 
 
 @dataclass
@@ -26,19 +26,24 @@ class Twin:
     whole: Prepared
     tune: Prepared
     split: Split  # whole -> tuning part / held-back part
-    inner: Split  # tuning part -> inner training / inner validation
+    inner: Split  # tuning part -> before the first rolling origin / the validation blocks
     objective: str
     masks: dict[str, dict[str, np.ndarray]]
+    origins: list[int]  # rolling-origin cut points of the tuning part (:func:`.split.rolling_origins`)
+
+    @property
+    def folds(self) -> int:
+        return len(self.origins) - 1
 
     @classmethod
-    def of(cls, p: Prepared, objective: str, tune_fraction: float = 0.7, inner_fraction: float = 0.7) -> Twin:
+    def of(cls, p: Prepared, objective: str, tune_fraction: float = 0.7) -> Twin:
         split = split_history(p.workload.jobs, tune_fraction)
         tune_jobs = tune_part(p.workload.jobs, split)
-        inner = split_history(tune_jobs, inner_fraction)
+        origins = rolling_origins(tune_jobs)
+        inner = Split(boundary=origins[0], jobs=len(tune_jobs), cut_time=float(tune_jobs.submit[origins[0]]))
         tune = replace(p, workload=replace(p.workload, jobs=tune_jobs))
-        val = held_back_mask(inner)
         return cls(p, tune, split, inner, objective,
-                   {"tune": {"train": ~val, "val": val}, "whole": {"test": held_back_mask(split)}})
+                   {"tune": fold_masks(len(tune_jobs), origins), "whole": {"test": held_back_mask(split)}}, origins)
 
 
 def run_one(twin: Twin, task: tuple[Candidate, bool, str]) -> dict[str, Score]:

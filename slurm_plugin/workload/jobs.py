@@ -99,7 +99,9 @@ class Workload:
     by reason (never silent); ``dropped`` lists (job id, reason) of jobs removed by ``--drop-unfit``;
     ``adjusted`` counts jobs whose request was changed to fit Slurm's model, by reason (e.g. a fractional GPU
     rounded up). ``site`` is the heterogeneous machine the source itself describes (the OpenB node list), used
-    when no site is given, like ``machine`` for an SWF header."""
+    when no site is given, like ``machine`` for an SWF header. ``recorded_wait`` maps a job id to the wait the
+    history recorded (start - submit: the SWF wait field, sacct Start, OpenB scheduled_time), for the jobs that
+    have one: what the twin's fidelity check compares its replay with."""
 
     name: str
     jobs: JobTable
@@ -109,3 +111,4 @@ class Workload:
     adjusted: dict[str, int] = field(default_factory=dict)
     site: Site | None = None
     compress: float = 1.0  # submit times were divided by this (see slurm_plugin.sim.run.prepare)
+    recorded_wait: dict[int, float] = field(default_factory=dict)

@@ -126,6 +126,7 @@ def read_openb(path: str | Path, nodes: str | Path | None = None) -> Workload:
     site = read_openb_nodes(nodes or path.parent / DEFAULT_NODE_LIST)
     cols: dict[str, list] = {k: [] for k in ("id", "submit", "run", "cores", "mem_gb", "gres_name", "gres_type",
                                               "gres_count", "qos_priority", "wclass")}
+    waits: dict[int, float] = {}
     types: list[str] = []
     classes = list(QOS_PRIORITY)
     skipped: dict[str, int] = {}
@@ -156,6 +157,7 @@ def read_openb(path: str | Path, nodes: str | Path | None = None) -> Workload:
         if spec and spec not in types:
             types.append(spec)
         cols["id"].append(_pod_number(row["name"], line))
+        waits[cols["id"][-1]] = float(started - created)
         cols["submit"].append(created)
         cols["run"].append(ended - started)
         cols["cores"].append(math.ceil(_int(row, "cpu_milli", path, line, 1) / 1000))
@@ -170,4 +172,4 @@ def read_openb(path: str | Path, nodes: str | Path | None = None) -> Workload:
     n = len(cols["id"])
     jobs = JobTable.build(dict(**cols, limit=[max(r, 1) for r in cols["run"]], nodes=[1] * n),
                           gres_names=("gpu",), gres_types=tuple(types), class_names=tuple(classes))
-    return Workload(name=path.name, jobs=jobs, skipped=skipped, adjusted=adjusted, site=site)
+    return Workload(name=path.name, jobs=jobs, skipped=skipped, adjusted=adjusted, site=site, recorded_wait=waits)

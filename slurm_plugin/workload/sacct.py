@@ -82,6 +82,7 @@ class _Rows:
         self.gres_types: list[str] = []
         self.users: dict[str, int] = {}
         self.skipped: dict[str, int] = {}
+        self.waits: dict[int, float] = {}
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -112,6 +113,7 @@ class _Rows:
             gcount = -(-int(m[3][:20]) // max(nodes, 1))
             check(gcount, f"{m[1]} per node of job {job_id}", *where, 0, MAX_DEVICES_PER_NODE)
         run = max(0.0, end - start)
+        self.waits[job_id] = max(0.0, start - submit)
         c = self.cols
         c["id"].append(job_id)
         c["submit"].append(submit)
@@ -139,7 +141,7 @@ class _Rows:
         jobs = JobTable.build(self.cols, gres_names=tuple(self.gres_names), gres_types=tuple(self.gres_types))
         t0 = jobs.submit.min()
         jobs.submit -= t0
-        return Workload(name=path.name, jobs=jobs, skipped=self.skipped)
+        return Workload(name=path.name, jobs=jobs, skipped=self.skipped, recorded_wait=self.waits)
 
 
 def read_sacct_parsable(path: str | Path) -> Workload:

@@ -4,7 +4,8 @@ Conventions (cleaned traces): ``;`` header lines, ``MaxNodes``/``MaxProcs`` give
 (``MaxProcs / MaxNodes`` cores per node; one missing = the other, so 1 core per node); 18 fields, -1 = unknown.
 A job's size is max(allocated, requested) processors (what ran); it gets ceil(procs / cores per node) whole
 nodes. Requested time -1 -> the run time (a perfect estimate, as RLScheduler does). Records with unknown run
-time or size are skipped and counted in ``Workload.skipped``.
+time or size are skipped and counted in ``Workload.skipped``. The wait field (3), where known, becomes
+``Workload.recorded_wait``.
 """
 
 from __future__ import annotations
@@ -108,5 +109,7 @@ def read_swf(path: str | Path, cores_per_node: int | None = None) -> Workload:
                             + "; ".join(f"{n} {reason}" for reason, n in skipped.items()) + ")")
     jobs = JobTable.build(dict(id=a[:, 0], submit=a[:, 1], run=run, limit=limit, nodes=nodes,
                                cores=np.full(len(a), ppn), user=a[:, 11]))
-    return Workload(name=path.name, jobs=jobs, machine=machine, skipped=skipped)
+    known = a[:, 2] >= 0
+    recorded = dict(zip(a[known, 0].astype(np.int64).tolist(), a[known, 2].tolist()))
+    return Workload(name=path.name, jobs=jobs, machine=machine, skipped=skipped, recorded_wait=recorded)
 

@@ -55,7 +55,7 @@ OK = {"objective": "avg_bsld", "predicted": {"avg_bsld": 3.2}}
 
 @pytest.mark.parametrize("twin,error", [
     ({"objectiv": "avg_bsld"}, "p.yaml: twin.objectiv: unknown key (valid: objective, predicted, generated_at, "
-                               "history, runner_up, previous)"),
+                               "history, runner_up, previous, fidelity)"),
     ({"predicted": {"avg_bsld": 1}}, "p.yaml: twin.objective: required"),
     ({"objective": "avg_bsld"}, "p.yaml: twin.predicted: required"),
     ({"objective": "makespan", "predicted": {}}, "p.yaml: twin.objective: unknown choice 'makespan' (valid: "
@@ -87,3 +87,19 @@ def test_bad_twin_sections_name_the_file_and_field(twin, error):
     with pytest.raises(PolicyError) as err:
         policy_from_dict({"twin": twin}, "p.yaml")
     assert str(err.value).startswith(error)
+
+
+def test_fidelity_section_round_trips_and_names_bad_fields(tmp_path):
+    from slurm_plugin.policy import PolicyError, load_policy
+
+    base = "twin:\n  objective: avg_bsld\n  predicted: {avg_bsld: 2.0}\n  fidelity: "
+    p = tmp_path / "p.yaml"
+    p.write_text(base + "{checked: true, passed: false, forced: true, kendall_tau: -0.2, jobs: 10, min_tau: 0.9}\n")
+    f = load_policy(p).twin.fidelity
+    assert f.checked and not f.passed and f.forced and f.kendall_tau == -0.2 and f.jobs == 10
+    p.write_text(base + "{passed: yes-ish}\n")
+    with pytest.raises(PolicyError, match="twin.fidelity.passed: must be true or false"):
+        load_policy(p)
+    p.write_text(base + "{tau: 1}\n")
+    with pytest.raises(PolicyError, match="twin.fidelity.tau: unknown key"):
+        load_policy(p)

@@ -11,7 +11,7 @@ from slurm_plugin.policy import load_policy
 
 
 JOBS = 150
-FAST = ["-j", "1", "--candidates", "fcfs,sjf,multifactor", "--no-power"]  # few replays: tests stay fast
+FAST = ["-j", "1", "--candidates", "fcfs,sjf,multifactor", "--no-power", "--dqn-budget", "0"]  # few replays: tests stay fast
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,12 @@ def test_evaluate_writes_the_issue_format(swf, tmp_path):
         assert sum(r["chosen"] for r in rows) == 1
         assert {"fcfs", "sjf+floor", "multifactor+floor"} <= {r["policy"] for r in rows}
     assert isinstance(doc["power"], list)
+    # rolling-origin validation: the weighted family refitted before each block, every candidate judged per block
+    sel, folds = doc["selection"]["on"], doc["split"]["validation_blocks"]
+    assert folds == 4 and len(sel["fitted_at"]) == folds and len(doc["split"]["rolling_origins"]) == folds + 1
+    for lab, v in sel["validation"].items():
+        assert len(v["blocks"]) == folds and v["objective"] == pytest.approx(sum(v["blocks"]) / folds)
+    assert doc["fidelity"]["checked"] is False  # the fixture records no waits
 
 
 def test_missing_history_names_the_file(tmp_path):

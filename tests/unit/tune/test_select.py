@@ -73,3 +73,25 @@ def test_summary_compares_the_choice_with_the_best_fixed_in_hindsight_and_within
                        row("weighted(est=1,size=0,age=1)", 11.0, 60.0, chosen=True, family="weighted")]}
     line = summary([doc, {"ranking": "not an evaluation"}]).splitlines()[2]
     assert "| sjf | 10.00 | +10.0 % | f1 (12.00) | 30.00 | 60 | WORSE |" in line
+
+
+def B(label, complexity, blocks, waits):
+    return Entry(label, complexity, sum(blocks) / len(blocks), max(waits), tuple(blocks), tuple(waits))
+
+
+def test_the_bound_binds_per_block():
+    # block 1 is overloaded: nobody keeps the bound there, so it rules nobody out; block 0 binds
+    sjf = B("sjf", 1, [5.0, 6.0], [50, 900])
+    fcfs = B("fcfs", 0, [9.0, 9.0], [80, 1000])
+    wfp3 = B("wfp3", 2, [4.0, 5.0], [200, 800])
+    c = choose([sjf, fcfs, wfp3], bound_s=100)
+    assert c.winner == "sjf" and c.feasible == ("sjf", "fcfs") and c.constrained
+    assert "1 block(s)" in c.why and "1 candidate(s) over the bound" in c.why
+    # the old whole-window rule would have ruled every candidate out and dropped the bound: wfp3 would win
+    assert choose([Entry(e.label, e.complexity, e.objective, e.max_wait_s, e.blocks) for e in (sjf, fcfs, wfp3)],
+                  bound_s=100).winner == "wfp3"
+
+
+def test_block_counts_must_agree():
+    with pytest.raises(ValueError, match="block counts"):
+        choose([B("sjf", 1, [1.0, 2.0], [1, 2]), B("fcfs", 0, [1.0], [1])], bound_s=100)

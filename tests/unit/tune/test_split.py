@@ -33,3 +33,19 @@ def test_bad_fraction(frac):
 def test_all_ties_cannot_split():
     with pytest.raises(ValueError, match="same time"):
         split_history(_jobs([5, 5, 5]), 0.5)
+
+
+def test_rolling_origins_cut_equal_blocks_after_the_first_origin():
+    from slurm_plugin.tune.split import fold_masks, rolling_origins
+
+    j = _jobs(list(range(100)))
+    o = rolling_origins(j)
+    assert o == [40, 55, 70, 85, 100]
+    m = fold_masks(100, o)
+    assert m["fit2"].sum() == 70 and m["val2"].sum() == 15 and not (m["fit2"] & m["val2"]).any()
+    assert m["val"].sum() == 60 and m["train"].sum() == 40 and m["all"].all()
+    # same-second submits stay in one block; colliding cuts merge
+    assert rolling_origins(_jobs([0] * 50 + [1] * 10 + list(range(2, 42)))) == [50, 60, 70, 85, 100]
+    assert rolling_origins(_jobs([0] * 80 + list(range(1, 21)))) == [80, 85, 100]
+    with pytest.raises(ValueError, match="no validation block"):
+        rolling_origins(_jobs([0] * 10))

@@ -43,6 +43,7 @@ def test_pods_become_jobs(tmp_path):
     assert [j.class_names[c] for c in j.wclass] == ["Burstable", "BE", "LS"]
     assert w.skipped == {"never scheduled in the trace (phase Pending)": 1}
     assert w.adjusted == {SHARED_GPU: 1}
+    assert set(w.recorded_wait) == {9, 3, 7} and min(w.recorded_wait.values()) >= 0  # scheduled - created
 
 
 def test_node_list_is_the_site(tmp_path):

@@ -37,6 +37,7 @@ def test_parsable(tmp_path):
     assert j.limit.tolist() == [1800.0] and j.nodes.tolist() == [2] and j.cores.tolist() == [8]
     assert j.gres_label(0) == "gpu:a100:2" and j.arch_mask.tolist() == [1]  # ARCHES[0] = aarch64
     assert w.skipped == {"never started or still running": 1}
+    assert w.recorded_wait == {10: 60.0}  # Start - Submit: what the twin's fidelity check compares with
 
 
 def test_parsable_bad_header(tmp_path):

@@ -1,0 +1,87 @@
+"""The twin's fidelity gate (issue 22 item 4): ``hetsched tune`` replays the history under what the site ran,
+compares with the recorded starts, and refuses to write a policy file below the threshold (``--force``
+overrides and says so in ``twin.fidelity``). Real SWF files and the real simulator."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+from slurm_plugin.policy import load_policy
+from slurm_plugin.sim.policy import sim_ranking
+from slurm_plugin.sim.run import prepare, simulate
+from slurm_plugin.policy import RankingSpec
+from slurm_plugin.tune.fidelity_gate import GateThresholds, check_history
+
+JOBS = 120
+FAST = ["-j", "1", "--candidates", "fcfs,sjf", "--no-power", "--site-ranking", "fcfs", "--dqn-budget", "0"]
+
+
+def _write(path, rows, waits):
+    lines = ["; MaxNodes: 16", "; MaxProcs: 16"]
+    for (i, t, run, n, limit), w in zip(rows, waits):
+        lines.append(f"{i} {t} {w} {run} {n} -1 -1 {n} {limit} -1 1 {i % 7} -1 -1 -1 -1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def histories(tmp_path_factory):
+    """The same jobs three times: waits as the simulator's FCFS replay has them (a faithful record), waits
+    three times longer (the real machine did something the simulator does not), and no waits (-1)."""
+    rng = np.random.default_rng(5)
+    rows, t = [], 0
+    for i in range(JOBS):
+        t += int(rng.exponential(300))
+        run = int(rng.lognormal(6, 1.5)) + 1
+        n = int(rng.choice([1, 1, 2, 4, 8, 16]))
+        rows.append((i + 1, t, run, n, int(run * rng.uniform(1, 3))))
+    d = tmp_path_factory.mktemp("fid")
+    none = _write(d / "nowait.swf", rows, [-1] * JOBS)
+    p = prepare(str(none))
+    _, out = simulate(p, sim_ranking(RankingSpec(name="fcfs", age_floor=False), None, 16.0), backfill=True)
+    by_id = dict(zip(p.workload.jobs.id.tolist(), (out.begin - p.workload.jobs.submit).tolist()))
+    waits = [int(round(by_id[r[0]])) for r in rows]
+    assert np.mean(waits) > 60  # loaded: the check has waits to compare
+    return {"faithful": _write(d / "faithful.swf", rows, waits),
+            "slow": _write(d / "slow.swf", rows, [3 * w + 600 for w in waits]), "none": none}
+
+
+def test_the_check_measures_the_recorded_starts(histories):
+    ok = check_history(prepare(str(histories["faithful"])), [RankingSpec(name="fcfs", age_floor=False)], True)
+    assert ok.checked and ok.passed and ok.kendall_tau > 0.99 and ok.mean_wait_sim_s == pytest.approx(
+        ok.mean_wait_real_s, rel=0.01) and ok.jobs == JOBS
+    bad = check_history(prepare(str(histories["slow"])), [RankingSpec(name="fcfs", age_floor=False)], True)
+    assert bad.checked and not bad.passed and "mean wait simulated" in bad.reason and "allowed 10 %" in bad.reason
+    assert bad.mean_wait_real_s > 2 * bad.mean_wait_sim_s
+    # a looser threshold is the caller's to give
+    assert check_history(prepare(str(histories["slow"])), [RankingSpec(name="fcfs", age_floor=False)], True,
+                         GateThresholds(min_tau=0.5, wait_rel=10.0)).passed
+    none = check_history(prepare(str(histories["none"])), [RankingSpec(name="fcfs", age_floor=False)], True)
+    assert not none.checked and "records no start times" in none.reason
+
+
+def test_tune_refuses_below_the_threshold_and_force_records_it(histories, tmp_path):
+    out = tmp_path / "policy.yaml"
+    res = CliRunner().invoke(main, ["tune", "--history", str(histories["slow"]), "--out", str(out), *FAST])
+    assert res.exit_code == 1 and not out.exists()
+    assert "no policy file written" in res.output and "mean wait simulated" in res.output
+    assert "--fidelity-wait 0.1" in res.output and "--force" in res.output
+    res = CliRunner().invoke(main, ["tune", "--history", str(histories["slow"]), "--out", str(out), "--force",
+                                    *FAST])
+    assert res.exit_code == 0, res.output
+    fid = load_policy(out).twin.fidelity
+    assert fid.checked and not fid.passed and fid.forced and fid.replayed_as == "fcfs" and fid.min_tau == 0.9
+
+
+def test_tune_writes_when_faithful_or_unrecorded(histories, tmp_path):
+    for name, checked in (("faithful", True), ("none", False)):
+        out = tmp_path / f"{name}.yaml"
+        res = CliRunner().invoke(main, ["tune", "--history", str(histories[name]), "--out", str(out), "--json",
+                                        *FAST])
+        assert res.exit_code == 0, res.output
+        fid = load_policy(out).twin.fidelity
+        assert fid.checked is checked and fid.passed is checked and not fid.forced
+        assert json.loads(res.stdout)["twin"]["fidelity"]["checked"] is checked
