@@ -27,21 +27,6 @@ def _torch() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def swf(tmp_path_factory):
-    rng = np.random.default_rng(3)
-    lines = ["; MaxNodes: 16", "; MaxProcs: 16"]
-    t = 0
-    for i in range(150):
-        t += int(rng.exponential(300))
-        run = int(rng.lognormal(6, 1.5)) + 1
-        n = int(rng.choice([1, 1, 2, 4, 8, 16]))
-        lines.append(f"{i + 1} {t} -1 {run} {n} -1 -1 {n} {int(run * rng.uniform(1, 3))} -1 1 {i % 7} -1 -1 -1 -1 -1 -1")
-    path = tmp_path_factory.mktemp("ft") / "small.swf"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def test_without_torch_it_is_skipped_with_the_reason(swf, tmp_path, monkeypatch):
     monkeypatch.delenv(TORCH_PYTHON_ENV, raising=False)
     if torch_python():
