@@ -47,7 +47,7 @@ def test_fine_tuned_candidate_is_replayed_and_judged(swf, tmp_path):
     python = _torch()
     if python is None:
         pytest.skip("no Python with torch here ($HETSCHED_TORCH_PYTHON, .venv): the fine-tuned DQN is skipped")
-    cands, note = finetuned_candidates(str(swf), None, False, 0.7, 8, tmp_path, python=python)
+    cands, note = finetuned_candidates(str(swf), None, False, 0.7, 3, tmp_path, python=python)
     assert [c.label for c in cands] == ["dqn-finetuned", "dqn-finetuned+floor"], note
     assert (tmp_path / "dqn-finetuned.npz").is_file() and "episodes on the 42 jobs" in note
     twin = Twin.of(prepare(str(swf)), "avg_bsld")
