@@ -270,7 +270,8 @@ def parse_workflow(data: Any, source: str = "<workflow>", root: yaml.Node | None
 
 
 def load_workflow(path: str | Path) -> Workflow:
-    """Read and validate a workflow file (see the module docstring); a :class:`WorkflowError` otherwise."""
+    """Read and validate a workflow file, YAML (see the module docstring) or a batch script with ``#HETSCHED``
+    task lines (:mod:`.script`); a :class:`WorkflowError` otherwise."""
     source = str(path)
     try:
         raw = Path(path).read_bytes()[:MAX_WORKFLOW_BYTES + 1]
@@ -280,6 +281,10 @@ def load_workflow(path: str | Path) -> Workflow:
         raise WorkflowError(source, [(None, Problem((), f"larger than {MAX_WORKFLOW_BYTES:,} bytes"))])
     try:
         text = raw.decode("utf-8")
+        from .script import is_script, parse_script
+
+        if is_script(text):
+            return parse_script(text, source)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except UnicodeDecodeError as err:

@@ -47,9 +47,14 @@ def _stage_durations(stage: dict, width: int, rng: np.random.Generator) -> np.nd
 
 
 def read_tpch(path: str | Path) -> dict[str, dict]:
-    """The Decima TPC-H graphs by name (``tpch-<size>-q<q>``), as in the file."""
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        data = json.load(fh)
+    """The Decima TPC-H graphs by name (``tpch-<size>-q<q>``), as in the file (JSON, gzipped or not)."""
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    with (gzip.open(path, "rt", encoding="utf-8") if gz else open(path, encoding="utf-8")) as fh:
+        try:
+            data = json.load(fh)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}:{err.lineno}: not JSON: {err.msg}") from None
     if not isinstance(data, dict) or not data:
         raise ValueError(f"{path}: expected a mapping of DAG name -> graph")
     return data

@@ -112,3 +112,12 @@ def test_pipeline_generator_on_demo():
     arr = pipeline_stream(4, capacity(machine_for(site)), 0.5, seed=2)
     r = evaluate("rrg", arr, site)
     assert r["workflows"] == 4 and r["unfinished"] == 0
+
+
+def test_plain_json_dags_and_a_bad_file(tmp_path):
+    stage = {"stage": 0, "num_tasks": 2, "first_wave_ms": {"2": [1000, 2000]}, "rest_wave_ms": {}, "fresh_ms": {}}
+    (tmp_path / "d.json").write_text(json.dumps({"one": {"edges": [], "stages": [stage]}}))
+    assert list(read_tpch(tmp_path / "d.json")) == ["one"]
+    (tmp_path / "bad.json").write_text("{\n  nope")
+    with pytest.raises(ValueError, match="bad.json:2: not JSON"):
+        read_tpch(tmp_path / "bad.json")

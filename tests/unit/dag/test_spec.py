@@ -76,3 +76,38 @@ def test_parse_time(text, secs):
 
 def test_slurm_time_rounds_up_to_a_minute():
     assert slurm_time(5) == "0-00:01:00" and slurm_time(3661.2) == "0-01:01:02"
+
+
+SCRIPT = """\
+#!/bin/bash
+#HETSCHED workflow render
+#HETSCHED task split cores=2 runtime_s=20
+./split.sh scene
+#HETSCHED task frames after=split array=24 arch=x86_64,aarch64 class=video-render runtime_s=120
+./render.sh $HETSCHED_TASK_INDEX
+echo done
+#HETSCHED task encode after=frames gpu=1:a100|h100 runtime_s=300
+./encode.sh
+"""
+
+
+def test_batch_script_form(tmp_path):
+    p = tmp_path / "render.sh"
+    p.write_text(SCRIPT)
+    wf = load_workflow(p)
+    assert wf.name == "render" and [t.name for t in wf.tasks] == ["split", "frames", "encode"]
+    frames = wf.task("frames")
+    assert frames.array == 24 and frames.arch == ("x86_64", "aarch64") and frames.edges[0].task == "split"
+    assert frames.command == "./render.sh $HETSCHED_TASK_INDEX\necho done"
+    assert wf.task("encode").gpu.types == ("a100", "h100") and wf.task("encode").gpu.count == 1
+
+
+def test_batch_script_errors_name_the_task_line(tmp_path):
+    p = tmp_path / "bad.sh"
+    p.write_text(SCRIPT.replace("array=24", "array=lots").replace("after=frames", "after=frame"))
+    with pytest.raises(WorkflowError) as err:
+        load_workflow(p)
+    assert "bad.sh:5: tasks[1].array:" in str(err.value)
+    p.write_text(SCRIPT.replace("after=frames", "after=frame"))
+    with pytest.raises(WorkflowError, match=r"bad.sh:8: tasks\[2\].after\[0\]: no task named 'frame'; did you mean 'frames'"):
+        load_workflow(p)
