@@ -64,7 +64,7 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
         click.echo(f"replaying {len(jobs)} jobs (last submit at {jobs[-1].offset_s:.0f} s) on a local cluster "
                    f"under {root}, ports {port_base}..", err=True)
         record, site_data = run_on_local_cluster(site, jobs, root, port_base, power=not no_power,
-                                                 daemon=not no_daemon)
+                                                 daemon=not no_daemon, log_out=Path(f"{output}.slurmctld.log.gz"))
         args = {"site": site, "jobs": n_jobs, "seed": seed, "compress": compress, "daemon": not no_daemon,
                 "power": not no_power, "run_commit": provenance()["git_commit"], "run_load_avg": os.getloadavg()}
         write_json(output, {"args": args, "site": site_data, "record": record})
@@ -87,16 +87,21 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
 
 
 def run_on_local_cluster(site: str, jobs: list, root, port_base: int, power: bool = True,
-                         daemon: bool = True, timeout_s: float = 3600.0) -> tuple[dict, dict]:
+                         daemon: bool = True, timeout_s: float = 3600.0,
+                         log_out: Path | None = None) -> tuple[dict, dict]:
     """Bring up the replay cluster (``site`` + the replay partition and power settings, job_submit shim and
     admission daemon when ``daemon``) under ``root`` on ports ``port_base``.., record the replay on it and
-    take it down again; returns (record, the site file's data)."""
+    take it down again; returns (record, the site file's data). slurmctld logs its backfill cycles during the
+    replay (DebugFlags=Backfill); the record gets :func:`~slurm_plugin.sim.fidelity_record.ctld_events` of the
+    replay's part of its log, and ``log_out`` (if given) that part itself, gzipped."""
+    import gzip
+
     import yaml
 
     from ..cluster.local import LocalCluster
     from ..site import Site
     from ..sim.fidelity import process_start_epoch
-    from ..sim.fidelity_record import record_replay
+    from ..sim.fidelity_record import ctld_events, record_replay
     from ..sim.fidelity_workload import PARTITION, replay_site_data
 
     data = replay_site_data(site, power=power)
@@ -110,10 +115,22 @@ def run_on_local_cluster(site: str, jobs: list, root, port_base: int, power: boo
     cluster = LocalCluster(root)
     cluster.down()  # whatever an earlier run left
     cluster.up(site_file, job_submit=daemon, daemon=daemon)
+    ctld_log = root / "log" / "slurmctld.log"
     try:
         client = cluster.client()
-        record = record_replay(client, jobs, PARTITION, timeout_s=timeout_s,
-                               backfill_epoch=process_start_epoch(cluster.state()["slurmctld_pid"]))
+        client.run("scontrol", "setdebugflags", "+Backfill")
+        offset = ctld_log.stat().st_size if ctld_log.exists() else 0
+        ctld_epoch = process_start_epoch(cluster.state()["slurmctld_pid"])
+        record = record_replay(client, jobs, PARTITION, timeout_s=timeout_s, backfill_epoch=ctld_epoch)
+        record["slurmctld_start"] = ctld_epoch
+        if ctld_log.exists():
+            with ctld_log.open("rb") as fh:
+                fh.seek(offset)
+                text = fh.read().decode(errors="replace")
+            record["ctld_events"] = ctld_events(text)
+            if log_out is not None:
+                with gzip.open(log_out, "wt") as fh:
+                    fh.write(text)
         record["slurm_version"] = str(client.version)
         record["slurm_conf"] = {k: v for k, v in _show_config(client).items()
                                 if k in ("SchedulerParameters", "SuspendTime", "SuspendTimeout", "ResumeTimeout",

@@ -40,12 +40,6 @@ log = logging.getLogger(__name__)
 _BF_LAST = re.compile(r"Backfilling stats.*?Last cycle when:[^(\n]*\((\d+)\)", re.S)
 
 
-def last_backfill_cycle(client: SlurmClient) -> int | None:
-    """Epoch second of Slurm's last backfill cycle (``sdiag``), None before the first."""
-    m = _BF_LAST.search(client.run("sdiag").stdout)
-    return int(m[1]) if m and int(m[1]) > 0 else None
-
-
 class Poller:
     """Calls ``poll()`` once on ``with`` entry, then every ``every_s`` in a thread until exit; a failed poll
     (SlurmError) is logged and only delays what the next one sees."""
@@ -75,25 +69,53 @@ class Poller:
                 log.warning("%s: poll failed: %s", self._thread.name, err)
 
 
+_SDIAG_SECTIONS = (("Main schedule statistics", "main"), ("Backfilling stats", "backfill"),
+                   ("Latency for", None), ("Remote Procedure Call", None))
+_SDIAG_INT = re.compile(r"^\s*([A-Za-z][^:]*?):\s+(-?\d+)\s*$")
+
+
+def sdiag_stats(text: str) -> dict[str, dict[str, int]]:
+    """The integer counters of ``sdiag`` by section: ``general`` (jobs submitted/started/...), ``main`` (the main
+    scheduler: last cycle in microseconds, last queue length, ...) and ``backfill`` (total backfilled jobs,
+    last cycle in microseconds, last depth cycle, last depth cycle (try sched), last queue length, ...); keys
+    are sdiag's labels lower-cased. Dates and sections after the backfill one are left out."""
+    out: dict[str, dict[str, int]] = {"general": {}, "main": {}, "backfill": {}}
+    section: str | None = "general"
+    for line in text.splitlines():
+        head = next((name for label, name in _SDIAG_SECTIONS if line.startswith(label)), "")
+        if head != "":
+            section = head
+            continue
+        m = _SDIAG_INT.match(line)
+        if m and section is not None:
+            out[section][m[1].strip().lower()] = int(m[2])
+    return out
+
+
 class BackfillRecorder(Poller):
     """Polls ``sdiag`` every ``every_s`` in a thread and estimates when each backfill cycle ran (epoch seconds,
     to about ``every_s / 2``): sdiag gives the whole second S, the polls the interval (a, b] in which the value
-    changed; the estimate is the middle of [max(S, a), min(S + 1, b)]."""
+    changed; the estimate is the middle of [max(S, a), min(S + 1, b)]. ``stats`` keeps, for each cycle seen,
+    sdiag's counters right after it (:func:`sdiag_stats`: the cycle's length, depth, queue length, and the
+    jobs started so far by the main scheduler and by backfill), with ``"when"`` the cycle's estimate."""
 
     def __init__(self, client: SlurmClient, every_s: float = 0.2):
         super().__init__(every_s, "bf-recorder")
-        self.client, self.cycles = client, []
+        self.client, self.cycles, self.stats = client, [], []
         self._last: int | None = None
         self._before: float | None = None  # when the last successful poll ended
 
     def poll(self) -> None:
-        sec = last_backfill_cycle(self.client)  # a failure keeps _before: the next interval is wider
+        text = self.client.run("sdiag").stdout  # a failure keeps _before: the next interval is wider
         after = time.time()
+        m = _BF_LAST.search(text)
+        sec = int(m[1]) if m and int(m[1]) > 0 else None
         if self._before is None:
             self._last = sec
         elif sec is not None and sec != self._last:
             lo, hi = max(float(sec), self._before), min(sec + 1.0, after)
             self.cycles.append((lo + hi) / 2 if lo <= hi else float(sec) + 0.5)
+            self.stats.append({"when": self.cycles[-1], **sdiag_stats(text)})
             self._last = sec
         self._before = after
 
