@@ -7,6 +7,8 @@ use. Power states (see :mod:`.power`): ON, OFF, BOOTING, SHUTTING; an allocation
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +71,8 @@ class ClusterState:
         self._req_cache: dict[tuple, Req] = {}
         self._idx_cache: dict[tuple, np.ndarray] = {}
         self.all_on = False  # set by the engine when no node ever changes power state (fast paths)
+        # when a boot ending at r lets the node take its jobs (None: at r); fidelity replays set Slurm's clock
+        self.ready_clock: Callable[[np.ndarray], np.ndarray] | None = None
         # allocation records (one per job and node) for planning partial-node requests
         self._rec = np.zeros((1024, 6))  # node, est_end, cores, mem, gres col, gres count
         self._rec_alive = np.zeros(1024, dtype=bool)
@@ -154,9 +158,13 @@ class ClusterState:
         t = np.full(len(nodes), now)
         if not st.any():  # every node ON (state code 0)
             return t
-        t = np.where(st == OFF, now + self.boot_s[nodes], t)
+        t = np.where(st == OFF, self.boot_end(now + self.boot_s[nodes]), t)
         t = np.where(st == BOOTING, self.ready_at[nodes], t)
-        return np.where(st == SHUTTING, self.ready_at[nodes] + self.boot_s[nodes], t)
+        return np.where(st == SHUTTING, self.boot_end(self.ready_at[nodes] + self.boot_s[nodes]), t)
+
+    def boot_end(self, ends: np.ndarray) -> np.ndarray:
+        """When nodes whose boots end at ``ends`` take their jobs (``ready_clock``; at once without one)."""
+        return ends if self.ready_clock is None else self.ready_clock(ends)
 
     # --- allocation -----------------------------------------------------------------------------------------
     def allocate(self, r: Req, nodes: np.ndarray, est_end: float) -> np.ndarray:

@@ -232,7 +232,7 @@ class Engine:
     def _boot(self, nodes: np.ndarray, t: float) -> None:
         c = self.cluster
         c.state[nodes] = BOOTING
-        c.ready_at[nodes] = t + c.boot_s[nodes]
+        c.ready_at[nodes] = c.boot_end(t + c.boot_s[nodes])
         self.meter.refresh(nodes)
         self.meter.set_powered(nodes, True)
         self._push_grouped(nodes, c.ready_at[nodes], READY)

@@ -24,10 +24,13 @@ from .engine import Engine
 from .hooks import ranking
 from .machine import machine_from_site
 from .power import BOOTING, OFF
-from .slurm_timing import SlurmTiming, effective_runs, scaling_for, timed_machine, with_site_factor
+from .slurm_backfill import SlurmBackfillEngine
+from .slurm_timing import (PERIODIC_TIMEOUT_S, SlurmTiming, config_clock, effective_runs, scaling_for,
+                           timed_machine, with_site_factor)
 from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
+BF_RESOLUTION_S = 60.0  # Slurm's bf_resolution default (the replay cluster sets no SchedulerParameters)
 _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
 
 
@@ -102,9 +105,14 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
     scaling = scaling_for(timing)
     counter = PowerUpCounter()
     bf_times = [c - t0 for c in record.get("bf_cycles", [])] or None
-    engine = Engine(machine, table, rank, backfill=True, bf_interval_s=30.0, bf_times=bf_times,
-                    reservations=1 if scaling else 100, scaling=scaling, observer=counter)
+    kw = dict(backfill=True, bf_interval_s=30.0, bf_times=bf_times, reservations=1 if scaling else 100,
+              scaling=scaling, observer=counter)
+    if timing.bf_resolution_s is None:
+        engine = Engine(machine, table, rank, **kw)
+    else:
+        engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0, **kw)
     engine.run_eff = effective_runs(table.run, table.limit, timing)
+    engine.cluster.ready_clock = config_clock(timing, t0)
     if scaling and timing.reservations > 1:  # the engine refuses this at construction (see SlurmTiming)
         engine.reservations = timing.reservations
     out = engine.run()
@@ -188,14 +196,32 @@ def recorded_boot_s(record: dict) -> float | None:
     return float(np.median(spans)) if spans else None
 
 
+def time_limit_check_epoch(record: dict) -> float | None:
+    """An epoch second at which slurmctld ran its time-limit check: a recorded ``Configuration ... complete``,
+    else slurmctld's start (the checks follow it every 30 s), else the backfill cycles' phase (they run on
+    the same 30 s clock from the same start, within about half a second); None if the record has none."""
+    done = record.get("ctld_events", {}).get("config_done")
+    if done:
+        return float(np.median([t - (t - done[0][0]) % PERIODIC_TIMEOUT_S for t, _ in done]))
+    if record.get("slurmctld_start"):
+        return float(record["slurmctld_start"])
+    cycles = record.get("bf_cycles") or []
+    if not cycles:
+        return None
+    return float(cycles[0] + np.median([(c - cycles[0] + 15.0) % PERIODIC_TIMEOUT_S - 15.0 for c in cycles]))
+
+
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
-    pending job (up to 100),
-    SiteFactor, ``release_s`` of start latency after a job ends and ``submit_s`` after a submit."""
+    pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks,
+    ``release_s`` of start latency after a job ends and ``submit_s`` after a submit."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
+    check = time_limit_check_epoch(record) if power else None
     return SlurmTiming(release_s=release_s, submit_s=submit_s, overrun=True, site_factor=True, reservations=100,
                        boot_s=recorded_boot_s(record) if power else None,
                        shutdown_s=float(s.get("suspend_timeout", 60)) if power else None,
-                       suspend_time_s=float(s["suspend_time"]) if power else None)
+                       suspend_time_s=float(s["suspend_time"]) if power else None,
+                       config_tick_s=PERIODIC_TIMEOUT_S if check is not None else None,
+                       config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S)

@@ -20,6 +20,14 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   bf_max_job_test), so a lower job may not delay any of them; the engine's power mode allows only EASY's one
   (the head's). With N > 1 a replay with power saving gets N (the engine's several-reservation pass does not
   add a boot time when it checks a reservation: an approximation, boots here take seconds).
+- ``bf_resolution_s``: Slurm's backfill plan (:mod:`~slurm_plugin.sim.slurm_backfill`): whole-node
+  reservations in windows rounded down to bf_resolution (60 s) on the wall clock, stacked per node, instead
+  of the engine's one-plan-per-node reservations (with ``reservations`` > 1).
+- ``config_tick_s``/``config_epoch``: a job given nodes that must boot stays CONFIGURING until slurmctld's
+  time-limit check (every 30 s on its own clock, PERIODIC_TIMEOUT) finds them up (``job_time_limit:
+  Configuration for JobId=... complete``); only then does it start (StartTime is reset to that moment) and its
+  run begins. Seen on 22.05: every job that powered a node up started at such a check, 20-30 s after the
+  boot (3-5 s) ended. ``config_epoch`` is one such check (epoch seconds), e.g. slurmctld's start.
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
 """
@@ -27,6 +35,7 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,9 +59,13 @@ class SlurmTiming:
     suspend_tick_s: float = 1.0
     site_factor: bool = False
     reservations: int = 1
+    config_tick_s: float | None = None
+    config_epoch: float = 0.0
+    bf_resolution_s: float | None = None
 
     def __post_init__(self):
-        for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s"):
+        for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",
+                     "bf_resolution_s"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
@@ -60,6 +73,9 @@ class SlurmTiming:
             raise ValueError(f"SlurmTiming.reservations must be >= 1, got {self.reservations!r}")
         if self.suspend_tick_s <= 0:
             raise ValueError(f"SlurmTiming.suspend_tick_s must be > 0, got {self.suspend_tick_s!r}")
+        for name in ("config_tick_s", "bf_resolution_s"):
+            if getattr(self, name) == 0:
+                raise ValueError(f"SlurmTiming.{name} must be > 0 (None: switched off)")
 
 
 OFF = SlurmTiming()
@@ -107,3 +123,12 @@ def with_site_factor(ranking: ScoreRanking, timing: SlurmTiming) -> ScoreRanking
     if not timing.site_factor:
         return ranking
     return dataclasses.replace(ranking, scorer=dataclasses.replace(ranking.scorer, weight_qos=1.0, max_qos=1.0))
+
+
+def config_clock(timing: SlurmTiming, t0: float) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The engine's ``ready_clock`` for ``config_tick_s``: a boot ending at simulated time r (seconds after the
+    epoch ``t0``) lets its jobs start at the first time-limit check at or after r; None without the switch."""
+    if timing.config_tick_s is None:
+        return None
+    period, phase = timing.config_tick_s, (timing.config_epoch - t0) % timing.config_tick_s
+    return lambda ready: phase + np.ceil((np.asarray(ready) - phase) / period) * period

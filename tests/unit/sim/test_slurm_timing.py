@@ -21,9 +21,9 @@ def _job(jid, submit, start, end, gres=None, arch=None, cores=8, limit_min=1, st
             "spec": spec, "site_factor": [] if factor is None else [[T0 + submit + 0.5, factor]]}
 
 
-def _starts(jobs, timing, power=False):
+def _starts(jobs, timing, power=False, bf_cycles=()):
     site = Site.model_validate(replay_site_data("demo", power=power))
-    sim = simulate_record(site, {"jobs": jobs, "power": {}, "bf_cycles": []}, timing)
+    sim = simulate_record(site, {"jobs": jobs, "power": {}, "bf_cycles": [T0 + c for c in bf_cycles]}, timing)
     return dict(zip(sim["id"], sim["start"])), sim
 
 
@@ -67,6 +67,33 @@ def test_boot_and_suspend_timing():
     assert starts[2] == 43 and sim["power_ups"] == 1
 
 
+def test_booted_nodes_take_their_jobs_at_the_time_limit_check():
+    """The riscv node is off at 40 s; the job that boots it (3 s) stays CONFIGURING until slurmctld's next
+    time-limit check (every 30 s, one at 10 s: so at 70 s), as 22.05's log shows; without the switch when the
+    boot ends (submitted at 40.2 s: 43.2 s, recorded as 43)."""
+    jobs = [_job(1, 0, 0, 1, arch="x86_64", cores=1), _job(2, 40, 70, 76, arch="riscv64", cores=64)]
+    kw = dict(suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0)
+    assert _starts(jobs, SlurmTiming(**kw), power=True)[0][2] == 43
+    assert _starts(jobs, SlurmTiming(**kw, config_tick_s=30.0, config_epoch=T0 + 10.0), power=True)[0][2] == 70
+    assert _starts(jobs, SlurmTiming(**kw, config_tick_s=30.0, config_epoch=T0 + 44.0), power=True)[0][2] == 44
+
+
+def test_backfill_windows_are_whole_minutes_before_the_planned_start():
+    """A (32 cores) holds the riscv node until its limit (150 s); B (all 64 cores, higher SiteFactor) is
+    planned there at 150 s; C (16 cores, 1 min) is tested by the backfill cycle at 70 s. Exact plans let C in
+    (70 + 60 <= 150); Slurm reserves B's node from 150 s rounded down to the minute (120 s), so C (to 130 s)
+    would touch it: C waits until B has run."""
+    jobs = [_job(9, 0, 0, 1, arch="x86_64", cores=1),  # times count from the first submit
+            _job(1, 30, 30, 100, arch="riscv64", cores=32, limit_min=2),
+            _job(2, 31, 100, 110, arch="riscv64", cores=64, limit_min=2, factor=5000),
+            _job(3, 32, 110, 120, arch="riscv64", cores=16, limit_min=1, factor=0)]
+    exact = _starts(jobs, SlurmTiming(site_factor=True), bf_cycles=[70.5])[0]
+    assert exact[3] == 70 and exact[2] == 100
+    slurm = _starts(jobs, SlurmTiming(site_factor=True, bf_resolution_s=60.0), bf_cycles=[70.5])[0]
+    assert slurm[2] == 100 and slurm[3] == 110
+    assert _starts(jobs, SlurmTiming(site_factor=True, bf_resolution_s=1.0), bf_cycles=[70.5])[0][3] == 70
+
+
 def test_suspend_checked_every_second():
     """The node of a job that ended at 3 s powers down 20 s later (Slurm's power thread, every second), and is
     off by 33 s: a job at 34 s boots it at once (37 s); the engine's IdleSuspend checks only every 5 s."""
@@ -96,6 +123,9 @@ def test_off_is_the_default_and_validated():
         SlurmTiming(release_s=-1.0)
     with pytest.raises(ValueError, match="suspend_tick_s"):
         SlurmTiming(suspend_tick_s=0.0)
+    for name in ("config_tick_s", "bf_resolution_s"):
+        with pytest.raises(ValueError, match=name):
+            SlurmTiming(**{name: 0.0})
 
 
 def test_real_power_counts_power_ups_and_energy():

@@ -1,0 +1,106 @@
+"""Slurm 22.05's backfill plan (sched/backfill), for fidelity replays: whole-node reservations in time windows
+of ``bf_resolution`` seconds.
+
+The engine's own several-reservation backfill (``Engine._backfill_multi``) gives each blocked job its nodes for
+good: a later job can never be planned on a node an earlier plan holds, and is then not protected at all.
+Slurm's backfill (src/plugins/sched/backfill/backfill.c, ``_attempt_backfill``; seen in the replays' logs with
+DebugFlags=Backfill as ``JobId=.. to start at S, end at E on nodes N``) plans every job it tests, in priority
+order, into a map of time windows:
+
+- a job that cannot start now is planned at its earliest start S on nodes N, and N is reserved, whole nodes
+  whatever the job uses of them, from ``floor(S)`` to ``floor(S + limit)``, both rounded down to
+  ``bf_resolution`` (60 s by default) on the wall clock;
+- a lower job may start now only on nodes no window touches from now to now + its limit (a window counts
+  when it begins at or before that end and has not ended);
+- a job whose earliest plan runs into a window is tried again from that window's end (``TRY_LATER``).
+
+So a short job is kept off a node up to a resolution step before the planned start of a job there, and a
+node's windows stack one after another instead of the first plan taking it. :class:`SlurmBackfillEngine` is the
+engine with this backfill in place of ``_backfill_multi``; the main pass (priority order, stop at the first
+job that does not fit) is the engine's own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cluster import Reservation
+from .engine import Engine
+
+
+@dataclass(frozen=True)
+class Window:
+    """Nodes ``mask`` reserved for a pending job from ``begin`` to ``end`` (simulated seconds)."""
+
+    begin: float
+    end: float
+    mask: np.ndarray
+
+
+class SlurmBackfillEngine(Engine):
+    """:class:`~slurm_plugin.sim.engine.Engine` planning backfill like Slurm (module docstring). ``resolution_s``
+    is bf_resolution; ``epoch`` the wall-clock second of simulated time 0 (Slurm rounds on the wall clock).
+    Used when ``reservations`` > 1 (with 1 the engine's EASY backfill runs unchanged)."""
+
+    def __init__(self, *args, resolution_s: float = 60.0, epoch: float = 0.0, **kw):
+        super().__init__(*args, **kw)
+        if not (np.isfinite(resolution_s) and resolution_s > 0):
+            raise ValueError(f"SlurmBackfillEngine: resolution_s must be > 0, got {resolution_s!r}")
+        self.resolution_s, self.epoch = float(resolution_s), float(epoch)
+
+    def _floor(self, t: float) -> float:
+        res = self.resolution_s
+        return math.floor((t + self.epoch) / res) * res - self.epoch
+
+    def window(self, begin: float, limit: float, mask: np.ndarray) -> Window:
+        """Slurm's reservation of ``mask`` for a job planned at ``begin`` with time limit ``limit``."""
+        return Window(self._floor(begin), self._floor(begin + limit), mask)
+
+    @staticmethod
+    def _touching(windows: list[Window], start: float, end: float) -> np.ndarray | None:
+        """Nodes of the windows that touch [start, end] (Slurm: a window ending after ``start`` and beginning
+        at or before ``end``), None if none does."""
+        hit = [w.mask for w in windows if w.end > start and w.begin <= end]
+        return np.logical_or.reduce(hit) if hit else None
+
+    def plan_windowed(self, j: int, r, t: float, windows: list[Window]) -> Reservation | None:
+        """Earliest plan for job ``j`` from ``t`` on nodes no window touches while it would run: planned from
+        ``start``, with the nodes of the windows touching [start, start + limit] left out; when the plan
+        starts later and runs into a window on its nodes, tried again from that window's end."""
+        c, limit = self.cluster, float(self.jobs.limit[j])
+        start = t
+        for _ in range(len(windows) + 1):
+            plan = c.plan(j, r, start, exclude=self._touching(windows, start, start + limit))
+            if plan is None:  # try again once the first window in the way has ended
+                later = [w.end for w in windows if w.end > start and w.begin <= start + limit]
+                if not later:
+                    return None
+                start = min(later)
+                continue
+            clash = [w.end for w in windows if (w.mask & plan.mask).any() and w.end > plan.time
+                     and w.begin <= plan.time + limit]
+            if not clash:
+                return plan
+            start = min(clash)
+        return None
+
+    def _backfill_multi(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
+        """Each job of ``rest`` in order: start now on nodes no window touches until its limit, else plan it
+        (:meth:`plan_windowed`) and reserve its window, up to ``reservations`` windows in all."""
+        c, limit = self.cluster, self.jobs.limit
+        windows = [self.window(resv.time, float(limit[resv.job]), resv.mask)]
+        for j in np.asarray(rest).tolist():
+            r = self._req_of(j)
+            cand = c.candidates(r, exclude=self._touching(windows, t, t + float(limit[j])))
+            if cand is not None:
+                self._start(j, r, cand, t)
+                started.append(j)
+            elif len(windows) < self.reservations:
+                plan = self.plan_windowed(j, r, t, windows)
+                if plan is not None:
+                    windows.append(self.window(plan.time, float(limit[j]), plan.mask))
+            elif c.total_free_cores <= 0:
+                break
