@@ -30,14 +30,17 @@ SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_w
               help="First of the cluster's ports (default: $HETSCHED_TEST_PORT_BASE + 1900, else 30900).")
 @click.option("--no-daemon", is_flag=True, help="Without the job_submit shim and admission daemon (no SiteFactor bands).")
 @click.option("--no-power", is_flag=True, help="Without Slurm's power saving (every node stays on).")
+@click.option("--containers", "release", default=None, type=click.Choice(["bookworm", "trixie"]),
+              help="Replay on the container cluster of this Debian release (trixie: Slurm 24.11) instead of the "
+                   "local one; no job_submit shim there (no SiteFactor bands).")
 @click.option("--from-record", "from_record", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Re-simulate the record in an earlier --json file instead of running the cluster.")
 @click.option("--release-s", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
               help="Modelled start latency after a job ends (seconds).")
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError, RuntimeError, TimeoutError)
-def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_power, from_record, release_s,
-                 as_json, output) -> None:
+def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_power, release, from_record,
+                 release_s, as_json, output) -> None:
     """Kendall tau of start times, mean waits, node power-ups and energy: real slurmctld vs the simulator.
 
     --output FILE gets the comparison (issue 22's keys), the Slurm timing used, provenance and the raw record
@@ -57,16 +60,26 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
     else:
         jobs = hetero_workload(n_jobs, seed, compress)
         base = os.environ.get("HETSCHED_TEST_ROOT")
-        root = Path(root or (Path(base) / "fidelity" if base else "/var/lib/hetsched/fidelity"))
+        name = f"fidelity-{release}" if release else "fidelity"
+        root = Path(root or (Path(base) / name if base else f"/var/lib/hetsched/{name}"))
         if port_base is None:
             env = os.environ.get("HETSCHED_TEST_PORT_BASE")
             port_base = int(env) + 1900 if env else 30900
-        click.echo(f"replaying {len(jobs)} jobs (last submit at {jobs[-1].offset_s:.0f} s) on a local cluster "
-                   f"under {root}, ports {port_base}..", err=True)
-        record, site_data = run_on_local_cluster(site, jobs, root, port_base, power=not no_power,
-                                                 daemon=not no_daemon, log_out=Path(f"{output}.slurmctld.log.gz"))
-        args = {"site": site, "jobs": n_jobs, "seed": seed, "compress": compress, "daemon": not no_daemon,
-                "power": not no_power, "run_commit": provenance()["git_commit"], "run_load_avg": os.getloadavg()}
+        where = f"the {release} container cluster" if release else f"a local cluster (ports {port_base}..)"
+        click.echo(f"replaying {len(jobs)} jobs (last submit at {jobs[-1].offset_s:.0f} s) on {where} under {root}",
+                   err=True)
+        run_load = os.getloadavg()
+        log_out = Path(f"{output}.slurmctld.log.gz")
+        if release:
+            record, site_data = run_on_container_cluster(site, jobs, root, release, power=not no_power,
+                                                         log_out=log_out)
+        else:
+            record, site_data = run_on_local_cluster(site, jobs, root, port_base, power=not no_power,
+                                                     daemon=not no_daemon, log_out=log_out)
+        args = {"site": site, "jobs": n_jobs, "seed": seed, "compress": compress,
+                "daemon": not no_daemon and not release, "power": not no_power, "containers": release,
+                "run_commit": provenance()["git_commit"], "run_load_avg": run_load,
+                "end_load_avg": os.getloadavg()}
         write_json(output, {"args": args, "site": site_data, "record": record})
     site_obj = Site.model_validate(site_data)
     timing = replay_timing(record, site_data, release_s=release_s)
@@ -90,55 +103,95 @@ def run_on_local_cluster(site: str, jobs: list, root, port_base: int, power: boo
                          daemon: bool = True, timeout_s: float = 3600.0,
                          log_out: Path | None = None) -> tuple[dict, dict]:
     """Bring up the replay cluster (``site`` + the replay partition and power settings, job_submit shim and
-    admission daemon when ``daemon``) under ``root`` on ports ``port_base``.., record the replay on it and
-    take it down again; returns (record, the site file's data). slurmctld logs its backfill cycles during the
-    replay (DebugFlags=Backfill); the record gets :func:`~slurm_plugin.sim.fidelity_record.ctld_events` of the
-    replay's part of its log, and ``log_out`` (if given) that part itself, gzipped."""
-    import gzip
-
-    import yaml
-
+    admission daemon when ``daemon``) under ``root`` on ports ``port_base``.., record the replay on it
+    (:func:`record_on`) and take it down again; returns (record, the site file's data)."""
     from ..cluster.local import LocalCluster
     from ..site import Site
     from ..sim.fidelity import process_start_epoch
-    from ..sim.fidelity_record import ctld_events, record_replay
-    from ..sim.fidelity_workload import PARTITION, replay_site_data
 
-    data = replay_site_data(site, power=power)
+    data = _replay_site(site, power)
     site_obj = Site.model_validate(data)
     data["slurm"].update(cluster_name=f"hs-fid-{site_obj.name}"[:40], slurmctld_port=port_base,
                          slurmd_port=port_base + 1)
+    site_file = _write_site(root, data)
+    cluster = LocalCluster(root)
+    cluster.down()  # whatever an earlier run left
+    cluster.up(site_file, job_submit=daemon, daemon=daemon)
+    try:
+        epoch = process_start_epoch(cluster.state()["slurmctld_pid"])
+        record = record_on(cluster.client(), jobs, Path(root) / "log" / "slurmctld.log", timeout_s, log_out, epoch)
+    finally:
+        cluster.down()
+    return record, data
+
+
+def run_on_container_cluster(site: str, jobs: list, root, release: str = "trixie", power: bool = True,
+                             timeout_s: float = 3600.0, log_out: Path | None = None) -> tuple[dict, dict]:
+    """As :func:`run_on_local_cluster` on the container cluster of Debian ``release`` (trixie: Slurm 24.11;
+    ``hetsched cluster up --containers``) under ``root``: slurmctld and one slurmd container per node, a node's
+    boot its container's start. The container cluster has no job_submit shim, so there are no SiteFactor
+    bands; Slurm's commands run in the ctl container."""
+    from ..cluster.containers import ContainerCluster
+
+    data = _replay_site(site, power)
+    site_file = _write_site(root, data)
+    cluster = ContainerCluster(root)
+    cluster.down()
+    cluster.up(str(site_file), release=release)
+    try:
+        record = record_on(cluster.client(), jobs, Path(root) / "log" / "ctl" / "slurmctld.log", timeout_s, log_out)
+        record["containers"] = release
+    finally:
+        cluster.down()
+    return record, data
+
+
+def _replay_site(site: str, power: bool) -> dict:
+    from ..sim.fidelity_workload import replay_site_data
+
+    return replay_site_data(site, power=power)
+
+
+def _write_site(root, data: dict) -> Path:
+    import yaml
+
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     site_file = root / "site.yaml"
     site_file.write_text(yaml.safe_dump(data, sort_keys=False))
-    cluster = LocalCluster(root)
-    cluster.down()  # whatever an earlier run left
-    cluster.up(site_file, job_submit=daemon, daemon=daemon)
-    ctld_log = root / "log" / "slurmctld.log"
-    try:
-        client = cluster.client()
-        client.run("scontrol", "setdebugflags", "+Backfill")
-        offset = ctld_log.stat().st_size if ctld_log.exists() else 0
-        ctld_epoch = process_start_epoch(cluster.state()["slurmctld_pid"])
-        record = record_replay(client, jobs, PARTITION, timeout_s=timeout_s, backfill_epoch=ctld_epoch)
+    return site_file
+
+
+def record_on(client, jobs: list, ctld_log: Path, timeout_s: float, log_out: Path | None,
+              ctld_epoch: float | None = None) -> dict:
+    """Record the replay of ``jobs`` on a running replay cluster: slurmctld logs its backfill cycles meanwhile
+    (DebugFlags=Backfill); the record gets :func:`~slurm_plugin.sim.fidelity_record.ctld_events` of the
+    replay's part of ``ctld_log``, ``log_out`` (if given) that part itself, gzipped; ``ctld_epoch``:
+    slurmctld's start (epoch seconds) if known (submits are then kept half a second off its clock)."""
+    import gzip
+
+    from ..sim.fidelity_record import ctld_events, record_replay
+    from ..sim.fidelity_workload import PARTITION
+
+    client.run("scontrol", "setdebugflags", "+Backfill")
+    offset = ctld_log.stat().st_size if ctld_log.exists() else 0
+    record = record_replay(client, jobs, PARTITION, timeout_s=timeout_s, backfill_epoch=ctld_epoch)
+    if ctld_epoch is not None:
         record["slurmctld_start"] = ctld_epoch
-        if ctld_log.exists():
-            with ctld_log.open("rb") as fh:
-                fh.seek(offset)
-                text = fh.read().decode(errors="replace")
-            record["ctld_events"] = ctld_events(text)
-            if log_out is not None:
-                with gzip.open(log_out, "wt") as fh:
-                    fh.write(text)
-        record["slurm_version"] = str(client.version)
-        record["slurm_conf"] = {k: v for k, v in _show_config(client).items()
-                                if k in ("SchedulerParameters", "SuspendTime", "SuspendTimeout", "ResumeTimeout",
-                                         "PriorityWeightAge", "PriorityWeightJobSize", "PriorityMaxAge",
-                                         "MinJobAge", "KillWait", "OverTimeLimit", "BatchStartTimeout")}
-    finally:
-        cluster.down()
-    return record, data
+    if ctld_log.exists():
+        with ctld_log.open("rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode(errors="replace")
+        record["ctld_events"] = ctld_events(text)
+        if log_out is not None:
+            with gzip.open(log_out, "wt") as fh:
+                fh.write(text)
+    record["slurm_version"] = str(client.version)
+    record["slurm_conf"] = {k: v for k, v in _show_config(client).items()
+                            if k in ("SchedulerParameters", "SuspendTime", "SuspendTimeout", "ResumeTimeout",
+                                     "PriorityWeightAge", "PriorityWeightJobSize", "PriorityMaxAge",
+                                     "MinJobAge", "KillWait", "OverTimeLimit", "BatchStartTimeout")}
+    return record
 
 
 def _show_config(client) -> dict[str, str]:
