@@ -32,7 +32,7 @@ from .engine import Engine
 
 
 @dataclass(frozen=True)
-class Window:
+class BackfillWindow:
     """Nodes ``mask`` reserved for a pending job from ``begin`` to ``end`` (simulated seconds)."""
 
     begin: float
@@ -55,18 +55,18 @@ class SlurmBackfillEngine(Engine):
         res = self.resolution_s
         return math.floor((t + self.epoch) / res) * res - self.epoch
 
-    def window(self, begin: float, limit: float, mask: np.ndarray) -> Window:
+    def window(self, begin: float, limit: float, mask: np.ndarray) -> BackfillWindow:
         """Slurm's reservation of ``mask`` for a job planned at ``begin`` with time limit ``limit``."""
-        return Window(self._floor(begin), self._floor(begin + limit), mask)
+        return BackfillWindow(self._floor(begin), self._floor(begin + limit), mask)
 
     @staticmethod
-    def _touching(windows: list[Window], start: float, end: float) -> np.ndarray | None:
+    def _touching(windows: list[BackfillWindow], start: float, end: float) -> np.ndarray | None:
         """Nodes of the windows that touch [start, end] (Slurm: a window ending after ``start`` and beginning
         at or before ``end``), None if none does."""
         hit = [w.mask for w in windows if w.end > start and w.begin <= end]
         return np.logical_or.reduce(hit) if hit else None
 
-    def plan_windowed(self, j: int, r, t: float, windows: list[Window]) -> Reservation | None:
+    def plan_windowed(self, j: int, r, t: float, windows: list[BackfillWindow]) -> Reservation | None:
         """Earliest plan for job ``j`` from ``t`` on nodes no window touches while it would run: planned from
         ``start``, with the nodes of the windows touching [start, start + limit] left out; when the plan
         starts later and runs into a window on its nodes, tried again from that window's end."""
