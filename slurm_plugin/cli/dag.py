@@ -19,7 +19,8 @@ def dag() -> None:
 
 
 def _load(path: str):
-    from ..dag.spec import WorkflowError, load_workflow
+    from ..dag.files import load_workflow
+    from ..dag.spec import WorkflowError
 
     try:
         return load_workflow(path)
@@ -77,7 +78,8 @@ def _stream(dags: str, site, count: int, load: float, seed: int):
     if path.suffix in (".yaml", ".yml"):
         import numpy as np
 
-        from ..dag.spec import WorkflowError, load_workflow
+        from ..dag.files import load_workflow
+        from ..dag.spec import WorkflowError
         try:
             wf = load_workflow(path)
         except WorkflowError as err:

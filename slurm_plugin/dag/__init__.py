@@ -14,7 +14,8 @@ dag eval``) lives in :mod:`slurm_plugin.dag.sim`, one layer up (it runs the simu
 from .._lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
-    ".spec": ["Task", "Workflow", "WorkflowError", "load_workflow", "parse_workflow"],
+    ".spec": ["Task", "Workflow", "WorkflowError", "parse_workflow"],
+    ".files": ["load_workflow"],
     ".graph": ["build_graph", "levels", "schedule_times"],
     ".units": ["Unit", "decompose"],
     ".match": ["Match", "match_units", "rematch"],

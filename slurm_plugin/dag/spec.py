@@ -17,13 +17,13 @@ Example (``examples/workflows/render.yaml``)::
 A task needs ``name``; everything else has a default: 1 node, 1 core, 1 GB, no accelerator, any arch, width 1,
 ``runtime_s`` 60 (the estimate the planner uses), ``time`` = the time limit (default: 2 x runtime, at least
 one minute). ``constraint`` is a Slurm ``--constraint`` (the shared parser); ``gpu``/``npu``/``dpu`` ask for
-``count`` devices of any of ``types`` (empty: any type). :func:`load_workflow` reports every problem at once as
-``FILE:LINE: field.path: message`` (unknown keys with a did-you-mean, unknown or cyclic dependencies).
+``count`` devices of any of ``types`` (empty: any type). :func:`~.files.load_workflow` reports every problem at once as
+``FILE:LINE: field.path: message`` (unknown keys with a did-you-mean, unknown or cyclic dependencies); it
+lives in :mod:`.files` with the batch-script form (:mod:`.script`).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
@@ -269,26 +269,11 @@ def parse_workflow(data: Any, source: str = "<workflow>", root: yaml.Node | None
     return wf
 
 
-def load_workflow(path: str | Path) -> Workflow:
-    """Read and validate a workflow file, YAML (see the module docstring) or a batch script with ``#HETSCHED``
-    task lines (:mod:`.script`); a :class:`WorkflowError` otherwise."""
-    source = str(path)
+def parse_yaml(text: str, source: str = "<workflow>") -> Workflow:
+    """Validate YAML text into a :class:`Workflow` (errors with line numbers)."""
     try:
-        raw = Path(path).read_bytes()[:MAX_WORKFLOW_BYTES + 1]
-    except OSError as err:
-        raise WorkflowError(source, [(None, Problem((), f"cannot read workflow: {err.strerror}"))]) from None
-    if len(raw) > MAX_WORKFLOW_BYTES:
-        raise WorkflowError(source, [(None, Problem((), f"larger than {MAX_WORKFLOW_BYTES:,} bytes"))])
-    try:
-        text = raw.decode("utf-8")
-        from .script import is_script, parse_script
-
-        if is_script(text):
-            return parse_script(text, source)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
-    except UnicodeDecodeError as err:
-        raise WorkflowError(source, [(None, Problem((), f"not UTF-8 text (byte {err.start})"))]) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark else None
@@ -296,5 +281,5 @@ def load_workflow(path: str | Path) -> Workflow:
     return parse_workflow(data, source, root)
 
 
-__all__ = ["Accel", "Edge", "Task", "Workflow", "WorkflowError", "format_loc", "load_workflow", "parse_time",
-           "parse_workflow", "slurm_time"]
+__all__ = ["Accel", "Edge", "Task", "Workflow", "WorkflowError", "format_loc", "parse_time", "parse_workflow",
+           "parse_yaml", "slurm_time"]

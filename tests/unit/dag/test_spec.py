@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from slurm_plugin.dag.spec import WorkflowError, load_workflow, parse_time, slurm_time
+from slurm_plugin.dag.files import load_workflow
+from slurm_plugin.dag.spec import WorkflowError, parse_time, slurm_time
 
 GOOD = """\
 name: render
