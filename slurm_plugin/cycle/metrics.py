@@ -9,7 +9,8 @@ one of the rankers' fixed names; never a job id or node name):
 planned: a dry run), ``hetsched_cycle_policy_rollbacks_total`` (the live guard's rollbacks applied),
 ``hetsched_cycle_last_success_timestamp_seconds``, ``hetsched_cycle_consecutive_failures`` and
 ``hetsched_cycle_ranking{source}`` (1 for the ranking the last cycle used, e.g. ``rank:dqn`` or
-``rank:fallback-multifactor``, 0 for those used before).
+``rank:fallback-multifactor``, 0 for those used before), ``hetsched_cycle_pack_solves_total{status=optimal|
+feasible|greedy|fallback}`` and ``hetsched_cycle_pack_gap`` (the packing solver's last relative gap).
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ class CycleMetrics(Exposition):
         self.failing = Gauge("hetsched_cycle_consecutive_failures", "Cycles failed in a row.", registry=reg)
         self.ranking = Gauge("hetsched_cycle_ranking", "1 for the ranking the last cycle used (its source), 0 for "
                              "others used before.", ["source"], registry=reg)
+        self.pack_solves = Counter("hetsched_cycle_pack_solves", "Packing solves by how the result was obtained "
+                                   "(optimal, feasible at the time cap, greedy, fallback to greedy).", ["status"],
+                                   registry=reg)
+        self.pack_gap = Gauge("hetsched_cycle_pack_gap", "Relative MIP gap of the last packing solve.", registry=reg)
         self._sources: set[str] = set()
         for outcome in OUTCOMES:
             self.runs.labels(outcome)
@@ -61,6 +66,10 @@ class CycleMetrics(Exposition):
             self.actions.labels(action.kind, cause, status).inc()
             if action.cause is Cause.POLICY_ROLLBACK and status == "ok":
                 self.rollbacks.inc()
+        notes = dict(decision.notes)
+        if "pack.status" in notes:
+            self.pack_solves.labels(str(notes["pack.status"])).inc()
+            self.pack_gap.set(float(notes.get("pack.gap", 0.0)))
         aborted = "not-attempted" in statuses
         self.runs.labels("aborted" if aborted else "ok").inc()
         if not aborted:

@@ -98,7 +98,8 @@ def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s
     return Decision(tuple(MoveJob(int(m.job_id), m.partition, "&".join(m.features),
                                   f"pack ({result.status.value}, gap {100 * (result.gap or 0):.1f}%): {m.reason}",
                                   Cause.PACKING)
-                          for m in moves), "pack")
+                          for m in moves), "pack",
+                    notes=(("pack.status", result.status.value), ("pack.gap", float(result.gap or 0.0))))
 
 
 @dataclass(frozen=True)

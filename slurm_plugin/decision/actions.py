@@ -110,12 +110,15 @@ Action = Union[SetSiteFactor, MoveJob, PowerNodes, SetPartitionNodes, DrainNodes
 @dataclass(frozen=True)
 class Decision:
     """Everything one cycle decided, in the order it must be applied. ``timings``: (step, seconds) of the
-    cycle steps that made it, in order (not part of equality: two runs decide the same in different times)."""
+    cycle steps that made it, in order; ``notes``: (name, value) facts a step reports about how it decided, for
+    metrics (e.g. ``("pack.status", "optimal")``, ``("pack.gap", 0.004)``). Neither is part of equality: two
+    runs decide the same in different times."""
 
     actions: tuple[Action, ...] = field(default_factory=tuple)
     source: str = ""
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+    notes: tuple[tuple[str, str | float], ...] = field(default=(), compare=False)
 
     def __add__(self, other: Decision) -> Decision:
         return Decision(self.actions + other.actions, "+".join(filter(None, (self.source, other.source))),
-                        self.timings + other.timings)
+                        self.timings + other.timings, self.notes + other.notes)

@@ -45,3 +45,12 @@ def test_dry_run_counts_planned_actions():
     m.cycle_done(_decision("rank:off+power"), None, 0.0, 5.0)
     got = samples(m.text())
     assert got[("hetsched_cycle_actions_total", (("cause", "BACKLOG"), ("kind", "power"), ("status", "planned")))] == 1
+
+
+def test_packing_solver_status_and_gap():
+    m = CycleMetrics()
+    d = Decision((), "rank:off", notes=(("pack.status", "optimal"), ("pack.gap", 0.0)))
+    m.cycle_done(d + Decision((), "pack", notes=(("pack.status", "feasible"), ("pack.gap", 0.03))), [], 0.0, 1.0)
+    got = samples(m.text())
+    assert got[("hetsched_cycle_pack_solves_total", (("status", "feasible"),))] == 1  # the last note of a name wins
+    assert got[("hetsched_cycle_pack_gap", ())] == pytest.approx(0.03)

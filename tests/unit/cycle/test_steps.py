@@ -105,6 +105,7 @@ def test_later_steps_see_earlier_decisions_and_bands_reach_packing():
     assert seen == [[("rank", 2)], [("rank", 2), ("recorder", 0), ("pack", 1)]]
     move = next(a for a in decision.actions if isinstance(a, MoveJob))
     assert move.reason.startswith("pack (optimal, gap 0.0%): band 7 web")  # job 1: the top of two bands
+    assert dict(decision.notes) == {"pack.status": "optimal", "pack.gap": 0.0}  # what the cycle's metrics read
 
 
 def test_step_registry_lists_valid_names_and_arguments():

@@ -33,7 +33,8 @@ def exported() -> set[str]:
     daemon.failed("malformed")
     daemon.observe(0.0002)
     cycle = CycleMetrics()
-    d = Decision((PowerNodes(("armn1",), "POWER_UP", "r", Cause.BACKLOG),), "rank:multifactor+power", (("power", 0.1),))
+    d = Decision((PowerNodes(("armn1",), "POWER_UP", "r", Cause.BACKLOG),), "rank:multifactor+pack+power",
+                 (("power", 0.1),), (("pack.status", "optimal"), ("pack.gap", 0.0)))
     cycle.cycle_done(d, [Applied(d.actions[0], True)], 0.2, time.time())
     return {name for m in (daemon, cycle) for name, _ in samples(m.text())}
 
