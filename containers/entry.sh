@@ -1,10 +1,13 @@
 #!/bin/bash
 # Entry of every container of the hetsched container cluster (mounted read-only at /etc/slurm with the
 # cluster's configs; changing it needs no image rebuild). HETSCHED_ROLE chooses what runs as the container's
-# main process: db (MariaDB), dbd (slurmdbd), ctl (slurmctld), node (slurmd, hostname = NodeName).
+# main process: db (MariaDB), dbd (slurmdbd), ctl (slurmctld), node (slurmd, hostname = NodeName), suite (the
+# admission daemon job_submit.lua asks through /run/hetsched, and the steering cycle; the image of
+# Containerfile.suite, the repository mounted at /opt/hetsched).
 #   HETSCHED_USERS    "name:uid ..." accounts created in every container (jobs run as them)
 #   HETSCHED_DEVICES  fake accelerator device files made on a node (character devices 1:3, like /dev/null)
 #   HETSCHED_DB       address of MariaDB (dbd), HETSCHED_DBD address of slurmdbd (ctl), HETSCHED_CLUSTER its name
+#   HETSCHED_CTL      address:port of slurmctld (suite), HETSCHED_CYCLE_ARGS extra options of `hetsched cycle run`
 set -euo pipefail
 role=${HETSCHED_ROLE:?HETSCHED_ROLE is not set}
 say() { echo "[hetsched-entry $role $(date -u +%H:%M:%S)] $*"; }
@@ -70,5 +73,27 @@ case $role in
     say "slurmd $(hostname)"
     exec unshare --time --boottime "-$(cut -d. -f1 /proc/uptime)" slurmd -D
     ;;
-  *) say "unknown role '$role' (db, dbd, ctl, node)"; exit 2 ;;
+  suite)
+    start_munge
+    wait_port "${HETSCHED_CTL%:*}" "${HETSCHED_CTL##*:}"
+    export PYTHONPATH=/opt/hetsched SLURM_CONF=/etc/slurm/slurm.conf
+    install -d /run/hetsched /var/lib/hetsched
+    say "hetsched daemon and cycle"
+    # shellcheck disable=SC2086  # HETSCHED_CYCLE_ARGS is a list of options
+    python3 -m slurm_plugin cycle run /etc/slurm/site.yaml --state-dir /var/lib/hetsched \
+      ${HETSCHED_CYCLE_ARGS:-} >>/var/log/hetsched/cycle.log 2>&1 &
+    cycle=$!
+    python3 -m slurm_plugin daemon run --socket /run/hetsched/hetsched.sock --site /etc/slurm/site.yaml \
+      --slurm-conf /etc/slurm/slurm.conf --allow-user root --refresh 2 --metrics-listen 0.0.0.0:9817 \
+      >>/var/log/hetsched/daemon.log 2>&1 &
+    daemon=$!
+    trap 'kill -TERM $cycle $daemon 2>/dev/null' TERM INT
+    rc=0
+    wait -n || rc=$?
+    kill -TERM $cycle $daemon 2>/dev/null || true
+    wait || true
+    say "a suite process ended (exit $rc)"
+    exit "$rc"
+    ;;
+  *) say "unknown role '$role' (db, dbd, ctl, node, suite)"; exit 2 ;;
 esac

@@ -49,8 +49,10 @@ class Classification:
     priority_class: str | None = None
 
 
-def _find_class(req: JobRequest, classes: dict[str, WorkloadClass]) -> tuple[str | None, str, str]:
-    """(class name, where it came from, a complaint about an unknown name or '')."""
+def _find_class(req: JobRequest, classes: dict[str, WorkloadClass],
+                default_account: str = "") -> tuple[str | None, str, str]:
+    """(class name, where it came from, a complaint about an unknown name or ''); ``default_account``: the
+    user's in slurmdbd (the account Slurm gives a job that names none)."""
     tagged = req.comment_tags.get("class")
     if tagged:
         if tagged in classes:
@@ -61,6 +63,8 @@ def _find_class(req: JobRequest, classes: dict[str, WorkloadClass]) -> tuple[str
         return wckey, "wckey", ""
     if req.account in classes:
         return req.account, "account", ""
+    if not req.account and default_account in classes:
+        return default_account, "default account", ""
     return None, "", ""
 
 
@@ -73,10 +77,22 @@ def _find_tier(req: JobRequest, site: Site, pclass: WorkloadClass | None, ent: E
     tiers = {t.name: t for t in site.policy.qos_tiers}
     note = ""
     if req.qos in tiers:
-        if accounting.qos or ent.has_tier(req.qos):
-            return tiers[req.qos], "--qos" + (" (enforced by accounting)" if accounting.qos else "")
-        note = f"; --qos={req.qos} ignored (not enforced by Slurm accounting, not granted)"
+        known = ent.associations is not None  # slurmdbd's association decides, not the enforce flag
+        if ent.has_tier(req.qos) or accounting.qos and not known:
+            return tiers[req.qos], "--qos" + (" (slurmdbd association)" if known else
+                                              " (enforced by accounting)" if accounting.qos else "")
+        note = (f"; --qos={req.qos} ignored (not in the user's slurmdbd association)" if known else
+                f"; --qos={req.qos} ignored (not enforced by Slurm accounting, not granted)")
     ceiling = tiers.get(pclass.qos) if pclass and pclass.qos else None
+    assoc = ent.associations
+    if assoc is not None:  # no tier the job's association cannot use (Slurm would refuse the job's QOS)
+        allowed = assoc.qos(req.account if req.account in assoc.accounts else None)
+        fits = [t for t in tiers.values() if t.name in allowed and (ceiling is None or t.priority <= ceiling.priority)]
+        best = max(fits, key=lambda t: t.priority, default=None)
+        if ceiling is not None and best is not ceiling:
+            note += f"; tier {ceiling.name} of class {pclass.name} is not a QOS of the job's association"
+            ceiling = best
+        tiers = {n: t for n, t in tiers.items() if n in allowed}
     asked = tiers.get(req.comment_tags.get("tier", ""))
     if asked and (ceiling is None or asked.priority <= ceiling.priority) and (
             ceiling is not None or ent.has_tier(asked.name)):
@@ -94,19 +110,22 @@ def classify(req: JobRequest, site: Site, accounting: Accounting = Accounting())
     """
     policy = site.policy
     classes = {c.name: c for c in policy.workload_classes}
-    name, source, complaint = _find_class(req, classes)
+    ent = entitlement(req.user_id, policy, accounting.table(), req.account)
+    assoc = ent.associations
+    name, source, complaint = _find_class(req, classes, assoc.default_account if assoc else "")
     if name is None and policy.default_class in classes:
         name, source = policy.default_class, "default"
     wclass = classes.get(name) if name else None
-    ent = entitlement(req.user_id, policy)
     granted = name is None or source == "default" or ent.has_class(name) or (
-        source == "account" and accounting.associations)
+        source == "account" and accounting.associations and assoc is None)
     pname = name if granted else (policy.default_class if policy.default_class in classes else None)
     pclass = classes.get(pname) if pname else None
     tier, tier_source = _find_tier(req, site, pclass, ent, accounting)
     position = list(classes).index(pname) if pname else len(classes) - 1
     band = (tier.priority if tier else 0) + CLASS_STEP * max(len(classes) - 1 - position, 0)
     claim = "" if granted else f", priority of class {pname or '-'} ({name} not granted to {ent.why})"
+    if granted and assoc is not None and name in assoc.accounts and source != "default":
+        claim = ", granted by the user's slurmdbd associations"
     why = (f"class {name or '-'} (from {source or 'nothing'}{claim}), tier {tier.name if tier else '-'} "
            f"(from {tier_source}), priority band {band}")
     return Classification(wclass, tier, band, f"{complaint}; {why}" if complaint else why, pname)

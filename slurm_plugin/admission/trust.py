@@ -8,7 +8,11 @@ See docs/trust.md. Two sources, never anything a user types into a job's free te
   QOS the user's association may not use, so a tier named by ``--qos`` is granted; with ``associations`` (or
   ``limits``/``qos``/``safe``/``all``, which imply it) the account is checked, so a class named by ``--account`` is.
 - :func:`entitlement`: the site file's ``policy.grants``, matched against the job's uid as slurmctld passes it
-  (the job owner Slurm authenticated with munge) and that uid's groups from the system's user database.
+  (the job owner Slurm authenticated with munge) and that uid's groups from the system's user database; and,
+  when the daemon or the cycle reads slurmdbd (:meth:`Accounting.with_associations`), the user's own associations: an account named
+  like a class grants the class, the QOS of the job's association (its ``--account`` or the default account)
+  grant those tiers. Known associations replace the blanket trust in the enforce flags above: a ``--qos`` or
+  ``--account`` the user's association lacks grants nothing even where Slurm would not check it.
 
 uid 0 (root, who may set any priority in Slurm anyway) is entitled to everything; an unknown uid (None) to
 the defaults only: the site's ``default_class`` and its tier, and the lowest tier.
@@ -21,12 +25,13 @@ import os
 import pwd
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site.schema import Policy
+    from ..slurm.associations import AssociationCache, AssociationTable, UserAssociations
 
 DEFAULT_SLURM_CONF = "/etc/slurm/slurm.conf"
 _ASSOC_WORDS = {"associations", "limits", "qos", "safe", "all"}
@@ -36,10 +41,15 @@ IDENTITY_TTL_S = 60.0  # how long a uid's name and groups are cached (group chan
 
 @dataclass(frozen=True)
 class Accounting:
-    """What slurmctld validates: ``qos`` (a job's QOS against its association), ``associations`` (its account)."""
+    """What slurmctld validates: ``qos`` (a job's QOS against its association), ``associations`` (its account);
+    ``db``: the users' associations read from slurmdbd, when the daemon reads them."""
 
     qos: bool = False
     associations: bool = False
+    db: AssociationCache | None = field(default=None, compare=False)
+
+    def table(self) -> AssociationTable | None:
+        return self.db.table if self.db is not None else None
 
     @classmethod
     def from_slurm_conf(cls, text: str) -> Accounting:
@@ -66,6 +76,16 @@ class Accounting:
         except OSError:
             return cls()
 
+    def with_associations(self, slurm_conf: str | Path | None, cluster: str | None = None) -> Accounting:
+        """This, plus slurmdbd's associations (read now, then kept fresh by a background thread) when Slurm
+        keeps accounting; unchanged otherwise. The admission daemon and the cycle call it once at start."""
+        if not (self.qos or self.associations):
+            return self
+        from ..slurm import SlurmClient
+        from ..slurm.associations import AssociationRefresher
+
+        return replace(self, db=AssociationRefresher(SlurmClient(slurm_conf), cluster).start().cache)
+
     def describe(self) -> str:
         return (f"accounting enforces qos={'yes' if self.qos else 'no'}, "
                 f"associations={'yes' if self.associations else 'no'}")
@@ -79,6 +99,7 @@ class Entitlement:
     classes: frozenset[str]
     tiers: frozenset[str]
     why: str
+    associations: UserAssociations | None = None  # slurmdbd's, when known
 
     def has_class(self, name: str) -> bool:
         return self.everything or name in self.classes
@@ -116,8 +137,11 @@ def identity(uid: int) -> tuple[frozenset, frozenset]:
     return frozenset(users), frozenset(groups)
 
 
-def entitlement(uid: int | None, policy: Policy) -> Entitlement:
-    """What ``uid`` may have under ``policy.grants`` (plus the defaults every user has)."""
+def entitlement(uid: int | None, policy: Policy, table: AssociationTable | None = None,
+                account: str | None = None) -> Entitlement:
+    """What ``uid`` may have under ``policy.grants`` (plus the defaults every user has) and, with ``table``, its
+    slurmdbd associations (classes: its accounts; tiers: the QOS of ``account``'s association, else the
+    default account's)."""
     if uid == 0:
         return Entitlement(True, frozenset(), frozenset(), "root")
     tiers = sorted(policy.qos_tiers, key=lambda t: t.priority)
@@ -125,13 +149,19 @@ def entitlement(uid: int | None, policy: Policy) -> Entitlement:
     classes = {policy.default_class} if policy.default_class else set()
     granted_tiers = {tiers[0].name} if tiers else set()
     matched = []
-    if uid is not None and policy.grants:
+    assoc = None
+    if uid is not None and (policy.grants or table is not None):
         users, groups = identity(uid)
         for i, g in enumerate(policy.grants):
             if users.intersection(g.users) or groups.intersection(g.groups):
                 classes.update(g.classes)
                 granted_tiers.update(g.tiers)
                 matched.append(f"grants[{i}]")
+        assoc = table.of(sorted(n for n in users if isinstance(n, str))) if table is not None else None
     granted_tiers.update(class_tier[c] for c in classes if class_tier.get(c))
+    if assoc is not None:  # an association's tiers are its own QOS, not its class's tier
+        classes.update(assoc.accounts & set(class_tier))
+        granted_tiers.update(assoc.qos(account if account in assoc.accounts else None))
+        matched.append("slurmdbd associations")
     why = f"uid {uid}: {', '.join(matched) if matched else 'no grant, defaults only'}"
-    return Entitlement(False, frozenset(classes), frozenset(granted_tiers), why)
+    return Entitlement(False, frozenset(classes), frozenset(granted_tiers), why, assoc)

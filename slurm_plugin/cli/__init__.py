@@ -23,6 +23,8 @@ GROUPS: dict[str, LazyCommand] = {
                            "Run a real Slurm cluster (slurmctld + one slurmd per node) on this host."),
     "accounting": LazyCommand(".accounting:accounting",
                               "Slurm accounting (slurmdbd) from the site file: QOS tiers, class accounts, users."),
+    "sla": LazyCommand(".sla:sla", "SLA attainment per QoS tier (the site file's target_pct and max_wait) from "
+                                   "Slurm accounting."),
     "power": LazyCommand(".power:power", "Power nodes up/down through their BMCs (what Slurm's power-save programs "
                                          "run, with a hostlist)."),
     "sim": LazyCommand(".sim:sim", "Discrete-event simulation of a Slurm cluster: baselines, metrics, plots."),

@@ -63,28 +63,37 @@ def deps_cmd(install: bool) -> None:
 @click.option("--user", "users", multiple=True, help="With --containers: a user to create in every container.")
 @click.option("--write-only", is_flag=True, help="With --containers: only write the configs and compose.yaml "
               "(for `docker compose`), start nothing.")
+@click.option("--no-suite", is_flag=True, help="With --containers: no suite container (admission daemon, cycle) "
+              "and no job_submit.lua in slurmctld.")
+@click.option("--cycle-args", default=None, metavar="OPTIONS",
+              help="With --containers: options of the suite container's `hetsched cycle run` (default: "
+                   "'--interval 30').")
 @handle_errors(ClusterError, SlurmError, OSError, RuntimeError)
 def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: bool, release: str,
-       users: tuple[str, ...], write_only: bool) -> None:
+       users: tuple[str, ...], write_only: bool, no_suite: bool, cycle_args: str | None) -> None:
     """Start the local cluster for SITE (default: the embedded demo site). Harmless if already up.
 
     With --containers: the container cluster (images built when missing, configs rendered and mounted,
-    accounting set up from the site file)."""
+    accounting set up from the site file, the suite's daemon and cycle in their own container)."""
+    from ..cluster.containers import DEFAULT_CYCLE_ARGS
+
+    cycle_args = DEFAULT_CYCLE_ARGS if cycle_args is None else cycle_args
     if containers and write_only:
         from ..cluster.containers import ContainerCluster
 
-        state = ContainerCluster(_root(root, True)).write(site, release, list(users))
+        state = ContainerCluster(_root(root, True)).write(site, release, list(users), not no_suite, cycle_args)
         click.echo(f"wrote {state['root']}/compose.yaml and etc/: docker compose -f {state['root']}/compose.yaml up -d")
         return
     if containers:
-        _containers_up(site, _root(root, True), release, users, wait)
+        _containers_up(site, _root(root, True), release, users, wait, not no_suite, cycle_args)
         return
     state = LocalCluster(root).up(site, job_submit=job_submit, wait=wait)
     click.echo(f"cluster '{state['site_name']}' up at {root} (Slurm {state['slurm_version']}); "
                f"export SLURM_CONF={root}/etc/slurm.conf")
 
 
-def _containers_up(site: str | None, root: Path, release: str, users: tuple[str, ...], wait: float) -> None:
+def _containers_up(site: str | None, root: Path, release: str, users: tuple[str, ...], wait: float, suite: bool,
+                   cycle_args: str) -> None:
     import time
 
     from ..conf.accounting import apply_site
@@ -92,11 +101,13 @@ def _containers_up(site: str | None, root: Path, release: str, users: tuple[str,
 
     t0 = time.monotonic()
     c = ContainerCluster(root)
-    state = c.up(site, release=release, users=list(users), wait=wait)
+    state = c.up(site, release=release, users=list(users), wait=wait, suite=suite, cycle_args=cycle_args)
     done = apply_site(c.client(), load_site(state["site_path"]), state["users"])
     click.echo(f"container cluster '{state['site_name']}' up at {root} (Slurm {state['slurm_version']}, "
                f"{release}) in {time.monotonic() - t0:.0f} s; accounting: {len(done)} sacctmgr change(s)")
     ctl = c.plan().container("ctl")
+    if suite:
+        click.echo(f"admission daemon: {c.socket} (job_submit.lua in slurmctld asks it), metrics {c.metrics_url()}")
     if c.host_client():
         click.echo(f"export SLURM_CONF={root}/etc/slurm.conf   (host clients work; or: podman exec -it {ctl} bash)")
     else:

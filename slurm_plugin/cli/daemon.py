@@ -20,6 +20,7 @@ from ..daemon.peercred import resolve_uid
 from ..daemon.pool import prepare_pool
 from ..scale.rightsize import apply_table
 from ..site import load_site, resolve_site_path
+from ..slurm.associations import ASSOC_REFRESH_S
 from ..snapshot import ProcessCollector, SnapshotRefresher
 from .common import fail, handle_errors, resolve_site
 
@@ -69,7 +70,9 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     site_model = load_site(cfg.site)
     conf = cfg.slurm_conf or os.environ.get("SLURM_CONF")
     accounting = Accounting.of_file(conf)  # which --qos/--account slurmctld validates (docs/trust.md)
-    log.info("trust: %s; %d site grant(s)", accounting.describe(), len(site_model.policy.grants))
+    accounting = accounting.with_associations(conf, site_model.slurm.cluster_name)  # what users may use
+    log.info("trust: %s; %d site grant(s)%s", accounting.describe(), len(site_model.policy.grants),
+             f"; slurmdbd associations read every {ASSOC_REFRESH_S:.0f} s" if accounting.db else "")
     options = replace(cfg.admission.options(), accounting=accounting)
     if site_model.policy.rightsize.mode == "apply":
         try:

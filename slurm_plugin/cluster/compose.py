@@ -1,11 +1,14 @@
 """The container cluster's files, computed from a site (pure: site in, text out; nothing is written here).
 
 One Compose-spec file (works with ``docker compose`` and ``podman-compose``) with a service per role: ``db``
-(MariaDB), ``dbd`` (slurmdbd), ``ctl`` (slurmctld) and one per site node (slurmd; hostname = NodeName, its
-fake accelerator devices made at start). Every container runs the same image (``containers/Containerfile``)
-and the same entry script, mounted with the rendered configs from the cluster's ``etc/``. All of them sit on a
-private bridge network at fixed addresses (``.2`` db, ``.3`` dbd, ``.4`` ctl, ``.10`` on the nodes), which
-the host reaches directly: slurm.conf names addresses, so no DNS is needed.
+(MariaDB), ``dbd`` (slurmdbd), ``ctl`` (slurmctld), ``hetsched`` (the suite: admission daemon and cycle;
+optional) and one per site node (slurmd; hostname = NodeName, its fake accelerator devices made at start).
+Every container runs the Slurm image (``containers/Containerfile``; ``hetsched`` runs ``Containerfile.suite``,
+the same plus Python) and the same entry script, mounted with the rendered configs from the cluster's ``etc/``.
+All of them sit on a private bridge network at fixed addresses (``.2`` db, ``.3`` dbd, ``.4`` ctl, ``.5``
+hetsched, ``.10`` on the nodes), which the host reaches directly: slurm.conf names addresses, so no DNS is
+needed. slurmctld's job_submit.lua asks the daemon through a socket in ``<root>/run`` (``/run/hetsched`` in
+both containers).
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ from ..site import Site
 
 RELEASES = {"bookworm": "22.05", "trixie": "24.11"}  # Debian release -> its Slurm
 IMAGE = "localhost/hetsched-slurm:{release}"
+SUITE_IMAGE = "localhost/hetsched-suite:{release}"
+SUITE = "hetsched"  # the suite's service
+METRICS_PORT = 9817  # the daemon's Prometheus endpoint, on the suite's address
 # MariaDB runs from the bookworm image (10.11) for every release: trixie's MariaDB 11.8 answers slurmdbd 24.11.5's
 # start-up check (`select @var := concat('')`) with error 5027 through libmariadb 11.8, and slurmdbd exits.
 DB_RELEASE = "bookworm"
 FIRST_NODE = 10  # host part of the first node's address
 MAX_NODES = 250 - FIRST_NODE
-ROLES = ("db", "dbd", "ctl")
+ROLES = ("db", "dbd", "ctl", SUITE)
 
 
 class ComposeError(RuntimeError):
@@ -52,9 +58,15 @@ class Plan:
         return IMAGE.format(release=self.release)
 
     @property
-    def images(self) -> dict[str, str]:
-        """Release -> image this cluster runs (its own, and MariaDB's)."""
-        return {r: IMAGE.format(release=r) for r in dict.fromkeys([self.release, DB_RELEASE])}
+    def suite(self) -> bool:
+        """Whether the suite's container (daemon, cycle; job_submit.lua in slurmctld) is part of the cluster."""
+        return SUITE in self.addrs
+
+    @property
+    def images(self) -> list[tuple[str, str]]:
+        """(release, Containerfile) of every image this cluster runs (its own, MariaDB's, the suite's)."""
+        out = [(r, "Containerfile") for r in dict.fromkeys([self.release, DB_RELEASE])]
+        return out + ([(self.release, "Containerfile.suite")] if self.suite else [])
 
     def data(self, what: str) -> str:
         """Where (under root) the accounting database (``db``) or slurmctld's state (``ctld``) of this release
@@ -94,8 +106,10 @@ def pick_subnet(prefix: str, taken: list[str]) -> str:
     raise ComposeError("no free /24 left in 10.64.0.0/10 for the cluster's network")
 
 
-def plan(site: Site, root: Path, release: str, taken_subnets: list[str], subnet: str | None = None) -> Plan:
-    """Lay the site out: ``subnet`` (a running cluster's) or a free one, and an address per service."""
+def plan(site: Site, root: Path, release: str, taken_subnets: list[str], subnet: str | None = None,
+         suite: bool = True) -> Plan:
+    """Lay the site out: ``subnet`` (a running cluster's) or a free one, and an address per service (the
+    suite's only with ``suite``)."""
     if release not in RELEASES:
         raise ComposeError(f"unknown release '{release}' (known: {', '.join(RELEASES)})")
     hosts = [h for g in site.node_groups for h in g.hostnames]
@@ -108,14 +122,14 @@ def plan(site: Site, root: Path, release: str, taken_subnets: list[str], subnet:
     prefix = prefix_for(root)
     subnet = subnet or pick_subnet(prefix, taken_subnets)
     base = ipaddress.ip_network(subnet).network_address
-    addrs = {role: str(base + 2 + i) for i, role in enumerate(ROLES)}
+    addrs = {role: str(base + 2 + i) for i, role in enumerate(ROLES) if suite or role != SUITE}
     addrs.update({h: str(base + FIRST_NODE + i) for i, h in enumerate(hosts)})
     return Plan(root, prefix, release, subnet, addrs)
 
 
 def layout(p: Plan) -> ContainerLayout:
     return ContainerLayout(controller_addr=p.addrs["ctl"], accounting_addr=p.addrs["dbd"],
-                           node_addrs={h: p.addrs[h] for h in p.nodes})
+                           node_addrs={h: p.addrs[h] for h in p.nodes}, job_submit=p.suite)
 
 
 def node_devices(site: Site, lay: ContainerLayout) -> dict[str, list[str]]:
@@ -153,22 +167,26 @@ def new_password() -> str:
     return secrets.token_hex(16)
 
 
-def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path) -> dict:
+def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, code: list[str] = (),
+            cycle_args: str = "") -> dict:
     """The Compose-spec document (a dict; :func:`compose_text` gives its YAML).
 
     ``users`` (name -> uid) are created in every container; ``containers_dir`` holds the Containerfile (the
     ``build:`` section, used by ``docker compose`` when the image is missing; BASE is Debian's official image
-    there, while ``hetsched`` builds from the local debootstrap image instead)."""
+    there, while ``hetsched`` builds from the local debootstrap image instead). ``code``: the suite
+    container's volume lines that mount this package at /opt/hetsched; ``cycle_args``: extra options of its
+    ``hetsched cycle run``."""
     root = p.root
     user_list = " ".join(f"{u}:{uid}" for u, uid in sorted(users.items()))
     devices = node_devices(site, layout(p))
 
     def service(name: str, env: dict[str, str], volumes: list[str], privileged: bool = False,
-                release: str = p.release) -> dict:
+                release: str = p.release, image: str = IMAGE) -> dict:
+        suite = image == SUITE_IMAGE
         return {
-            "image": IMAGE.format(release=release),
-            "build": {"context": str(containers_dir), "dockerfile": "Containerfile",
-                      "args": {"BASE": f"debian:{release}"}},
+            "image": image.format(release=release),
+            "build": {"context": str(containers_dir), "dockerfile": "Containerfile.suite" if suite else "Containerfile",
+                      "args": {"BASE": IMAGE.format(release=release) if suite else f"debian:{release}"}},
             "container_name": p.container(name),
             "hostname": name,
             "privileged": privileged,
@@ -186,8 +204,14 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path) ->
         "dbd": service("dbd", {"HETSCHED_ROLE": "dbd", "HETSCHED_DB": p.addrs["db"]}, [f"{root}/log/dbd:/var/log/slurm"]),
         "ctl": service("ctl", {"HETSCHED_ROLE": "ctl", "HETSCHED_DBD": p.addrs["dbd"],
                                "HETSCHED_CLUSTER": site.slurm.cluster_name},
-                       [f"{root}/log/ctl:/var/log/slurm", f"{root}/{p.data('ctld')}:/var/spool/slurmctld"]),
+                       [f"{root}/log/ctl:/var/log/slurm", f"{root}/{p.data('ctld')}:/var/spool/slurmctld",
+                        *([f"{root}/run:/run/hetsched"] if p.suite else [])]),
     }
+    if p.suite:
+        services[SUITE] = service(SUITE, {"HETSCHED_ROLE": "suite", "HETSCHED_CYCLE_ARGS": cycle_args,
+                                          "HETSCHED_CTL": f"{p.addrs['ctl']}:{site.slurm.slurmctld_port}"},
+                                  [f"{root}/run:/run/hetsched", f"{root}/log/{SUITE}:/var/log/hetsched",
+                                   f"{root}/{p.data('suite')}:/var/lib/hetsched", *code], image=SUITE_IMAGE)
     for host in p.nodes:
         services[host] = service(host, {"HETSCHED_ROLE": "node", "HETSCHED_DEVICES": " ".join(devices.get(host, []))},
                                  [f"{root}/log/{host}:/var/log/slurm"], privileged=True)

@@ -3,9 +3,11 @@ packages (bookworm: Slurm 22.05, trixie: 24.11), driven by podman-compose from a
 
 Layout under ``root``: ``compose.yaml``, ``containers.conf`` (Podman's settings for this machine: runc,
 cgroupfs, ulimits; passed as CONTAINERS_CONF), ``etc/`` (slurm.conf, gres.conf, slurmdbd.conf, munge.key,
-entry.sh, the power programs; mounted read-only at /etc/slurm in every container), ``data/<release>/db``
-(MariaDB's data: accounting survives ``down``) and ``data/<release>/ctld`` (slurmctld's state, with the power
-relay's ``power/`` inbox), ``log/<service>/`` and ``cluster.json`` (what runs, for ``status``/``down``).
+entry.sh, the power programs, job_submit.lua and site.yaml; mounted read-only at /etc/slurm in every
+container), ``data/<release>/db`` (MariaDB's data: accounting survives ``down``), ``data/<release>/ctld``
+(slurmctld's state, with the power relay's ``power/`` inbox), ``data/<release>/suite`` (the cycle's state dir:
+journal, cycle-state.json), ``run/`` (the daemon's socket, shared by the suite and ctl containers),
+``log/<service>/`` and ``cluster.json`` (what runs, for ``status``/``down``).
 Containers are named ``<prefix>-<service>`` with a prefix unique to ``root``, recorded by id at ``up`` and
 stopped and removed by those ids; nothing is ever matched by a name pattern.
 """
@@ -24,7 +26,8 @@ import time
 from pathlib import Path
 
 from ..conf import render_site, write_atomic
-from ..data import child_pythonpath, data_dir
+from ..daemon.process import ask
+from ..data import child_pythonpath, data_dir, data_file, import_root
 from ..site import load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import compose as cc
@@ -45,6 +48,8 @@ cgroup_manager = "cgroupfs"
 """
 FIRST_UID = 2001
 RELAY = "slurm_plugin.cluster.power_relay"
+# The suite container's cycle: every 30 s (power actions go through slurmctld's programs and the power relay)
+DEFAULT_CYCLE_ARGS = "--interval 30"
 
 
 class ContainerError(RuntimeError):
@@ -113,25 +118,33 @@ class ContainerCluster(RecordedState):
         nets = json.loads(self.podman("network", "inspect", *names).stdout or "[]")
         return [s["subnet"] for n in nets for s in n.get("subnets") or []]
 
-    def ensure_image(self, release: str) -> bool:
-        """Build ``localhost/hetsched-slurm:RELEASE`` unless it exists from the same Containerfile; returns
-        whether it built. The base is the cached debootstrap image of ``containers/base-image.sh``."""
+    def ensure_image(self, release: str, containerfile: str = "Containerfile") -> bool:
+        """Build the image of ``containerfile`` for ``release`` unless it exists from the same file(s); returns
+        whether it built. ``Containerfile`` (``localhost/hetsched-slurm:RELEASE``) starts from the cached
+        debootstrap image of ``containers/base-image.sh``; ``Containerfile.suite``
+        (``localhost/hetsched-suite:RELEASE``) from that Slurm image, so its label covers both files."""
         folder = containers_dir()
-        digest = hashlib.sha256((folder / "Containerfile").read_bytes()).hexdigest()[:16]
-        image = cc.IMAGE.format(release=release)
+        suite = containerfile == "Containerfile.suite"
+        files = ["Containerfile", *([containerfile] if suite else [])]
+        digest = hashlib.sha256(b"".join((folder / f).read_bytes() for f in files)).hexdigest()[:16]
+        image = (cc.SUITE_IMAGE if suite else cc.IMAGE).format(release=release)
         have = self.podman("image", "inspect", "--format", '{{index .Labels "io.hetsched.containerfile"}}', image,
                            check=False)
         if have.returncode == 0 and have.stdout.strip() == digest:
             return False
-        logfile = self.root / "log" / f"image-{release}.log"
+        logfile = self.root / "log" / f"image-{release}{'-suite' if suite else ''}.log"
         with open(logfile, "w") as out:
-            base = subprocess.run([str(folder / "base-image.sh"), release], stdout=subprocess.PIPE, stderr=out,
-                                  text=True, env=self.engine_env, timeout=1800)
-            if base.returncode != 0:
-                raise ContainerError(f"the {release} base image could not be built; see {logfile}")
-            proc = subprocess.run(["podman", "build", "--isolation", "chroot", "--build-arg",
-                                   f"BASE={base.stdout.strip()}", "--label", f"io.hetsched.containerfile={digest}",
-                                   "-t", image, "-f", str(folder / "Containerfile"), str(folder)],
+            if suite:
+                base_image = cc.IMAGE.format(release=release)
+            else:
+                base = subprocess.run([str(folder / "base-image.sh"), release], stdout=subprocess.PIPE, stderr=out,
+                                      text=True, env=self.engine_env, timeout=1800)
+                if base.returncode != 0:
+                    raise ContainerError(f"the {release} base image could not be built; see {logfile}")
+                base_image = base.stdout.strip()
+            proc = subprocess.run(["nice", "-n", "15", "podman", "build", "--isolation", "chroot", "--build-arg",
+                                   f"BASE={base_image}", "--label", f"io.hetsched.containerfile={digest}",
+                                   "-t", image, "-f", str(folder / containerfile), str(folder)],
                                   stdout=out, stderr=subprocess.STDOUT, env=self.engine_env, timeout=1800)
         if proc.returncode != 0:
             raise ContainerError(f"building {image} failed; see {logfile}")
@@ -143,6 +156,15 @@ class ContainerCluster(RecordedState):
         if not state:
             raise ContainerError(f"no container cluster at {self.root} (run `hetsched cluster up --containers`)")
         return cc.Plan(self.root, state["prefix"], state["release"], state["subnet"], state["addrs"])
+
+    @property
+    def socket(self) -> Path:
+        """The admission daemon's socket as the host sees it (``/run/hetsched/hetsched.sock`` inside)."""
+        return self.root / "run" / "hetsched.sock"
+
+    def metrics_url(self) -> str:
+        """The suite daemon's Prometheus endpoint (on the cluster's bridge, reachable from the host)."""
+        return f"http://{self.plan().addrs[cc.SUITE]}:{cc.METRICS_PORT}/metrics"
 
     def client(self, user: str | None = None) -> ContainerSlurmClient:
         """Slurm commands inside the ctl container (as ``user``)."""
@@ -159,12 +181,17 @@ class ContainerCluster(RecordedState):
         except SlurmError:
             return None
 
-    def _write_files(self, site, p: cc.Plan, users: dict[str, int]) -> bool:
+    def _write_files(self, site, site_path: Path, p: cc.Plan, users: dict[str, int], cycle_args: str = "") -> bool:
         """Render and write every file; returns whether slurm.conf or gres.conf changed."""
         etc = self.root / "etc"
-        for sub in ("etc", p.data("db"), p.data("ctld"), "log/dbd", "log/ctl", *(f"log/{h}" for h in p.nodes)):
+        suite_dirs = ("run", p.data("suite"), f"log/{cc.SUITE}") if p.suite else ()
+        for sub in ("etc", p.data("db"), p.data("ctld"), "log/dbd", "log/ctl", *(f"log/{h}" for h in p.nodes),
+                    *suite_dirs):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         files = render_site(site, cc.layout(p))
+        if p.suite:  # what slurmctld loads (job_submit.lua) and the site the daemon and the cycle read
+            files.update({"job_submit.lua": data_file("job_submit", "job_submit.lua").read_text(),
+                          "site.yaml": site_path.read_text()})
         changed = any(not (etc / n).exists() or (etc / n).read_text() != t for n, t in files.items())
         write_atomic(etc, files)
         dbd_conf = etc / "slurmdbd.conf"
@@ -177,17 +204,19 @@ class ContainerCluster(RecordedState):
         write_atomic(etc, {"entry.sh": (containers_dir() / "entry.sh").read_text(),
                            **{f"hetsched-{a}": power_relay.PROGRAM.format(action=a) for a in power_relay.ACTIONS}},
                      mode=0o755)
-        write_atomic(self.root, {"containers.conf": ENGINE_CONF,
-                                 "compose.yaml": cc.compose_text(cc.compose(site, p, users, containers_dir()))})
+        doc = cc.compose(site, p, users, containers_dir(), code_volumes(), cycle_args)
+        write_atomic(self.root, {"containers.conf": ENGINE_CONF, "compose.yaml": cc.compose_text(doc)})
         return changed
 
-    def write(self, site_name: str | None = None, release: str = "bookworm", users: list[str] = ()) -> dict:
+    def write(self, site_name: str | None = None, release: str = "bookworm", users: list[str] = (),
+              suite: bool = True, cycle_args: str = "") -> dict:
         """Only write the configs and ``compose.yaml`` (for ``docker compose``; starts nothing, asks no engine:
         the subnet is the one this root always picks). Returns the recorded state."""
         site_path = resolve_site_path(site_name)
         site = load_site(site_path)
-        p = cc.plan(site, self.root, release, [])
-        self._write_files(site, p, {u: FIRST_UID + i for i, u in enumerate(dict.fromkeys(users))})
+        p = cc.plan(site, self.root, release, [], suite=suite)
+        self._write_files(site, site_path, p, {u: FIRST_UID + i for i, u in enumerate(dict.fromkeys(users))},
+                          cycle_args)
         state = {"root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
                  "prefix": p.prefix, "release": release, "subnet": p.subnet, "addrs": p.addrs, "users": list(users),
                  "slurm_version": cc.RELEASES[release]}
@@ -195,9 +224,12 @@ class ContainerCluster(RecordedState):
         return state
 
     def up(self, site_name: str | None = None, release: str = "bookworm", users: list[str] = (),
-           wait: float = 120.0) -> dict:
+           wait: float = 120.0, suite: bool = True, cycle_args: str = DEFAULT_CYCLE_ARGS) -> dict:
         """Build what is missing (images), write the configs and compose file, and start every container;
         harmless when already up (a changed config is applied with ``scontrol reconfigure``).
+
+        ``suite``: the suite's container runs the admission daemon (slurmctld loads job_submit.lua, which asks
+        it) and ``hetsched cycle run`` with ``cycle_args``; ``up`` waits until the daemon routes a GPU job.
 
         ``users`` get accounts in every container (uids from 2001, in the order given). Returns the recorded
         state; raises :class:`ContainerError` with a remedy when a tool is missing or Slurm does not come up.
@@ -220,16 +252,20 @@ class ContainerCluster(RecordedState):
         (self.root / "log").mkdir(parents=True, exist_ok=True)
         write_atomic(self.root, {"containers.conf": ENGINE_CONF})
         own_net = self.podman("network", "exists", f"{prefix}-net", check=False).returncode == 0
+        if "ctl" in running and state.get("suite", False) != suite:
+            raise ContainerError(f"{self.root} runs {'with' if state.get('suite') else 'without'} the suite's "
+                                 "container: run `hetsched cluster down --containers` first")
         p = cc.plan(site, self.root, release, self._taken_subnets(f"{prefix}-net"),
-                    subnet=state.get("subnet") if own_net else None)
+                    subnet=state.get("subnet") if own_net else None, suite=suite)
         all_users = {u: FIRST_UID + i for i, u in enumerate(dict.fromkeys([*state.get("users", []), *users]))}
-        changed = self._write_files(site, p, all_users)
+        changed = self._write_files(site, site_path, p, all_users, cycle_args)
         state = {**state, "root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
                  "prefix": p.prefix, "release": release, "subnet": p.subnet, "addrs": p.addrs,
-                 "users": list(all_users), "slurm_version": cc.RELEASES[release]}
+                 "users": list(all_users), "slurm_version": cc.RELEASES[release], "suite": suite,
+                 "cycle_args": cycle_args}
         self._save_state(state)
         t0 = time.monotonic()
-        built = [r for r in p.images if self.ensure_image(r)]
+        built = [r for r in p.images if self.ensure_image(*r)]
         state["image_build_s"] = round(time.monotonic() - t0, 1) if built else 0
         if "ctl" in running:
             if changed:
@@ -245,6 +281,8 @@ class ContainerCluster(RecordedState):
             self._save_state(state)
             client = self.client()
             self._wait(client, p.nodes, wait)
+            if p.suite:
+                self._wait_daemon(wait)
             state["slurm_version"] = str(client.version)
             self._start_relay(state)
             self._save_state(state)
@@ -294,6 +332,15 @@ class ContainerCluster(RecordedState):
             return
         raise ContainerError(f"nodes not up after {wait:.0f} s: {', '.join(bad)}; see {self.root}/log/<node>/")
 
+    def _wait_daemon(self, wait: float) -> None:
+        """Until the suite's daemon answers on its socket by routing a GPU job (as the shim would ask it)."""
+        deadline = time.monotonic() + wait
+        while not (reply := ask(self.socket, {"gres": "gres:gpu:1"})).get("set", {}).get("partition"):
+            if time.monotonic() > deadline:
+                raise ContainerError(f"the admission daemon did not route a GPU job within {wait:.0f} s (its last "
+                                     f"reply: {reply or 'none'}); see {self.root}/log/{cc.SUITE}/daemon.log")
+            time.sleep(0.5)
+
     def status(self) -> list[dict]:
         """One row per recorded container: service, container name, short id, podman's state."""
         state = self.state()
@@ -336,6 +383,15 @@ class ContainerCluster(RecordedState):
             state.pop("relay_pid", None)
             self._save_state(state)
         return stopped
+
+
+def code_volumes() -> list[str]:
+    """Volume lines mounting this package read-only at /opt/hetsched in the suite's container: the whole
+    checkout when it runs from one (its data folders are symlinks to the top level), else the package."""
+    root = import_root()
+    if (root / "pyproject.toml").exists():
+        return [f"{root}:/opt/hetsched:ro"]
+    return [f"{root / 'slurm_plugin'}:/opt/hetsched/slurm_plugin:ro"]
 
 
 def compose_command() -> list[str]:

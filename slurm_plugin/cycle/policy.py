@@ -43,7 +43,8 @@ def cycle_config(spec: PolicySpec) -> CycleConfig:
 
 def live_ranker(spec: RankingSpec, slurm_conf: str | Path | None = None) -> Ranker | None:
     """The rank step's ranker for a ranking choice (None: Slurm's own priority alone). ``slurm_conf``: what
-    slurmctld validates (which ``--qos``/``--account`` grant a tier/class). A DQN model that cannot be loaded
+    slurmctld validates (which ``--qos``/``--account`` grant a tier/class) and, with slurmdbd, the users'
+    associations (as admission reads them, so the cycle's bands agree with admission's). A DQN model that cannot be loaded
     is reported here, once, and the cycle runs without ranking (as ``--model`` does)."""
     if spec.name == "multifactor" and not spec.age_floor:
         return None
@@ -51,7 +52,7 @@ def live_ranker(spec: RankingSpec, slurm_conf: str | Path | None = None) -> Rank
     from ..rank.dqn.live import RankOptions
 
     options = RankOptions(age_floor_s=spec.age_floor_hours * 3600.0 if spec.age_floor else math.inf,
-                          accounting=Accounting.of_file(slurm_conf))
+                          accounting=Accounting.of_file(slurm_conf).with_associations(slurm_conf))
     if spec.name == "multifactor":
         from ..rank.live import age_floor_only
 

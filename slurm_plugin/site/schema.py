@@ -243,6 +243,8 @@ class QosTier(Strict):
     # Used where Slurm keeps accounting (slurmdbd: the container cluster, `hetsched accounting apply`).
     preempts: tuple[SlurmName, ...] = Field((), description="tiers whose running jobs this tier's jobs may preempt")
     max_wall: SlurmTime | None = Field(None, description="the longest time limit a job of this tier may ask")
+    max_wait: SlurmTime | None = Field(None, description="the SLA: target_pct % of this tier's jobs start within this "
+                                       "wait (Slurm time, e.g. 5:00); `hetsched sla report` measures it")
     grp_tres: Annotated[str, Field(pattern=r"^[a-z]+(/[A-Za-z0-9_:.-]+)?=\d+(,[a-z]+(/[A-Za-z0-9_:.-]+)?=\d+)*$")] | None = Field(
         None, description="what all running jobs of this tier may hold together, Slurm's GrpTRES (cpu=64,gres/gpu=4)")
 

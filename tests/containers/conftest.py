@@ -2,7 +2,8 @@
 
 One cluster for the session, from a copy of the demo site with a grant (alice may run ai-training, i.e. Gold
 work; bob only the default class), ``priority_max_age`` of 5 minutes (so the age factor shows within seconds)
-and two users; it lives under ``$HETSCHED_TEST_ROOT/containers`` and is taken down at the end (containers by
+and two users, with the suite's container (admission daemon behind slurmctld's job_submit.lua, cycle); it
+lives under ``$HETSCHED_TEST_ROOT/containers`` and is taken down at the end (containers by
 id). ``HETSCHED_CONTAINER_RELEASE`` picks the Debian release (bookworm: Slurm 22.05, trixie: 24.11). Runs only
 with ``HETSCHED_CONTAINER_TESTS=1`` (the make target sets it), as root, with podman.
 """
@@ -24,6 +25,12 @@ from tests.waiting import until  # noqa: F401 (the container tests import it fro
 TEST_ROOT = Path(os.environ.get("HETSCHED_TEST_ROOT", "/var/lib/hetsched/test"))
 RELEASE = os.environ.get("HETSCHED_CONTAINER_RELEASE", "bookworm")
 USERS = ["alice", "bob"]
+POLICY = """ranking: {name: sjf, age_floor: false}
+packing: {enabled: false}
+scaling: {name: always-on}
+reshape: false
+steps: [rank]
+"""
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +44,13 @@ def cluster() -> ContainerCluster:
     site_file.write_text(yaml.safe_dump(doc))
     c = ContainerCluster(root)
     t0 = time.monotonic()
-    state = c.up(str(site_file), release=RELEASE, users=USERS, wait=180)
+    # the suite's cycle every 5 s with a policy file (etc/ is mounted at /etc/slurm): SJF levels as SiteFactor
+    # (equal limits share a level, so tier bands and fair-share still order the other tests' jobs), no power
+    # actions or reshaping under the other tests
+    (root / "etc").mkdir(exist_ok=True)
+    (root / "etc" / "policy.yaml").write_text(POLICY)
+    state = c.up(str(site_file), release=RELEASE, users=USERS, wait=180,
+                 cycle_args="--interval 5 --policy-file /etc/slurm/policy.yaml")
     apply_site(c.client(), load_site(site_file), state["users"])
     print(f"container cluster up in {time.monotonic() - t0:.0f} s ({RELEASE}, Slurm {state['slurm_version']})")
     yield c

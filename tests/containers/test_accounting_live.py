@@ -18,8 +18,8 @@ WHOLE_NODE = ("-p", "riscv", "--exclusive", "-D", "/tmp", "-o", "/dev/null")
 
 def _prio(client, job: int) -> dict[str, int]:
     """sprio's weighted factors of one pending job (24.11 refuses a list of ids)."""
-    out = client.run("sprio", "-h", "-j", str(job), "-o", "%Y %A %F %Q").stdout.split()
-    return dict(zip(("priority", "age", "fairshare", "qos"), map(int, out))) if out else {}
+    out = client.run("sprio", "-h", "-j", str(job), "-o", "%Y %A %F %Q %S").stdout.split()
+    return dict(zip(("priority", "age", "fairshare", "qos", "site"), map(int, out))) if out else {}
 
 
 
@@ -75,7 +75,8 @@ def test_gold_outranks_bronze_submitted_before_it(cluster):
 def test_fair_share_orders_two_users_equal_jobs_and_age_counts(cluster):
     """alice's whole-node job runs (her usage in account batch grows) while she and then bob queue an equal
     job behind it; once slurmctld recomputes priorities (every PriorityCalcPeriod, 1 minute) bob's ranks first
-    by fair-share although alice's is older, and both have an age factor."""
+    by fair-share although alice's is older, and both have an age factor. (The suite's cycle gives equal jobs
+    one SJF level, so it waits until their SiteFactors are equal too: the first job alone had the top level.)"""
     alice, bob = cluster.client("alice"), cluster.client("bob")
     used = alice.sbatch(*WHOLE_NODE, wrap="sleep 300")
     alice.wait_job(used, 60, until=("RUNNING",))
@@ -85,7 +86,8 @@ def test_fair_share_orders_two_users_equal_jobs_and_age_counts(cluster):
 
     def factors():
         pa, pb = _prio(root, first), _prio(root, second)
-        return (pa, pb) if pa.get("age", 0) > 0 and pb.get("fairshare", 0) > pa.get("fairshare", 0) else None
+        return (pa, pb) if pa.get("age", 0) > 0 and pb.get("fairshare", 0) > pa.get("fairshare", 0) and \
+            pa.get("site") == pb.get("site") else None
 
     assert until(factors, 130, 2), f"no fair-share difference or age factor: {_prio(root, first)}, {_prio(root, second)}"
     pa, pb = factors()

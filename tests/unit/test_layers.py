@@ -26,10 +26,11 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "plain data and I/O every layer may use: the package root (version only), atomic files, package data, "
      "the site model, the Slurm client, snapshots, the job comment-tag format, process start/stop helpers, "
      "the Prometheus exposition (metrics.py)"),
-    ("policies", ("admission", "rank", "pack", "scale", "power", "conf", "workload", "decision", "policy", "dag"),
+    ("policies", ("admission", "rank", "pack", "scale", "power", "conf", "workload", "decision", "policy", "dag",
+                  "sla"),
      "pure decisions and their inputs: admission, ranking, packing, scaling, power backends, conf rendering, "
-     "workload readers, the Decision/actions/applier and the PolicySpec (data the sim and the cycle are "
-     "both built from)"),
+     "workload readers, the Decision/actions/applier, the PolicySpec (data the sim and the cycle are "
+     "both built from) and the SLA report's rows"),
     ("sim", ("sim",), "the simulator, its policies' adapters (sim.scaling, sim.packing) and the policy builder"),
     ("evaluation", ("training", "tune", "evaluation", "dag.sim"),
      "what runs the simulator to learn or compare policies (the DQN's training and evaluation, the twin)"),

@@ -84,3 +84,59 @@ def test_bad_grants_are_refused_with_their_place(grants, error):
     with pytest.raises(SiteError) as err:
         site_with(grants)
     assert error in str(err.value) and "grants" in str(err.value)
+
+
+# --- slurmdbd associations (the container cluster's system test checks them against a real slurmdbd) ---------
+ASSOC = """demo|nobody|batch|bronze
+demo|nobody|web|bronze,silver
+other|nobody|ai-training|gold
+demo||ai-training|gold
+"""
+
+
+def _db(assoc=ASSOC, users="nobody|batch\n"):
+    from slurm_plugin.slurm.associations import AssociationCache
+    from slurm_plugin.slurm.associations import parse
+
+    return Accounting(qos=True, associations=True, db=AssociationCache(parse(assoc, users, "demo")))
+
+
+def test_parse_keeps_the_clusters_user_rows():
+    from slurm_plugin.slurm.associations import parse
+
+    t = parse(ASSOC, "nobody|batch\n", "demo")
+    assert set(t.users) == {"nobody"}
+    a = t.users["nobody"]
+    assert a.accounts == {"batch", "web"} and a.default_account == "batch"
+    assert a.qos() == {"bronze"} and a.qos("web") == {"bronze", "silver"} and a.qos("ai-training") == frozenset()
+
+
+def test_associations_grant_their_classes_and_tiers_and_nothing_else():
+    site = load_site("demo")
+    db = _db()
+    # web is one of nobody's accounts: its class (named in a comment) is granted; its tier silver only with
+    # account web, whose association has that QOS (the job's account is otherwise the default, batch: bronze)
+    c = classify(JobRequest(comment="class=web", user_id=NOBODY), site, db)
+    assert c.band == 10 and c.tier.name == "bronze" and "slurmdbd associations" in c.why, c.why
+    assert "not granted" not in c.why and "tier silver of class web is not a QOS of the job's association" in c.why
+    c = classify(JobRequest(comment="class=web", account="web", user_id=NOBODY), site, db)
+    assert c.band == 510 and c.tier.name == "silver", c.why
+    # ai-training exists (another cluster's row, an account-only row) but not as nobody's association here
+    assert classify(JobRequest(comment="class=ai-training", user_id=NOBODY), site, db).band == 0
+    # with the association known, an enforced --account/--qos the user lacks no longer grants (was: 1000/530)
+    assert classify(JobRequest(account="ai-training", user_id=NOBODY), site, db).band == 0
+    gold = classify(JobRequest(qos="gold", user_id=NOBODY), site, db)
+    assert gold.band == 0 and "not in the user's slurmdbd association" in gold.why
+    assert classify(JobRequest(qos="gold", user_id=NOBODY), site, Accounting(qos=True)).band == 1000
+    # the QOS of the job's own account: silver with web, not with batch (its default account)
+    assert classify(JobRequest(qos="silver", account="web", user_id=NOBODY), site, db).tier.name == "silver"
+    assert classify(JobRequest(qos="silver", account="batch", user_id=NOBODY), site, db).tier.name == "bronze"
+
+
+def test_a_job_naming_no_account_takes_the_users_default_account_as_slurm_will():
+    site = load_site("demo")
+    c = classify(JobRequest(user_id=NOBODY), site, _db(users="nobody|web\n"))
+    assert c.workload_class.name == "web" and "default account" in c.why and c.band == 510
+    # a user slurmdbd does not know keeps the enforce flags' trust
+    unknown = _db(assoc="demo|someone|web|silver\n")
+    assert classify(JobRequest(account="web", user_id=NOBODY), site, unknown).band == 510

@@ -20,7 +20,7 @@ def test_names_and_addresses_are_stable_and_unique_per_root():
     assert p == cc.plan(site, ROOT, "bookworm", [])
     assert cc.prefix_for(ROOT) != cc.prefix_for(Path("/other"))
     assert p.container("ctl") == f"{p.prefix}-ctl" and p.network == f"{p.prefix}-net"
-    assert len(set(p.addrs.values())) == len(p.addrs) == 3 + site.node_count()
+    assert len(set(p.addrs.values())) == len(p.addrs) == 4 + site.node_count()  # db, dbd, ctl, hetsched
     assert p.addrs["db"].endswith(".2") and p.addrs["ctl"].endswith(".4") and p.addrs["x86n1"].endswith(".10")
 
 
@@ -39,7 +39,7 @@ def test_compose_file_has_a_service_per_node_with_its_devices():
     site = load_site("demo")
     p = cc.plan(site, ROOT, "trixie", [])
     doc = yaml.safe_load(cc.compose_text(cc.compose(site, p, {"alice": 2001}, Path("/c"))))
-    assert set(doc["services"]) == {"db", "dbd", "ctl", *(h for g in site.node_groups for h in g.hostnames)}
+    assert set(doc["services"]) == {"db", "dbd", "ctl", "hetsched", *(h for g in site.node_groups for h in g.hostnames)}
     a100 = doc["services"]["a100n1"]
     assert a100["image"] == "localhost/hetsched-slurm:trixie" and a100["hostname"] == "a100n1"
     assert a100["environment"]["HETSCHED_DEVICES"] == "/dev/nvidia0 /dev/nvidia1 /dev/nvidia2 /dev/nvidia3"
@@ -76,3 +76,23 @@ def test_write_only_writes_every_file_with_safe_modes(tmp_path):
     assert doc["services"]["ctl"]["image"] == "localhost/hetsched-slurm:trixie"
     assert doc["services"]["db"]["image"] == "localhost/hetsched-slurm:bookworm"  # MariaDB 10.11 (see DB_RELEASE)
     assert state["users"] == ["alice"] and "alice:2001" in doc["services"]["x86n1"]["environment"]["HETSCHED_USERS"]
+
+
+def test_the_suite_container_shares_the_daemons_socket_with_slurmctld_and_can_be_left_out():
+    site = load_site("demo")
+    p = cc.plan(site, ROOT, "bookworm", [])
+    doc = cc.compose(site, p, {}, Path("/c"), ["/src:/opt/hetsched:ro"], "--interval 5")
+    suite, ctl = doc["services"]["hetsched"], doc["services"]["ctl"]
+    assert suite["image"] == "localhost/hetsched-suite:bookworm" and suite["environment"]["HETSCHED_ROLE"] == "suite"
+    assert suite["build"]["dockerfile"] == "Containerfile.suite"
+    assert suite["environment"]["HETSCHED_CYCLE_ARGS"] == "--interval 5"
+    assert suite["environment"]["HETSCHED_CTL"] == f"{p.addrs['ctl']}:{site.slurm.slurmctld_port}"
+    assert f"{ROOT}/run:/run/hetsched" in suite["volumes"] and f"{ROOT}/run:/run/hetsched" in ctl["volumes"]
+    assert "/src:/opt/hetsched:ro" in suite["volumes"]
+    files = render_site(site, cc.layout(p))
+    assert "JobSubmitPlugins=lua" in files["slurm.conf"]
+    assert '"socket": "/run/hetsched/hetsched.sock"' in files["hetsched-shim.json"]
+    bare = cc.plan(site, ROOT, "bookworm", [], suite=False)
+    assert "hetsched" not in bare.addrs and [f for _, f in bare.images] == ["Containerfile"]
+    assert "hetsched" not in cc.compose(site, bare, {}, Path("/c"))["services"]
+    assert "JobSubmitPlugins" not in render_site(site, cc.layout(bare))["slurm.conf"]
