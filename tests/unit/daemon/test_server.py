@@ -23,6 +23,7 @@ from slurm_plugin.daemon import AdmissionServer
 from slurm_plugin.daemon.protocol import MAX_REQUEST_BYTES
 from slurm_plugin.site import load_site
 from slurm_plugin.snapshot import Snapshot, SnapshotRefresher
+from tests.waiting import wait_for
 
 REQ = json.dumps({"v": 1, "op": "submit", "job": {"gres": "gres:gpu:1", "comment": "class=web", "user_id": 0}}).encode() + b"\n"
 
@@ -134,10 +135,9 @@ def test_cli_daemon_pidfile_and_clean_sigterm(tmp_path):
                              "--slurm-conf", str(tmp_path / "missing.conf"), "--refresh", "60"],
                             stderr=subprocess.PIPE, text=True)
     try:
-        for _ in range(200):
-            if sock.exists():
-                break
-            time.sleep(0.05)
+        # the socket comes after the imports and the site: 4.5-9.6 s at load 41 (60 s leaves room for CI)
+        wait_for(lambda: f"{sock} (daemon exit code {proc.poll()})", lambda: sock.exists() or proc.poll() is not None,
+                 timeout=60, step=0.05)
         assert int(pid_file.read_text()) == proc.pid
         assert ask(sock, REQ)[0]["ok"] is True  # no snapshot yet: accepted, never refused
         proc.send_signal(signal.SIGTERM)
