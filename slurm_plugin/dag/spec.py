@@ -36,6 +36,7 @@ from ..snapshot.constraint import ConstraintError, parse_constraint
 
 MAX_WORKFLOW_BYTES = 8 << 20  # a 10,000-task workflow is ~1.5 MB
 MAX_TASKS = 100_000
+MAX_VALUES = 4_000_000  # values after YAML aliases are expanded (a 100,000-task workflow has ~2 M)
 MAX_ARRAY = 100_000  # Slurm's MaxArraySize default is 1001; the site's own limit is checked at submit time
 Arch = Literal[ARCHES]  # type: ignore[valid-type]
 
@@ -110,7 +111,7 @@ class Task(Strict):
     constraint: str | None = Field(None, max_length=4096, description="extra Slurm --constraint")
     workload_class: SlurmName | None = Field(None, alias="class")
     array: Annotated[int, Field(gt=0, le=MAX_ARRAY)] = 1
-    after: tuple[SlurmName | Edge, ...] = ()
+    after: tuple[SlurmName | Edge, ...] = Field((), max_length=MAX_TASKS)
     runtime_s: Annotated[float, Field(gt=0, le=SECONDS_MAX, allow_inf_nan=False)] = 60.0
     time: str | int | None = Field(None, description="time limit per element (Slurm time or seconds)")
 
@@ -258,6 +259,11 @@ def parse_workflow(data: Any, source: str = "<workflow>", root: yaml.Node | None
     (``root``, the composed YAML node tree, gives the line numbers)."""
     if not isinstance(data, dict):
         raise WorkflowError(source, [(None, Problem((), "expected a mapping with 'name' and 'tasks'"))])
+    from ..site.loader import _too_many_nodes  # the site files' guard against YAML alias bombs
+
+    if _too_many_nodes(data, MAX_VALUES):
+        raise WorkflowError(source, [(None, Problem((), f"more than {MAX_VALUES:,} values once YAML aliases are "
+                                                        "expanded: not a workflow"))])
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as err:

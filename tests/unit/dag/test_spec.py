@@ -112,3 +112,12 @@ def test_batch_script_errors_name_the_task_line(tmp_path):
     p.write_text(SCRIPT.replace("after=frames", "after=frame"))
     with pytest.raises(WorkflowError, match=r"bad.sh:8: tasks\[2\].after\[0\]: no task named 'frame'; did you mean 'frames'"):
         load_workflow(p)
+
+
+def test_yaml_alias_bomb_is_refused(tmp_path):
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, "
+              f"*a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 9)]
+    p = _write(tmp_path, "\n".join(lines) + "\nname: w\ntasks:\n  - {name: t, after: *a8}\n")
+    with pytest.raises(WorkflowError, match="YAML aliases"):
+        load_workflow(p)
