@@ -118,7 +118,8 @@ def test_hung_daemon_costs_the_timeout_only(where, timeout_ms):
     result = run(config(where, timeout_ms=timeout_ms), {})
     daemon.close()
     assert result["rc"] == 0 and result["set"] == {}
-    assert timeout_ms * 1000 * 0.95 <= result["elapsed_us"] <= (timeout_ms + 10) * 1000
+    # plus the time the shim's process waited for a CPU (a loaded CI machine): the timeout cannot fire then
+    assert timeout_ms * 1000 * 0.95 <= result["elapsed_us"] <= (timeout_ms + 10) * 1000 + result["waited_us"]
     assert any("timeout" in m for m in result["log"])
 
 
