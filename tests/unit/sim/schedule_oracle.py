@@ -59,10 +59,25 @@ def _matrix(workload: str, first: int = 0, site: str | None = None, powers=("alw
     return [Case(workload, pol, bf, pw, site, first) for pw in powers for bf in (False, True) for pol in policies]
 
 
+# the tuner's paths (hetsched tune): its weighted family with the age floor and the power candidates it replays,
+# as policy-file sections (``policy`` / ``power`` keys below name them)
+RANKING_SPECS = {"weighted(size=0.5,age=1)+floor": dict(name="weighted", w_size=0.5, w_age=1.0, age_floor=True),
+                 "sjf+floor": dict(name="sjf", age_floor=True)}
+SCALING_SPECS = {"planner(1000W)": dict(name="planner", wait_price_w=1000.0, arch=False, pid=False),
+                 "planner+arch(10000W)": dict(name="planner", wait_price_w=10000.0, arch=True, pid=False),
+                 "demand-timer(900,60)": dict(name="planner", wait_price_w=None, grace_s=900.0, quiet_grace_s=60.0)}
+TUNER = "synthetic:jobs=2000,seed=1"  # on site_configs/large.yaml
+
+
+def _tuner_cases() -> list[Case]:
+    return ([Case(TUNER, pol, True, "always-on", "large") for pol in ("fcfs", "wfp3", *RANKING_SPECS)]
+            + [Case(TUNER, "fcfs", True, pw, "large") for pw in ("idle-suspend", *SCALING_SPECS)])
+
+
 def cases(tier: str) -> list[Case]:
     fast = (_matrix("lublin", first=3000) + _matrix("kth", first=1500, policies=("fcfs", "sjf", "multifactor"))
             + _matrix("synthetic:jobs=1200,seed=3", site="demo", powers=("always-on", "idle-suspend"))
-            + [Case("lanl", "fcfs", True)])
+            + [Case("lanl", "fcfs", True)] + _tuner_cases())
     if tier == "fast":
         return fast
     full = (_matrix("lublin") + _matrix("kth") + _matrix("lanl")
@@ -103,9 +118,17 @@ def run_case(case: Case) -> tuple[dict, float]:
 
     from slurm_plugin.rank.dqn.policy import MODEL_ENV
     from slurm_plugin.sim.run import simulate
+    from slurm_plugin.policy import RankingSpec, ScalingSpec
+    from slurm_plugin.sim.policy import sim_ranking, sim_scaling
+    p = prepared(case)
+    policy, power = case.policy, case.power
+    if policy in RANKING_SPECS:
+        policy = sim_ranking(RankingSpec(**RANKING_SPECS[policy]), p.site, float(p.machine.cores))
+    if power in SCALING_SPECS:
+        power = sim_scaling(ScalingSpec(**SCALING_SPECS[power]), p.machine, p.workload.jobs)
     saved = os.environ.pop(MODEL_ENV, None)  # the shipped model (`sim run --model` sets this in its process)
     try:
-        row, out = simulate(prepared(case), case.policy, backfill=case.backfill, power=case.power)
+        row, out = simulate(p, policy, backfill=case.backfill, power=power)
     finally:
         if saved is not None:
             os.environ[MODEL_ENV] = saved
