@@ -115,10 +115,13 @@ def _key_values(row: dict) -> None:
                    "factors. Needs --site. Default: neither (no speed factors).")
 @click.option("--jobs", "-j", "njobs", type=click.IntRange(1), default=None,
               help="Simulations at once, each in its own process (default: every core).")
+@click.option("--slurm", "slurm_array", is_flag=True,
+              help="Run the simulations as one Slurm job array on the cluster SLURM_CONF names (the work "
+                   "directory, $HETSCHED_ARRAY_DIR or the temp dir, must be visible from its nodes).")
 @policy_files_option
 @handle_errors(WorkloadError, ValueError, OSError)
 def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, drop_unfit, compress, as_json,
-                output, plot_out, table_out, packing, njobs, policy_files) -> None:
+                output, plot_out, table_out, packing, njobs, slurm_array, policy_files) -> None:
     """Every policy with and/or without backfill (and packing): a table of policies x metrics, JSON rows, plots.
     With --policy-file F (repeatable) the rows are those files' policies instead, each built as `sim run
     --policy-file F` builds it."""
@@ -135,12 +138,15 @@ def compare_cmd(site, workload, policies, bf, semantics, power, suspend_time, dr
     kw = dict(power=power, suspend_time_s=suspend_time) if semantics == "slurm" else {}
     log_row = lambda r: log.info("%s bf=%s %.2fs", r.get("policy_file") or r["policy"], r["backfill"],  # noqa: E731
                                  r["wall_s"])
-    if specs:
-        from ..sim.policy import compare_policies
-        rows, timelines = compare_policies(p, specs, backfills, jobs=njobs, on_row=log_row)
-    else:
-        rows, timelines = compare(p, pols, backfills, semantics, on_row=log_row, packings=PACKINGS[packing],
-                                  jobs=njobs, **kw)
+    from ..sim.parallel import on_slurm
+    from ..sim.slurm_array import ArrayOptions
+    with on_slurm(ArrayOptions() if slurm_array else None):
+        if specs:
+            from ..sim.policy import compare_policies
+            rows, timelines = compare_policies(p, specs, backfills, jobs=njobs, on_row=log_row)
+        else:
+            rows, timelines = compare(p, pols, backfills, semantics, on_row=log_row, packings=PACKINGS[packing],
+                                      jobs=njobs, **kw)
     text = table(rows)
     if packing == "both":
         from ..sim.compare import packing_ratios
