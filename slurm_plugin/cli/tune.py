@@ -103,14 +103,24 @@ def _fidelity(p, path: str, site_ranking: str | None, backfill: bool, tau: float
 @click.option("--force", is_flag=True,
               help="Write the policy file although the history's replay is below the fidelity threshold (recorded "
                    "in twin.fidelity.forced).")
+@click.option("--race/--no-race", default=None,
+              help="Screen every ranking on a prefix of the tuning part and replay only the leaders in full "
+                   "(default: when the tuning part has 40,000 jobs or more; slurm_plugin/tune/sweep.py).")
+@click.option("--slurm", "slurm_array", is_flag=True,
+              help="Run the replays as Slurm job arrays on the cluster SLURM_CONF names (the work directory, "
+                   "$HETSCHED_ARRAY_DIR or the temp dir, must be visible from its nodes).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="With --evaluate: write a bar chart of the held-back bounded slowdowns (PNG).")
 @json_option
 @output_option
 @handle_errors(WorkloadError, ValueError, OSError)
 def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, candidates, drop_unfit,
-         dqn_budget, site_ranking, fidelity_tau, fidelity_wait, force, plot, as_json, output) -> None:
+         dqn_budget, site_ranking, fidelity_tau, fidelity_wait, force, race, slurm_array, plot, as_json, output) -> None:
     """Choose the ranking by replaying the site's history (the twin); write it as a policy file."""
+    from ..sim.parallel import on_slurm
+    from ..sim.slurm_array import ArrayOptions
+
+    click.get_current_context().with_resource(on_slurm(ArrayOptions() if slurm_array else None))
     from ..policy import PolicyError
     from ..tune import report
     from ..fsio import write_file_atomic
@@ -137,7 +147,7 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
         extra, note = finetuned_candidates(path, site, drop_unfit, 0.7, dqn_budget, workdir, floor_hours)
         log.info("%s", note)
         result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
-                              jobs=procs, names=names, extra=extra, notes=[note])
+                              jobs=procs, names=names, extra=extra, notes=[note], race=race)
         if out and result.modes[backfill].choice.winner.startswith("dqn-finetuned"):
             kept = out.parent / time.strftime("dqn-finetuned-%Y%m%dT%H%M%SZ.npz", time.gmtime())
             write_file_atomic(kept, (workdir / MODEL_NAME).read_bytes())

@@ -31,7 +31,8 @@ from ..sim.run import Prepared
 from .candidates import Candidate, fixed_candidates, label, shipped_default, weighted_grid, with_floor
 from .score import Score, objective_for
 from .select import Choice, Entry, choose
-from .sweep import Twin, replay
+from .sweep import RACE_MIN_JOBS, Twin, replay
+from .sweep import race as race_leaders
 
 
 @dataclass
@@ -84,24 +85,34 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
                  objective: str | None = None, bounded: bool = True, names: tuple[str, ...] | None = None,
                  evaluate_all: bool = False, z: float = 1.0, jobs: int | None = None,
                  tune_fraction: float = 0.7, extra: list[Candidate] | None = None,
-                 notes: list[str] | None = None) -> TuneResult:
+                 notes: list[str] | None = None, race: bool | None = None) -> TuneResult:
     """Tune the ranking for each backfill mode in ``backfills``. ``evaluate_all`` also replays every fixed
     candidate on the whole history (the evaluation protocol); otherwise only the winner and the runner-up are.
     ``extra``: more candidates judged like the fixed ones (the DQN fine-tuned on the jobs before the first
-    rolling origin: it has seen no validation job)."""
+    rolling origin: it has seen no validation job). ``race`` (None: when the tuning part has
+    ``sweep.RACE_MIN_JOBS`` jobs or more) screens the candidates on a prefix first and replays only each family's
+    leaders on the whole tuning part (:func:`.sweep.race`)."""
     objective = objective or objective_for(p.workload.jobs, p.site)
     twin = Twin.of(p, objective, tune_fraction)
     fixed = (fixed_candidates(floor_hours, names) if names else fixed_candidates(floor_hours)) + list(extra or [])
     grid = weighted_grid(floor_hours)
     bound = max_wait_bound(twin, floor_hours) if bounded else None
-    tasks = [(c, bf, "tune") for bf in backfills for c in fixed + grid]
+    if race is None:
+        race = twin.split.tune_jobs >= RACE_MIN_JOBS
+    if race:  # long history: the whole tuning part only for each family's leaders on a prefix (sweep.race)
+        kept = race_leaders(twin, {"fixed": (fixed, "val"), "weighted": (grid, "all")}, backfills, bound, jobs,
+                            desc=f"tune {p.workload.name}")
+    else:
+        kept = {bf: fixed + grid for bf in backfills}
+    tasks = [(c, bf, "tune") for bf in backfills for c in kept[bf]]
     if evaluate_all:
         tasks += [(c, bf, "whole") for bf in backfills for c in fixed]
     results = replay(twin, tasks, jobs, desc=f"tune {p.workload.name}")
     got = {(c.label, b, scope): r for (c, b, scope), r in zip(tasks, results)}
     # the weighted member fitted at each rolling origin and on the whole tuning part, then each with the floor
     parts = [f"fit{k}" for k in range(twin.folds)] + ["all"]
-    fits = {bf: [_fit_weighted({c.label: got[(c.label, bf, "tune")] for c in grid}, grid, bound, part)
+    grids = {bf: [c for c in grid if c in kept[bf]] for bf in backfills}
+    fits = {bf: [_fit_weighted({c.label: got[(c.label, bf, "tune")] for c in grids[bf]}, grids[bf], bound, part)
                  for part in parts] for bf in backfills}
     floored = list({(with_floor(c).label, bf): (with_floor(c), bf, "tune")
                     for bf, members in fits.items() for c in members}.values())
@@ -113,10 +124,11 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     for bf in backfills:
         members = fits[bf]
         final = members[-1]
-        pool = fixed + [final, with_floor(final)]
+        ranked = [c for c in fixed if c in kept[bf]]
+        pool = ranked + [final, with_floor(final)]
         scores = {c.label: got[(c.label, bf, "tune")] for c in pool}
         entries = {c.label: _entry(c.label, c.complexity, [scores[c.label][f"val{k}"] for k in range(twin.folds)])
-                   for c in fixed}
+                   for c in ranked}
         for floor in (False, True):
             dep = with_floor(final) if floor else final
             at = [with_floor(m) if floor else m for m in members[:-1]]
