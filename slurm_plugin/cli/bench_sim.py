@@ -25,6 +25,9 @@ def _line(r: dict) -> str:
 @click.option("--workload", "-w", "workloads", multiple=True,
               help="Workload (repeatable; default: the shared Lublin-1, KTH-SP2 and LANL-CM5 traces).")
 @click.option("--site", default=None, help="Site for the workloads (default: the machine each trace names).")
+@click.option("--on-site", "on_site", nargs=2, multiple=True, metavar="SITE WORKLOAD",
+              help="Also WORKLOAD on SITE (repeatable), e.g. --on-site site_configs/large.yaml "
+                   "synthetic:jobs=100000,seed=1 for the heterogeneous 2,240-node site's row.")
 @click.option("--policies", default="fcfs,sjf,dqn", show_default=True, help="Comma-separated rankings.")
 @click.option("--backfill", "bf", type=click.Choice(["both", "on", "off"]), default="on", show_default=True)
 @click.option("--power", type=click.Choice(["always-on", "idle-suspend"]), default="always-on", show_default=True)
@@ -34,12 +37,13 @@ def _line(r: dict) -> str:
                    "run on a one-group machine, and check both start every job at the same time.")
 @json_output_options
 @handle_errors(ValueError, OSError)
-def sim_cmd(workloads, site, policies, bf, power, repeat, reference, as_json, output) -> None:
+def sim_cmd(workloads, site, on_site, policies, bf, power, repeat, reference, as_json, output) -> None:
     """Jobs per second of simulation (the trace already read), fastest of --repeat runs. The result is
     ``{"rows": [{"workload", "policy", "backfill", "jobs", "sim_s", "jobs_per_s", ...}], "machine", "commit"}``."""
     from ..sim.bench import bench_sim, default_traces
     from ..sim.run import provenance
-    ws = list(workloads) or default_traces()
+    ws = list(workloads) or ([] if on_site else default_traces())
+    ws += [(site_, spec) for site_, spec in on_site]
     if not ws:
         raise click.UsageError("no workload given and the shared traces (../shared/workloads/swf) are absent")
     pols = [x.strip() for x in policies.split(",") if x.strip()]

@@ -50,17 +50,18 @@ def _timed(fn):
     return out, time.perf_counter() - w, time.thread_time() - c
 
 
-def bench_sim(workloads: list[str], policies: list[str], backfills: list[bool], site: str | None = None,
+def bench_sim(workloads: list[str | tuple[str, str]], policies: list[str], backfills: list[bool], site: str | None = None,
               power: str = "always-on", repeat: int = 1, reference: bool = False, log=None) -> list[dict]:
     """One row per (workload, policy, backfill): the fastest of ``repeat`` engine runs (simulation only, the
     trace already read). With ``reference``, FCFS+EASY rows on a homogeneous machine also run
     :func:`.reference.easy_fcfs` (whole queue scanned) right after each engine run, so both see the same load,
-    and record its times, the ratio and whether every job starts at the same time (else how many differ)."""
+    and record its times, the ratio and whether every job starts at the same time (else how many differ).
+    A workload given as ``(site, spec)`` runs on that site instead of ``site``."""
     from .reference import easy_fcfs
     from .run import prepare, simulate
     rows = []
     for spec in workloads:
-        p = prepare(spec, site)
+        p = prepare(spec[1], spec[0]) if isinstance(spec, tuple) else prepare(spec, site)
         jobs = p.workload.jobs
         for bf in backfills:
             for pol in policies:

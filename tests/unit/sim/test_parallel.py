@@ -90,3 +90,13 @@ def test_parallel_scale_eval_rows_equal_serial():
     assert rows1 == rows2 and stab1 == stab2
     assert [r["policy"] for r in rows2] == ["always-on", "idle-timer", "hetsched", "hetsched+pid", "hetsched+arch",
                                             "pid"]
+
+
+def test_bench_sim_on_a_site(tmp_path):
+    """`hetsched bench sim --on-site SITE W`: a row for a workload on a named site, with its power setting."""
+    out = tmp_path / "b.json"
+    res = CliRunner().invoke(main, ["bench", "sim", "--on-site", "site_configs/large.yaml", "synthetic:jobs=300,seed=1",
+                                    "--policies", "fcfs", "--power", "idle-suspend", "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["site"] == "large" and row["jobs"] == 300 and row["power"] == "idle-suspend" and row["cpu_s"] > 0
