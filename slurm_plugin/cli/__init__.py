@@ -38,6 +38,8 @@ GROUPS: dict[str, LazyCommand] = {
     "rank": LazyCommand(".rank:rank", "Learned job ranking (DQN over 8 priority bands): train, evaluate."),
     "tune": LazyCommand(".tune:tune",
                         "Choose the ranking by replaying the site's history (the twin); write it as a policy file."),
+    "health": LazyCommand(".health:health", "Node health: fault signatures (NVIDIA, AMD, Intel, Ascend, NICs, "
+                                             "CPU/memory, PCIe, NVMe, BMC) and checks."),
     "status": LazyCommand(".status:status",
                           "One screen for the whole pool: node groups, power states, queue, last cycle, daemon health."),
     "decisions": LazyCommand(".decisions:decisions",

@@ -168,12 +168,16 @@ class LocalCluster(RecordedState):
 
     def _write_power_programs(self) -> None:
         """bin/resume|suspend|resume-fail: ``hetsched power ... --backend local`` (paths shell-quoted)."""
-        from ..conf.programs import power_programs
+        from ..conf.programs import health_check_text, power_programs
 
         root = str(self.root)
         files = power_programs(["--backend", "local", "--cluster", root, "--log-file", f"{root}/log/power.log",
                                 "--slurm-conf", str(self.conf)], output=f"{root}/log/power.out",
                                extra={"resume-fail": ["--no-mark-down"]})  # Slurm's own DOWN reason stays
+        # each node's "kernel log" is <root>/log/kern-<node>.log (the host's own kernel is not the node's)
+        files["healthcheck"] = health_check_text(["--log", f"{root}/log/kern-{{node}}.log", "--state-dir",
+                                                  f"{root}/health", "--slurm-conf", str(self.conf)],
+                                                 output=f"{root}/log/health.out")
         write_atomic(self.root / "bin", files, mode=0o755)
 
     # --- lifecycle ----------------------------------------------------------------------------------------

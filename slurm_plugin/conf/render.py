@@ -49,6 +49,7 @@ class DeployPaths:
     resume_program: str = "/usr/lib/hetsched/resume"
     suspend_program: str = "/usr/lib/hetsched/suspend"
     resume_fail_program: str = "/usr/lib/hetsched/resume-fail"
+    health_check_program: str = "/usr/lib/hetsched/healthcheck"
     daemon_socket: str = "/run/hetsched/hetsched.sock"
     job_submit: bool = True
 
@@ -70,7 +71,8 @@ class LocalLayout(DeployPaths):
         ports = {h: site.slurm.slurmd_port + i for i, h in enumerate(hosts)}
         return cls(etc=f"{root}/etc", state_save=f"{root}/spool/ctld", slurmd_spool=f"{root}/spool",
                    log_dir=f"{root}/log", run_dir=f"{root}/run", resume_program=f"{root}/bin/resume",
-                   suspend_program=f"{root}/bin/suspend", resume_fail_program=f"{root}/bin/resume-fail", root=root, slurmd_ports=ports,
+                   suspend_program=f"{root}/bin/suspend", resume_fail_program=f"{root}/bin/resume-fail",
+                   health_check_program=f"{root}/bin/healthcheck", root=root, slurmd_ports=ports,
                    job_submit=job_submit, daemon_socket=daemon_socket or f"{root}/run/hetsched.sock")
 
     def device_dir(self, host: str) -> str:
@@ -91,6 +93,7 @@ class ContainerLayout(DeployPaths):
     resume_program: str = "/etc/slurm/hetsched-resume"
     suspend_program: str = "/etc/slurm/hetsched-suspend"
     resume_fail_program: str = "/etc/slurm/hetsched-resume-fail"
+    health_check_program: str = "/etc/slurm/hetsched-healthcheck"
 
 
 @dataclass(frozen=True)

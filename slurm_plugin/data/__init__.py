@@ -8,6 +8,7 @@
                     (``grafana/hetsched.json``) and Prometheus scrape jobs
 ``containers``      the container cluster's Containerfile, entry script and base-image script
 ``models``          the shipped ranking model (``dqn_default.npz``)
+``signatures``      the fault signature library (``*.yaml``, :mod:`slurm_plugin.health.signatures`)
 =================  ===========================================================================
 
 In the repository all but ``models`` are the top-level folders of the same names; ``slurm_plugin/data/<name>`` are
@@ -29,6 +30,7 @@ _WHERE = {
     "daemon": (__name__, "daemon"),
     "containers": (__name__, "containers"),
     "models": ("slurm_plugin.rank", "models"),
+    "signatures": ("slurm_plugin.health", "signatures"),
 }
 NAMES = tuple(_WHERE)
 

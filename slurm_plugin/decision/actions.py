@@ -31,6 +31,8 @@ class Cause(str, enum.Enum):
     PACKING = "PACKING"  # packing moved a flexible pending job to the node class it chose
     POLICY_ROLLBACK = "POLICY_ROLLBACK"  # the live guard: the running policy fell behind its twin's prediction
     GRAPH = "GRAPH"  # a workflow's requirement graph: a unit's level in its band, or its move off a full class
+    FAULT_SIGNATURE = "FAULT_SIGNATURE"  # the health check matched a fault signature (health/signatures/*.yaml)
+    HEALTHY_AGAIN = "HEALTHY_AGAIN"  # the health check resumes a node it drained: the fault is over
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,16 @@ class DrainNodes:
 
 
 @dataclass(frozen=True)
+class RequeueJobs:
+    """Requeue running jobs (``scontrol requeue``): their node failed under them; Slurm starts them again."""
+
+    job_ids: tuple[int, ...]
+    reason: str
+    cause: Cause | None = None
+    kind: Literal["requeue"] = "requeue"
+
+
+@dataclass(frozen=True)
 class SwitchPolicy:
     """Replace the active policy file ``path`` with a copy of ``to`` (None: the default policy), only if its
     content is still ``from_sha256`` (the policy that was judged); the old content is kept beside it. Applied
@@ -104,7 +116,7 @@ class SwitchPolicy:
     kind: Literal["policy"] = "policy"
 
 
-Action = Union[SetSiteFactor, MoveJob, PowerNodes, SetPartitionNodes, DrainNodes, SwitchPolicy]
+Action = Union[SetSiteFactor, MoveJob, PowerNodes, SetPartitionNodes, DrainNodes, RequeueJobs, SwitchPolicy]
 
 
 @dataclass(frozen=True)

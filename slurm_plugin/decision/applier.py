@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import hostlist
 
 from ..slurm import SlurmClient, SlurmError
-from .actions import (TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor,
-                      SwitchPolicy)
+from .actions import (TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, RequeueJobs, SetPartitionNodes,
+                      SetSiteFactor, SwitchPolicy)
 from .journal import Journal
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,8 @@ def job_ids(action: Action) -> tuple[int, ...]:
         return tuple(action.job_ids)
     if isinstance(action, MoveJob):
         return (action.job_id,)
+    if isinstance(action, RequeueJobs):
+        return tuple(action.job_ids)
     return ()
 
 
@@ -137,6 +139,10 @@ def commands_for(action: Action) -> list[list[str]]:
         return [["scontrol", "update", f"partitionname={action.partition}", f"nodes={_compress(action.nodes)}"]]
     if isinstance(action, DrainNodes):
         return [_node_state(action.nodes, action.action, action.reason if action.action == "DRAIN" else None)]
+    if isinstance(action, RequeueJobs):
+        ids = list(action.job_ids)
+        return [["scontrol", "requeue", ",".join(map(str, ids[i:i + MAX_IDS_PER_CALL]))]
+                for i in range(0, len(ids), MAX_IDS_PER_CALL)]
     if isinstance(action, SwitchPolicy):
         return []  # a file, not Slurm: see SlurmApplier._switch_policy
     raise TypeError(f"unknown action {action!r}")

@@ -92,6 +92,13 @@ class ScaleMemory:
     power: dict[str, NodePower] = field(default_factory=dict)
 
 
+def out_of_supply(n: NodeState) -> bool:
+    """A drained node without running work (an admin's drain, or the health check's for a fault: reason
+    ``hetsched: health ...``): never powered up, never counted as capacity; a draining node still running jobs
+    counts as busy until they end."""
+    return any(f in ("drain", "drained") for f in n.flags) and not _busy(n)
+
+
 def _busy(n: NodeState) -> bool:
     return n.alloc_cpus > 0 or n.state in ("allocated", "mixed", "completing")
 
@@ -221,7 +228,7 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
     records = sync_records(shown.values(), memory.power, now, site.slurm.resume_timeout, config.retry)
     actions, records = remediate(records, shown, now, config.retry)
     remediated = {n for a in actions for n in a.nodes}
-    members = {name: [n for n in nodes if n.name not in remediated
+    members = {name: [n for n in nodes if n.name not in remediated and not out_of_supply(n)
                       and records[n.name].state not in (Power.FAILED, Power.HELD)] for name, nodes in members.items()}
     targets: dict[str, WarmTarget] = {}
     for group in site.node_groups:

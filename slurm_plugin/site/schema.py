@@ -368,6 +368,9 @@ class SlurmSettings(Strict):
     # Only where Slurm keeps accounting (slurmdbd: the container cluster); without it both weights are 0.
     priority_weight_fairshare: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 10000
     priority_weight_qos: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 10000
+    health_check_interval: int = Field(0, ge=0, le=UINT16_MAX,
+                                       description="seconds between `hetsched health check` runs on each node "
+                                                   "(slurm.conf HealthCheckProgram); 0 = no health check")
 
 
 class Site(Strict):

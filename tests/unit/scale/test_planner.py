@@ -125,3 +125,13 @@ def test_pid_adds_headroom_only_when_running_hot(util_alloc, extra):
     assert (("POWER_UP", ("armn3",)) in acts) is extra
     acts, _, _ = run(snapshot(nodes))  # PID headroom is opt-in
     assert ("POWER_UP", ("armn3",)) not in acts
+
+
+def test_a_node_drained_for_a_fault_is_never_powered_up_and_not_counted_as_supply():
+    """armn1 is powered down and drained by the health check: the backlog wakes armn2 and armn3, never armn1."""
+    off = {h: node(h, flags=("powered_down",)) for h in ("armn1", "armn2", "armn3")}
+    off["armn1"] = node("armn1", flags=("drain", "powered_down"), reason="hetsched: health Xid 79: gpu_lost")
+    jobs = [pending(i, features="aarch64", cpus=64) for i in (1, 2, 3)]
+    acts, _, _ = run(snapshot(off, jobs))
+    ups = {n for a, ns in acts if a == "POWER_UP" for n in ns}
+    assert ups == {"armn2", "armn3"}

@@ -1,0 +1,308 @@
+"""The node health check Slurm runs as ``HealthCheckProgram``: snapshot -> pure decision -> the one applier.
+
+:func:`gather` reads what is new since the last run (log lines past a per-file cursor, the accelerator tools that
+are installed, the node's Slurm state and running jobs); :func:`decide` turns the matches and the remembered
+counts into actions (pure); :func:`run_check` applies them through :class:`~slurm_plugin.decision.SlurmApplier`
+and saves the memory (the cursor, counts within their windows, the drains it made) in ``<state-dir>/<node>.json``.
+
+Rules (every action tagged ``hetsched: health ...`` so only the check's own drains are ever resumed):
+
+- ``count`` signatures drain once ``threshold.count`` matches fall within ``threshold.window_s``; that drain is
+  lifted when the window has passed with fewer matches.
+- ``drain`` and ``replace`` drain and stay (an admin resumes, after the repair); ``drain_reboot`` drains and
+  stays until the node has rebooted (its boot time is later than the drain) and a run finds nothing new.
+- ``requeue``, ``drain_reboot`` and ``replace`` requeue the jobs running on the node.
+- A node powered down, powering up or down, or rebooting is left alone (nothing read, nothing changed); a node
+  an admin drained (a reason without the tag) is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..decision.actions import TAG, Cause, Decision, DrainNodes, RequeueJobs
+from ..fsio import exclusive_lock, write_file_atomic
+from ..slurm.client import SlurmClient, SlurmError, parse_scontrol_oneliner
+from .signatures import ACTION_RANK, Library, Signature, load_library
+
+log = logging.getLogger(__name__)
+REASON = "health"  # reasons read "hetsched: health <what>"; OURS is what the check recognises as its own
+OURS = f"{TAG} {REASON}"
+SKIP_FLAGS = ("POWERED_DOWN", "POWERING_UP", "POWER_DOWN", "POWERING_DOWN", "REBOOT_REQUESTED", "REBOOT_ISSUED",
+              "NOT_RESPONDING")
+STICKY = ("drain", "drain_reboot", "replace")
+REQUEUE = ("requeue", "drain_reboot", "replace")
+MAX_READ = 64 << 20  # never read more than this of one log per run (a first run on a huge log reads its tail)
+NVIDIA_FIELDS = ("index", "pci.bus_id", "remapped_rows.pending", "remapped_rows.failure", "retired_pages.pending",
+                 "ecc.errors.uncorrected.volatile.total", "clocks_throttle_reasons.hw_thermal_slowdown",
+                 "clocks_throttle_reasons.hw_power_brake_slowdown", "clocks_throttle_reasons.sw_thermal_slowdown")
+
+
+@dataclass
+class Memory:
+    """What one node's check keeps between runs (JSON in ``<state-dir>/<node>.json``)."""
+
+    cursors: dict[str, list[int]] = field(default_factory=dict)  # path -> [inode, byte offset]
+    counts: dict[str, list[float]] = field(default_factory=dict)  # signature id -> match times within its window
+    drained: dict | None = None  # {"signature", "action", "at", "reason"} of the drain the check made
+
+    @classmethod
+    def load(cls, path: Path) -> Memory:
+        try:
+            raw = json.loads(path.read_text())
+            return cls(dict(raw.get("cursors", {})), dict(raw.get("counts", {})), raw.get("drained"))
+        except FileNotFoundError:
+            return cls()
+        except (ValueError, TypeError, AttributeError) as exc:
+            log.warning("%s: unreadable (%s): starting fresh", path, exc)
+            return cls()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A signature matched at time ``t`` (``where``: the file or tool it came from, ``line`` what matched)."""
+
+    signature: Signature
+    t: float
+    where: str
+    line: str
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """The node as Slurm shows it: state words (upper case), its drain reason, running jobs, boot time."""
+
+    name: str
+    state: tuple[str, ...]
+    reason: str = ""
+    running_jobs: tuple[int, ...] = ()
+    boot_time: float = 0.0
+
+    @property
+    def drained(self) -> bool:
+        return any(w in ("DRAIN", "DRAINED", "DRAINING") for w in self.state)
+
+    @property
+    def ours(self) -> bool:
+        return self.reason.startswith(OURS)
+
+    @property
+    def skip(self) -> str | None:
+        """Why this node must be left alone now, or None."""
+        hit = [w for w in self.state if w in SKIP_FLAGS]
+        return f"node is {'+'.join(hit).lower()}" if hit else None
+
+
+# ------------------------------------------------------------------------------------------ snapshot
+
+
+def read_new_lines(paths: Iterable[str], cursors: Mapping[str, list[int]]) -> tuple[list[tuple[str, str]], dict]:
+    """(path, line) of every complete line appended to ``paths`` since ``cursors``, and the new cursors. A file
+    with a new inode or shorter than the cursor (rotated, truncated) is read from its start; a missing file is
+    skipped. A partial last line is left for the next run."""
+    out: list[tuple[str, str]] = []
+    new = dict(cursors)
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        inode, offset = cursors.get(path, [st.st_ino, 0])
+        if inode != st.st_ino or offset > st.st_size:
+            offset = 0
+        offset = max(offset, st.st_size - MAX_READ)
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read(st.st_size - offset)
+        end = data.rfind(b"\n") + 1
+        out += [(path, line) for line in data[:end].decode("utf-8", "replace").splitlines()]
+        new[path] = [st.st_ino, offset + end]
+    return out, new
+
+
+def _run_tool(argv: list[str], timeout: float) -> str | None:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("%s: %s", argv[0], exc)
+        return None
+    if proc.returncode != 0:
+        log.warning("%s exited %d: %s", argv[0], proc.returncode, proc.stderr.strip()[:200])
+        return None
+    return proc.stdout
+
+
+def tool_records(timeout: float, path: str | None = None) -> tuple[list[tuple[str, dict]], list[str]]:
+    """(tool, record) of every accelerator tool installed (``nvidia-smi`` one record per GPU), and the tools
+    that are absent (skipped, not failures)."""
+    records: list[tuple[str, dict]] = []
+    absent = []
+    smi = shutil.which("nvidia-smi", path=path)
+    if smi is None:
+        absent.append("nvidia-smi")
+    else:
+        out = _run_tool([smi, f"--query-gpu={','.join(NVIDIA_FIELDS)}", "--format=csv,noheader,nounits"], timeout)
+        for row in (out or "").splitlines():
+            values = [v.strip() for v in row.split(",")]
+            if len(values) == len(NVIDIA_FIELDS):
+                records.append(("nvidia-smi", dict(zip(NVIDIA_FIELDS, values))))
+    for tool in ("rocm-smi", "npu-smi", "xpu-smi"):
+        if shutil.which(tool, path=path) is None:
+            absent.append(tool)
+    return records, absent
+
+
+def node_facts(client: SlurmClient, node: str) -> NodeFacts:
+    """The node's state, reason and running jobs from ``scontrol -o show node`` and ``squeue``."""
+    out = client.run("scontrol", "-o", "show", "node", node, timeout=15).stdout
+    rec = parse_scontrol_oneliner(out.strip().splitlines()[0] if out.strip() else "")
+    state = tuple(w for w in rec.get("State", "UNKNOWN").replace("*", "").split("+") if w)
+    reason = rec.get("Reason", "")
+    if reason.endswith("]") and "@" in reason.rsplit("[", 1)[-1]:
+        reason = reason.rsplit(" [", 1)[0]  # "text [user@time]"
+    boot = 0.0
+    try:
+        boot = time.mktime(time.strptime(rec.get("BootTime", ""), "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        pass
+    jobs = client.run("squeue", "-h", "-w", node, "-t", "RUNNING", "-o", "%A", timeout=15, check=False).stdout
+    return NodeFacts(node, state, reason, tuple(int(j) for j in jobs.split() if j.isdigit()), boot)
+
+
+# ------------------------------------------------------------------------------------------ decision
+
+
+def match_lines(lib: Library, lines: Iterable[tuple[str, str]], now: float) -> list[Hit]:
+    out = []
+    for where, line in lines:
+        sig = lib.classify(line)
+        if sig is not None:
+            out.append(Hit(sig, now, where, line))
+    return out
+
+
+def match_records(lib: Library, records: Iterable[tuple[str, dict]], now: float) -> list[Hit]:
+    """Every json signature each tool record matches (one record may show several faults)."""
+    return [Hit(s, now, tool, json.dumps(rec)) for tool, rec in records for s in lib.signatures
+            if s.kind == "json" and s.matches_obj(rec)]
+
+
+def _label(sig: Signature) -> str:
+    return str(sig.extra.get("name") or sig.id)
+
+
+def decide(facts: NodeFacts, hits: list[Hit], memory: Memory, now: float,
+           windows: Mapping[str, int] | None = None) -> tuple[Decision, Memory, list[str]]:
+    """The actions for this run, the memory for the next, and one line per finding (for the log). Pure.
+    ``windows``: signature id -> threshold window (s) of every counted signature, to forget old counts."""
+    counts = {k: list(v) for k, v in memory.counts.items()}
+    notes: list[str] = []
+    verdict: tuple[Hit, str] | None = None  # (hit, effective action) of the strongest finding
+    for hit in hits:
+        sig = hit.signature
+        action = sig.action
+        if action == "count":
+            n, window = sig.threshold or (1, 1)
+            times = [t for t in counts.get(sig.id, []) if t > now - window] + [hit.t]
+            counts[sig.id] = times
+            if len(times) < n:
+                notes.append(f"{sig.id}: {len(times)}/{n} within {window} s")
+                continue
+            action = "drain"
+        if action == "ignore":
+            continue
+        notes.append(f"{sig.id}: {action} ({hit.where}: {hit.line[:160]})")
+        if verdict is None or ACTION_RANK[action] > ACTION_RANK[verdict[1]]:
+            verdict = (hit, action)
+    # forget counts whose windows have passed
+    windows = {**(windows or {}), **{h.signature.id: (h.signature.threshold or (1, 1))[1] for h in hits}}
+    counts = {k: [t for t in v if t > now - windows.get(k, 7 * 86400)] for k, v in counts.items()}
+    counts = {k: v for k, v in counts.items() if v}
+    drained = memory.drained
+    actions: list = []
+    if verdict is not None:
+        hit, action = verdict
+        sig = hit.signature
+        if action in REQUEUE and facts.running_jobs:
+            actions.append(RequeueJobs(facts.running_jobs, f"{REASON} {_label(sig)} on {facts.name}: {sig.fault_class}",
+                                       Cause.FAULT_SIGNATURE))
+        if action != "requeue":
+            reason = f"{REASON} {_label(sig)}: {sig.fault_class} ({action}) [{sig.id}]"
+            if facts.drained and not facts.ours:
+                notes.append(f"left alone: drained by someone else ({facts.reason!r})")
+            else:
+                if not (facts.drained and facts.ours and drained and
+                        ACTION_RANK[drained["action"]] >= ACTION_RANK[action]):
+                    actions.append(DrainNodes((facts.name,), "DRAIN", reason, Cause.FAULT_SIGNATURE))
+                    drained = {"signature": sig.id, "action": action, "at": now, "reason": f"{TAG} {reason}",
+                               "from_count": sig.action == "count"}
+    elif facts.drained and facts.ours and drained is not None:
+        gone = (drained.get("from_count") and drained["signature"] not in counts) or \
+               (drained["action"] == "drain_reboot" and facts.boot_time > drained["at"])
+        if gone:
+            actions.append(DrainNodes((facts.name,), "RESUME", f"{REASON}: {drained['signature']} is over",
+                                      Cause.HEALTHY_AGAIN))
+            notes.append(f"resume: {drained['signature']} is over")
+            drained = None
+    elif not facts.drained:
+        drained = None  # resumed by someone: forget our drain
+    return Decision(tuple(actions), "health"), Memory(memory.cursors, counts, drained), notes
+
+
+# ------------------------------------------------------------------------------------------ run
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    node: str
+    skipped: str | None
+    lines_read: int
+    findings: list[str]
+    actions: list[dict]
+    tools_absent: list[str]
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, lib: Library | None = None,
+              dry_run: bool = False, tools: bool = True, tool_timeout: float = 5.0, tool_path: str | None = None,
+              now: float | None = None) -> CheckResult:
+    """One health check of ``node``: gather, decide, apply, remember. ``logs`` may contain ``{node}``."""
+    from ..decision.applier import SlurmApplier, commands_for
+
+    t0 = time.monotonic()
+    now = time.time() if now is None else now
+    lib = lib or load_library()
+    facts = node_facts(client, node)
+    if facts.skip:
+        return CheckResult(node, facts.skip, 0, [], [], [], time.monotonic() - t0)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / f"{node}.json"
+    with exclusive_lock(state_dir / f"{node}.lock"):
+        memory = Memory.load(path)
+        lines, cursors = read_new_lines([p.replace("{node}", node) for p in logs], memory.cursors)
+        hits = match_lines(lib, lines, now)
+        absent: list[str] = []
+        if tools:
+            records, absent = tool_records(tool_timeout, tool_path)
+            hits += match_records(lib, records, now)
+        windows = {s.id: s.threshold[1] for s in lib.signatures if s.threshold}
+        decision, memory, notes = decide(facts, hits, Memory(cursors, memory.counts, memory.drained), now, windows)
+        applied = SlurmApplier(client, dry_run=dry_run).apply(decision)
+        failed = [a for a in applied if not a.ok]
+        if failed and any(isinstance(a.action, DrainNodes) and a.action.action == "DRAIN" for a in failed):
+            memory = Memory(memory.cursors, memory.counts, None)  # not drained after all: decide again next run
+        write_file_atomic(path, json.dumps(asdict(memory)))
+    return CheckResult(node, None, len(lines), notes,
+                       [{"kind": a.action.kind, "commands": commands_for(a.action), "status": a.status,
+                         "error": a.error} for a in applied], absent, time.monotonic() - t0)

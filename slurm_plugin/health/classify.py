@@ -1,0 +1,33 @@
+"""Classify text: one result per line that a signature matches (``hetsched health classify``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .signatures import Library, Signature
+
+
+@dataclass(frozen=True)
+class Match:
+    """Line ``line_no`` (1-based) matched ``signature``."""
+
+    line_no: int
+    line: str
+    signature: Signature
+
+    def as_dict(self) -> dict:
+        s = self.signature
+        return {"line_no": self.line_no, "signature": s.id, "fault_class": s.fault_class, "severity": s.severity,
+                "action": s.action}
+
+
+def classify_lines(lib: Library, lines: Iterable[str]) -> list[Match]:
+    """Every line that matches a signature, in order (lines that match none are left out)."""
+    out = []
+    for no, line in enumerate(lines, 1):
+        line = line.rstrip("\n")
+        sig = lib.classify(line)
+        if sig is not None:
+            out.append(Match(no, line, sig))
+    return out

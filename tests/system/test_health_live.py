@@ -1,0 +1,111 @@
+"""Health checks on the real local cluster: slurmd runs the rendered HealthCheckProgram (`hetsched health check`)
+on every node; an injected Xid 79 line drains that node with a reason naming Xid 79 and requeues its job; a
+correctable AER below its threshold changes nothing; a drained powered-down node is not powered up by the planner."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from slurm_plugin.cli import main
+
+from .conftest import cluster_fixture
+
+pytestmark = pytest.mark.system
+
+hcluster = cluster_fixture("health", health_check_interval=10, suspend_timeout=10)
+XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=0, name=, GPU has fallen off the bus."
+AER_CE = "pcieport 0000:40:01.1: AER: Correctable error message received from 0000:41:00.0"
+
+
+def inject(cluster, node: str, *lines: str) -> None:
+    stamp = time.strftime("%b %d %H:%M:%S")
+    with open(Path(cluster.root) / "log" / f"kern-{node}.log", "a") as f:
+        for line in lines:
+            f.write(f"{stamp} {node} kernel: {line}\n")
+
+
+def memory(cluster, node: str) -> dict:
+    path = Path(cluster.root) / "health" / f"{node}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def until(pred, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = pred()
+        if got:
+            return got
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(1)
+
+
+def test_slurm_runs_the_rendered_health_check_on_every_node(hcluster):
+    conf = Path(hcluster.conf).read_text()
+    assert f"HealthCheckProgram={hcluster.root}/bin/healthcheck" in conf and "HealthCheckInterval=10" in conf
+    # slurmd ran it: each node's cursor file exists (nothing to read yet, nothing done)
+    until(lambda: all(memory(hcluster, n) != {} or (Path(hcluster.root) / "health" / f"{n}.json").exists()
+                      for n in ("x86n1", "a100n1")), 90, "the first health checks")
+    node = hcluster.client().show_node("x86n1")
+    assert "DRAIN" not in node["State"]
+
+
+def test_xid_79_drains_the_node_naming_it_and_requeues_its_job(hcluster):
+    client = hcluster.client()
+    job = client.sbatch("-w", "a100n1", "-p", "gpu", "--gres=gpu:a100:1", "--time=10", "--requeue",
+                        "--output=/dev/null", wrap="sleep 600")
+    client.wait_job(job, until=("RUNNING",), timeout=90)
+    inject(hcluster, "a100n1", XID79)
+    node = until(lambda: (n := client.show_node("a100n1")) and "DRAIN" in n["State"] and n, 90, "the drain")
+    assert node["Reason"].startswith("hetsched: health Xid 79: gpu_lost"), node["Reason"]
+    requeued = until(lambda: (j := client.show_job(job)) and int(j.get("Restarts", "0")) >= 1 and j, 60, "the requeue")
+    assert requeued["JobState"] in ("PENDING", "REQUEUED", "CONFIGURING", "RUNNING"), requeued["JobState"]
+    client.run("scancel", str(job))
+    # the check never clears a drain it did not make; its own stays until the node rebooted
+    client.run("scontrol", "update", "nodename=a100n1", "state=RESUME")
+
+
+def test_correctable_aer_below_threshold_changes_nothing(hcluster):
+    client = hcluster.client()
+    inject(hcluster, "x86n2", AER_CE, AER_CE, AER_CE)
+    counts = until(lambda: memory(hcluster, "x86n2").get("counts", {}).get("pcie-aer-corrected-received"), 90,
+                   "the AER lines to be counted")
+    assert len(counts) == 3
+    node = client.show_node("x86n2")
+    assert "DRAIN" not in node["State"] and not node.get("Reason")
+
+
+def test_healthy_node_check_takes_no_action(hcluster):
+    result = CliRunner().invoke(main, ["health", "check", "--node", "x86n1", "--json", "--state-dir",
+                                       str(Path(hcluster.root) / "health"), "--log",
+                                       str(Path(hcluster.root) / "log" / "kern-{node}.log"),
+                                       "--slurm-conf", str(hcluster.conf)])
+    assert result.exit_code == 0, result.output
+    res = json.loads(result.output)
+    assert res["actions"] == [] and res["skipped"] is None and "nvidia-smi" in res["tools_absent"]
+
+
+def test_drained_powered_down_node_is_not_powered_up_by_the_planner(hcluster, tmp_path):
+    client = hcluster.client()
+    client.run("scontrol", "update", "nodename=armn[1-3]", "state=POWER_DOWN", "reason=health test")
+    until(lambda: all("POWERED_DOWN" in client.show_node(n)["State"] and "POWERING" not in client.show_node(n)["State"]
+                      for n in ("armn1", "armn2", "armn3")), 120, "armn[1-3] powered down")
+    client.run("scontrol", "update", "nodename=armn1", "state=DRAIN", "reason=hetsched: health Xid 79: gpu_lost")
+    # the health check leaves a powered-down node alone
+    res = CliRunner().invoke(main, ["health", "check", "--node", "armn1", "--json", "--state-dir", str(tmp_path),
+                                    "--slurm-conf", str(hcluster.conf)])
+    assert res.exit_code == 0 and json.loads(res.output)["skipped"].startswith("node is powered_down"), res.output
+    try:  # a warm pool of 3 ARM nodes: the planner powers up what it may, never the drained armn1
+        result = CliRunner().invoke(main, ["scale", "plan", hcluster.state()["site_path"], "--json", "--wait-price",
+                                           "0", "--warm", "3", "--no-arch", "--state", str(tmp_path / "mem.json")],
+                                    env={"SLURM_CONF": str(hcluster.conf)})
+        assert result.exit_code == 0, result.output
+        ups = " ".join(" ".join(c) for a in json.loads(result.output) for c in a["commands"] if "POWER_UP" in " ".join(c))
+        assert "nodename=armn[2-3]" in ups, ups
+        assert "armn1" not in ups and "armn[1" not in ups, ups
+    finally:
+        client.run("scontrol", "update", "nodename=armn1", "state=RESUME")

@@ -1,0 +1,108 @@
+"""The health check's pure decision (case table), its log cursor, and the tool discovery."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from slurm_plugin.decision import DrainNodes
+from slurm_plugin.decision.actions import RequeueJobs
+from slurm_plugin.health.check import Hit, Memory, NodeFacts, decide, read_new_lines, tool_records
+from slurm_plugin.health.signatures import load_library
+
+LIB = load_library()
+XID79 = LIB.by_id["nvidia-xid-79"]
+AER_CE = LIB.by_id["pcie-aer-corrected-received"]  # count, 100 per day
+EDAC_UE = LIB.by_id["edac-ue"]  # replace
+SIGBUS = LIB.by_id["memory-failure-sigbus"]  # requeue
+IGNORED = LIB.by_id["nvidia-xid-63"]  # ignore
+
+
+def facts(state=("IDLE",), reason="", jobs=(), boot=0.0):
+    return NodeFacts("gpun1", tuple(state), reason, tuple(jobs), boot)
+
+
+def hit(sig, t=1000.0):
+    return Hit(sig, t, "kern.log", sig.example)
+
+
+def kinds(decision):
+    return [(a.kind, getattr(a, "action", None)) for a in decision.actions]
+
+
+@pytest.mark.parametrize("case, node, hits, memory, want", [
+    ("healthy node: nothing", facts(), [], Memory(), []),
+    ("ignored signature: nothing", facts(), [hit(IGNORED)], Memory(), []),
+    ("Xid 79 on a busy node: requeue and drain", facts(("MIXED",), jobs=(7, 8)), [hit(XID79)], Memory(),
+     [("requeue", None), ("drain", "DRAIN")]),
+    ("correctable AER below threshold: nothing", facts(), [hit(AER_CE)], Memory(counts={AER_CE.id: [900.0] * 50}), []),
+    ("correctable AER at threshold: drain", facts(), [hit(AER_CE)], Memory(counts={AER_CE.id: [900.0] * 99}),
+     [("drain", "DRAIN")]),
+    ("old counts fall out of the window", facts(), [hit(AER_CE, t=200000.0)],
+     Memory(counts={AER_CE.id: [900.0] * 99}), []),
+    ("SIGBUS: requeue only, node stays", facts(("MIXED",), jobs=(5,)), [hit(SIGBUS)], Memory(), [("requeue", None)]),
+    ("admin's drain is left alone", facts(("IDLE", "DRAIN"), reason="bad fan, ticket 42"), [hit(EDAC_UE)], Memory(), []),
+])
+def test_decide(case, node, hits, memory, want):
+    decision, _, _ = decide(node, hits, memory, now=hits[-1].t if hits else 1000.0)
+    assert kinds(decision) == want, case
+
+
+def test_drain_reason_names_the_xid_and_requeues_the_running_jobs():
+    decision, mem, _ = decide(facts(("MIXED",), jobs=(7,)), [hit(XID79)], Memory(), now=1000.0)
+    requeue, drain = decision.actions
+    assert isinstance(requeue, RequeueJobs) and requeue.job_ids == (7,)
+    assert isinstance(drain, DrainNodes) and "Xid 79" in drain.reason and drain.reason.startswith("health ")
+    assert mem.drained["action"] == "drain_reboot"
+
+
+def test_own_count_drain_is_resumed_when_the_window_has_passed_but_a_sticky_one_is_not():
+    _, mem, _ = decide(facts(), [hit(AER_CE)], Memory(counts={AER_CE.id: [900.0] * 99}), now=1000.0)
+    ours = facts(("IDLE", "DRAIN"), reason=mem.drained["reason"])
+    decision, _, _ = decide(ours, [], mem, now=1000.0 + 86400 + 1, windows={AER_CE.id: 86400})
+    assert kinds(decision) == [("drain", "RESUME")]
+    _, mem, _ = decide(facts(), [hit(EDAC_UE)], Memory(), now=1000.0)
+    decision, _, _ = decide(facts(("IDLE", "DRAIN"), reason=mem.drained["reason"]), [], mem, now=10 ** 7)
+    assert decision.actions == ()
+
+
+def test_drain_reboot_is_resumed_after_a_reboot_only():
+    _, mem, _ = decide(facts(), [hit(XID79)], Memory(), now=1000.0)
+    drained = facts(("IDLE", "DRAIN"), reason=mem.drained["reason"], boot=500.0)
+    assert decide(drained, [], mem, now=2000.0)[0].actions == ()
+    rebooted = facts(("IDLE", "DRAIN"), reason=mem.drained["reason"], boot=1500.0)
+    assert kinds(decide(rebooted, [], mem, now=2000.0)[0]) == [("drain", "RESUME")]
+
+
+@pytest.mark.parametrize("state", [("IDLE", "POWERED_DOWN"), ("IDLE", "POWERING_UP"), ("DOWN", "REBOOT_ISSUED")])
+def test_powered_down_and_booting_nodes_are_skipped(state):
+    assert facts(state).skip
+
+
+def test_cursor_reads_only_new_complete_lines_and_restarts_after_rotation(tmp_path):
+    log = tmp_path / "kern.log"
+    log.write_text("a\nb\npartial")
+    lines, cur = read_new_lines([str(log)], {})
+    assert [x for _, x in lines] == ["a", "b"]
+    with open(log, "a") as f:
+        f.write(" line\nc\n")
+    lines, cur = read_new_lines([str(log)], cur)
+    assert [x for _, x in lines] == ["partial line", "c"]
+    os.rename(log, tmp_path / "kern.log.1")
+    log.write_text("d\n")
+    lines, cur = read_new_lines([str(log), str(tmp_path / "missing.log")], cur)
+    assert [x for _, x in lines] == ["d"]
+
+
+def test_absent_tools_are_skipped_and_present_ones_read(tmp_path):
+    records, absent = tool_records(5.0, path=str(tmp_path))
+    assert records == [] and "nvidia-smi" in absent
+    smi = tmp_path / "nvidia-smi"  # a fake tool directory: what nvidia-smi prints for --format=csv,noheader
+    smi.write_text("#!/bin/sh\necho '0, 00000000:3B:00.0, Yes, No, N/A, 0, Not Active, Not Active, Not Active'\n")
+    smi.chmod(0o755)
+    records, absent = tool_records(5.0, path=str(tmp_path))
+    assert "nvidia-smi" not in absent
+    (tool, rec), = records
+    assert rec["remapped_rows.pending"] == "Yes"
+    assert LIB.classify_obj(rec).id == "nvidia-smi-remapped-rows-pending"
