@@ -40,6 +40,8 @@ GROUPS: dict[str, LazyCommand] = {
                         "Choose the ranking by replaying the site's history (the twin); write it as a policy file."),
     "health": LazyCommand(".health:health", "Node health: fault signatures (NVIDIA, AMD, Intel, Ascend, NICs, "
                                              "CPU/memory, PCIe, NVMe, BMC) and checks."),
+    "hw": LazyCommand(".hw:hw", "Vendor hardware profiles: BIOS settings per node model through Redfish (apply, "
+                                "audit drift)."),
     "status": LazyCommand(".status:status",
                           "One screen for the whole pool: node groups, power states, queue, last cycle, daemon health."),
     "decisions": LazyCommand(".decisions:decisions",

@@ -22,8 +22,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_sushy(work: Path, nodes: list[str], power_state: str = "Off", wait: float = 60.0) -> tuple[int, str]:
+def start_sushy(work: Path, nodes: list[str], power_state: str = "Off", wait: float = 60.0,
+                command: list[str] | None = None) -> tuple[int, str]:
     """Start one emulator serving a system per node (files under ``work``); returns (pid, base URL).
+    ``command``: what to run instead of ``sushy-emulator`` (same arguments), e.g. a launcher whose fake driver
+    keeps BIOS attributes.
 
     Stop it with ``stop_pid(pid, "sushy-emulator")``. Raises RuntimeError (with its log) if it does not answer.
     """
@@ -32,7 +35,9 @@ def start_sushy(work: Path, nodes: list[str], power_state: str = "Off", wait: fl
     # beside this interpreter first: a venv's scripts are not on PATH when it runs as .venv/bin/python
     scripts = sysconfig.get_path("scripts")
     exe = shutil.which("sushy-emulator", path=os.pathsep.join([scripts, os.environ.get("PATH", os.defpath)]))
-    if exe is None:
+    if command is not None:
+        exe = command
+    elif exe is None:
         raise RuntimeError("sushy-emulator missing: pip install '.[test]' (sushy-tools)")
     work.mkdir(parents=True, exist_ok=True)
     systems = [{"uuid": f"00000000-0000-0000-0000-{i:012d}", "name": n, "power_state": power_state,
@@ -41,7 +46,7 @@ def start_sushy(work: Path, nodes: list[str], power_state: str = "Off", wait: fl
                                         f"SUSHY_EMULATOR_STATE_DIR = {str(work / 'state')!r}\n")
     port = free_port()
     log = work / "emulator.log"
-    pid = spawn_detached([exe, "--fake", "--config", str(work / "emulator.conf"), "-i", "127.0.0.1", "-p", str(port)],
+    pid = spawn_detached([*([exe] if isinstance(exe, str) else exe), "--fake", "--config", str(work / "emulator.conf"), "-i", "127.0.0.1", "-p", str(port)],
                          log)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + wait

@@ -68,8 +68,8 @@ class RedfishPower(PerNodeBackend):
         self._bmc_locks: dict[str, threading.Lock] = {}
         self._indexes: dict[str, dict[str, str]] = {}  # base URL -> {system id or Name: path}
 
-    def _request(self, t: BmcTarget, path: str, body: dict | None = None) -> dict:
-        req = urllib.request.Request(t.base_url + path, method="POST" if body is not None else "GET",
+    def _request(self, t: BmcTarget, path: str, body: dict | None = None, method: str | None = None) -> dict:
+        req = urllib.request.Request(t.base_url + path, method=method or ("POST" if body is not None else "GET"),
                                      data=json.dumps(body).encode() if body is not None else None,
                                      headers={"Content-Type": "application/json", "Accept": "application/json"})
         if t.auth:

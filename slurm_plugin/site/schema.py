@@ -161,6 +161,8 @@ class NodeGroup(Strict):
     region: SlurmName | None = None
     timezone: str | None = None
     bmc: Bmc | None = None
+    hw_profile: SlurmName | None = Field(None, description="vendor profile (BIOS settings) of these nodes: a name "
+                                                            "in slurm_plugin/hw/profiles/*.yaml (`hetsched hw`)")
     node_addr: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:{}-]+$", max_length=255)] | None = Field(
         None, description="slurm.conf NodeAddr of each node, '{node}' is its name (e.g. '{node}-ib', '127.0.0.1'); "
                           "default: the node name")

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "the site model, the Slurm client, snapshots, the job comment-tag format, process start/stop helpers, "
      "the Prometheus exposition (metrics.py)"),
     ("policies", ("admission", "rank", "pack", "scale", "power", "conf", "workload", "decision", "policy", "dag",
-                  "sla", "health"),
+                  "sla", "health", "hw"),
      "pure decisions and their inputs: admission, ranking, packing, scaling, power backends, conf rendering, "
      "workload readers, the Decision/actions/applier, the PolicySpec (data the sim and the cycle are "
      "both built from) and the SLA report's rows"),
