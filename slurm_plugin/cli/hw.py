@@ -92,3 +92,93 @@ def apply(site_option: str | None, hostlist: str | None, as_json: bool) -> None:
     _report(rows, as_json)
     if any(r["drift"] or r["error"] for r in rows):
         sys.exit(1)
+
+
+@hw.group()
+def bench() -> None:
+    """Benchmarks as Slurm jobs: per-node GEMM and memory bandwidth, slow nodes within a group drained."""
+
+
+@bench.command("run")
+@click.option("--output", type=click.Path(dir_okay=False), required=True, help="JSON file for this node's result.")
+@click.option("--node", default=None, help="Node name (default: $SLURMD_NODENAME, set in a job).")
+def bench_run(output: str, node: str | None) -> None:
+    """Measure this node (what each benchmark job runs)."""
+    import os
+    import socket
+
+    from ..fsio import write_file_atomic
+    from ..hw.bench import measure
+
+    node = node or os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    result = {"node": node, **measure(), "job": os.environ.get("SLURM_JOB_ID")}
+    write_file_atomic(output, json.dumps(result))
+    click.echo(json.dumps(result))
+
+
+@bench.command("submit")
+@_site
+@click.argument("hostlist", required=False)
+@click.option("--dir", "out_dir", type=click.Path(file_okay=False), required=True, help="Where results go (shared).")
+@click.option("-p", "--partition", default=None, help="Partition of the jobs (default: Slurm's default).")
+def bench_submit(site_option: str | None, hostlist: str | None, out_dir: str, partition: str | None) -> None:
+    """Submit one exclusive benchmark job per node (of HOSTLIST, default every node of the site)."""
+    import shlex
+    from pathlib import Path
+
+    import hostlist as hl
+
+    from ..conf.programs import package_parent
+    from ..site import load_site
+    from ..slurm.client import SlurmClient
+
+    site = load_site(site_from(None, site_option))
+    nodes = hl.expand_hostlist(hostlist) if hostlist else [h for g in site.node_groups for h in g.hostnames]
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    client, pp = SlurmClient(), package_parent()
+    env = f"PYTHONPATH={shlex.quote(pp)} " if pp else ""
+    for node in nodes:
+        cmd = (f"{env}{shlex.quote(sys.executable)} -m slurm_plugin hw bench run --output "
+               f"{shlex.quote(str(Path(out_dir).resolve() / (node + '.json')))}")
+        args = ["-w", node, "--exclusive", "-J", "hetsched-bench", "--time=10", "--output=/dev/null"]
+        job = client.sbatch(*args, *(["-p", partition] if partition else []), wrap=cmd)
+        click.echo(f"{node}: job {job}")
+
+
+@bench.command("analyze")
+@_site
+@click.argument("out_dir", type=click.Path(file_okay=False, exists=True))
+@click.option("--threshold", type=float, default=0.2, show_default=True,
+              help="A node below (1 - threshold) x its group's median on a metric is slow.")
+@click.option("--drain", is_flag=True, help="Drain the slow nodes through Slurm (reason 'hetsched: bench ...').")
+@click.option("--json", "as_json", is_flag=True)
+def bench_analyze(site_option: str | None, out_dir: str, threshold: float, drain: bool, as_json: bool) -> None:
+    """Per-node performance factors (node / group median) from the results in OUT_DIR, and the slow nodes."""
+    from pathlib import Path
+
+    from ..decision.applier import SlurmApplier
+    from ..hw.bench import METRICS, analyze, drains
+    from ..site import load_site
+    from ..slurm.client import SlurmClient
+
+    site = load_site(site_from(None, site_option))
+    groups = {h: g.name for g in site.node_groups for h in g.hostnames}
+    results = {}
+    for path in sorted(Path(out_dir).glob("*.json")):
+        rec = json.loads(path.read_text())
+        if all(isinstance(rec.get(m), (int, float)) for m in METRICS):
+            results[rec["node"]] = rec
+    verdicts = analyze(results, groups, threshold)
+    decision = drains(verdicts, threshold)
+    applied = SlurmApplier(SlurmClient()).apply(decision) if drain else []
+    if as_json:
+        click.echo(json.dumps({"nodes": [{"node": v.node, "group": v.group, "factors": dict(v.factors),
+                                          "slow": list(v.slow)} for v in verdicts],
+                               "drains": [a.nodes[0] for a in decision.actions],
+                               "applied": [a.status for a in applied]}, indent=1))
+    else:
+        for v in verdicts:
+            click.echo(f"{v.node:<14} {v.group:<14} " + " ".join(f"{m} {f:.2f}" for m, f in v.factors.items())
+                       + (f"  SLOW ({', '.join(v.slow)})" if v.slow else ""))
+    if any(a.status != "ok" for a in applied):
+        sys.exit(1)

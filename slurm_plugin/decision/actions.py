@@ -33,6 +33,7 @@ class Cause(str, enum.Enum):
     GRAPH = "GRAPH"  # a workflow's requirement graph: a unit's level in its band, or its move off a full class
     FAULT_SIGNATURE = "FAULT_SIGNATURE"  # the health check matched a fault signature (health/signatures/*.yaml)
     HEALTHY_AGAIN = "HEALTHY_AGAIN"  # the health check resumes a node it drained: the fault is over
+    SLOW_NODE = "SLOW_NODE"  # a benchmark job found the node well below its group's median (hw/bench.py)
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,31 @@ def test_healthy_node_check_takes_no_action(hcluster):
     assert res["actions"] == [] and res["skipped"] is None and "nvidia-smi" in res["tools_absent"]
 
 
+def test_benchmark_jobs_record_factors_and_a_slow_node_is_drained(hcluster, tmp_path):
+    """One benchmark job per ARM node through Slurm; then one node's result is made 50 % slower (an injected slow
+    measurement, as the Xid line is an injected fault) and `analyze --drain` drains it naming the metric."""
+    client, site = hcluster.client(), hcluster.state()["site_path"]
+    env = {"SLURM_CONF": str(hcluster.conf)}
+    res = CliRunner().invoke(main, ["hw", "bench", "submit", "--site", site, "--dir", str(tmp_path), "-p", "arm",
+                                    "armn[1-3]"], env=env)
+    assert res.exit_code == 0, res.output
+    jobs = [int(line.rsplit(" ", 1)[1]) for line in res.output.splitlines()]
+    for job in jobs:
+        assert client.wait_job(job, timeout=180)["JobState"] == "COMPLETED"
+    results = {p.stem: json.loads(p.read_text()) for p in tmp_path.glob("*.json")}
+    assert set(results) == {"armn1", "armn2", "armn3"} and {int(r["job"]) for r in results.values()} == set(jobs)
+    slow = results["armn3"] | {"gemm_gflops": min(r["gemm_gflops"] for r in results.values()) * 0.5}
+    (tmp_path / "armn3.json").write_text(json.dumps(slow))
+    res = CliRunner().invoke(main, ["hw", "bench", "analyze", "--site", site, str(tmp_path), "--drain", "--json"],
+                             env=env)
+    out = json.loads(res.output)
+    assert "armn3" in out["drains"] and all(s == "ok" for s in out["applied"]), res.output
+    node = client.show_node("armn3")
+    assert "DRAIN" in node["State"] and node["Reason"].startswith("hetsched: bench: degraded, gemm_gflops")
+    for n in out["drains"]:  # (load on this shared host can make another ARM node slow too)
+        client.run("scontrol", "update", f"nodename={n}", "state=RESUME")
+
+
 def test_drained_powered_down_node_is_not_powered_up_by_the_planner(hcluster, tmp_path):
     client = hcluster.client()
     client.run("scontrol", "update", "nodename=armn[1-3]", "state=POWER_DOWN", "reason=health test")
