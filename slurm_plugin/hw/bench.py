@@ -40,7 +40,7 @@ def measure(n: int = 512, triad_mb: int = 32, repeats: int = 3) -> dict[str, flo
 
 
 @dataclass(frozen=True)
-class Verdict:
+class NodeBench:
     """One node: its group, its factor per metric (node / group median) and whether it is slow."""
 
     node: str
@@ -50,7 +50,7 @@ class Verdict:
 
 
 def analyze(results: Mapping[str, Mapping[str, float]], groups: Mapping[str, str], threshold: float = 0.2,
-            min_group: int = 3) -> list[Verdict]:
+            min_group: int = 3) -> list[NodeBench]:
     """Per-node factors against the median of its node group; a group with fewer than ``min_group`` results is
     only reported (a median of one or two says nothing), never judged slow. Pure."""
     by_group: dict[str, list[str]] = {}
@@ -62,11 +62,11 @@ def analyze(results: Mapping[str, Mapping[str, float]], groups: Mapping[str, str
         for node in sorted(nodes):
             factors = {m: round(results[node][m] / medians[m], 3) if medians[m] else 1.0 for m in METRICS}
             slow = tuple(m for m in METRICS if len(nodes) >= min_group and factors[m] < 1 - threshold)
-            out.append(Verdict(node, group, factors, slow))
+            out.append(NodeBench(node, group, factors, slow))
     return out
 
 
-def drains(verdicts: list[Verdict], threshold: float) -> Decision:
+def drains(verdicts: list[NodeBench], threshold: float) -> Decision:
     """Drain every slow node, its reason naming the metric and the factor (tag: ``hetsched: bench``)."""
     acts = tuple(DrainNodes((v.node,), "DRAIN", "bench: degraded, " + ", ".join(
         f"{m} {v.factors[m]:.2f} of {v.group} median (limit {1 - threshold:.2f})" for m in v.slow), Cause.SLOW_NODE)
