@@ -9,7 +9,7 @@ from .signatures import Library, Signature
 
 
 @dataclass(frozen=True)
-class Match:
+class LineMatch:
     """Line ``line_no`` (1-based) matched ``signature``."""
 
     line_no: int
@@ -22,12 +22,12 @@ class Match:
                 "action": s.action}
 
 
-def classify_lines(lib: Library, lines: Iterable[str]) -> list[Match]:
+def classify_lines(lib: Library, lines: Iterable[str]) -> list[LineMatch]:
     """Every line that matches a signature, in order (lines that match none are left out)."""
     out = []
     for no, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         sig = lib.classify(line)
         if sig is not None:
-            out.append(Match(no, line, sig))
+            out.append(LineMatch(no, line, sig))
     return out
