@@ -67,31 +67,25 @@ def _report(rows: list[dict], as_json: bool) -> None:
             click.echo(f"{r['node']:<16} {r['profile']:<24} {state}")
 
 
-@hw.command()
-@_site
-@click.argument("hostlist", required=False)
-@click.option("--json", "as_json", is_flag=True)
-def audit(site_option: str | None, hostlist: str | None, as_json: bool) -> None:
-    """Compare each node's BIOS (current and pending) with its group's profile; exit 1 on drift or error."""
-    bios, profiles = _setup(site_from(None, site_option), hostlist)
-    rows = _rows(bios, profiles, apply=False)
-    _report(rows, as_json)
-    if any(r["drift"] or r["error"] for r in rows):
-        sys.exit(1)
+def _profile_command(apply: bool):
+    """`hw audit` (apply False) or `hw apply`: the same options, rows and exit status (1 on drift or error)."""
+
+    def command(site_option: str | None, hostlist: str | None, as_json: bool) -> None:
+        bios, profiles = _setup(site_from(None, site_option), hostlist)
+        rows = _rows(bios, profiles, apply=apply)
+        _report(rows, as_json)
+        if any(r["drift"] or r["error"] for r in rows):
+            sys.exit(1)
+
+    return _site(click.argument("hostlist", required=False)(
+        click.option("--json", "as_json", is_flag=True)(command)))
 
 
-@hw.command()
-@_site
-@click.argument("hostlist", required=False)
-@click.option("--json", "as_json", is_flag=True)
-def apply(site_option: str | None, hostlist: str | None, as_json: bool) -> None:
-    """PATCH what differs from the profile into each node's BIOS settings (applied at its next reboot), then read
-    them back; exit 1 if a node still drifts or failed."""
-    bios, profiles = _setup(site_from(None, site_option), hostlist)
-    rows = _rows(bios, profiles, apply=True)
-    _report(rows, as_json)
-    if any(r["drift"] or r["error"] for r in rows):
-        sys.exit(1)
+audit = hw.command("audit", help="Compare each node's BIOS (current and pending) with its group's profile; exit 1 "
+                                 "on drift or error.")(_profile_command(apply=False))
+apply = hw.command("apply", help="PATCH what differs from the profile into each node's BIOS settings (applied at "
+                                 "its next reboot), then read them back; exit 1 if a node still drifts or "
+                                 "failed.")(_profile_command(apply=True))
 
 
 @hw.group()
