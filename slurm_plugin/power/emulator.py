@@ -35,6 +35,7 @@ def start_sushy(work: Path, nodes: list[str], power_state: str = "Off", wait: fl
     # beside this interpreter first: a venv's scripts are not on PATH when it runs as .venv/bin/python
     scripts = sysconfig.get_path("scripts")
     exe = shutil.which("sushy-emulator", path=os.pathsep.join([scripts, os.environ.get("PATH", os.defpath)]))
+    name = "sushy-emulator" if command is None else command[-1]  # what its command line shows (stop_pid checks it)
     if command is not None:
         exe = command
     elif exe is None:
@@ -56,6 +57,6 @@ def start_sushy(work: Path, nodes: list[str], power_state: str = "Off", wait: fl
             return pid, url
         except OSError:
             if time.monotonic() > deadline or not is_running(pid):  # (pyenv shims exec through bash)
-                stop_pid(pid, "sushy-emulator")
+                stop_pid(pid, name)
                 raise RuntimeError(f"sushy-emulator did not answer within {wait:.0f} s: {log.read_text()[-2000:]}")
             time.sleep(0.2)

@@ -37,7 +37,7 @@ def site_file(tmp_path_factory) -> Path:
     path = work / "site.yaml"
     path.write_text(yaml.safe_dump(data))
     yield path
-    assert stop_pid(pid, "sushy-emulator")
+    assert stop_pid(pid, "bios_emulator")  # (its command line names the launcher, not sushy-emulator)
 
 
 def hw(*args: str):
