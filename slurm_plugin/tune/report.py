@@ -3,6 +3,7 @@ policy file's ``twin:`` section."""
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -117,7 +118,8 @@ def fidelity_section(check) -> dict:
     :class:`.fidelity_gate.FidelityCheck`."""
     keys = ("checked", "passed", "forced", "reason", "replayed_as", "jobs", "kendall_tau", "kendall_tau_wait",
             "mean_wait_real_s", "mean_wait_sim_s", "wait_mae_s", "min_tau", "wait_rel")
-    return {k: v for k, v in check.as_dict().items() if k in keys}
+    return {k: v for k, v in check.as_dict().items()  # a NaN tau (constant waits) is left out: the file is strict
+            if k in keys and not (isinstance(v, float) and not math.isfinite(v))}
 
 
 def ranking_of(m: ModeResult) -> dict:

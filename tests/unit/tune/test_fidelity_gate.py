@@ -85,3 +85,13 @@ def test_tune_writes_when_faithful_or_unrecorded(histories, tmp_path):
         fid = load_policy(out).twin.fidelity
         assert fid.checked is checked and fid.passed is checked and not fid.forced
         assert json.loads(res.stdout)["twin"]["fidelity"]["checked"] is checked
+
+
+def test_a_nan_tau_is_left_out_of_the_policy_file():
+    """OpenB replays with every simulated wait 0: tau of the waits is NaN, which a policy file refuses."""
+    from slurm_plugin.tune.fidelity_gate import FidelityCheck
+    from slurm_plugin.tune.report import fidelity_section
+
+    sec = fidelity_section(FidelityCheck(True, False, "below", 0.9, 0.1, jobs=5, kendall_tau=1.0,
+                                         kendall_tau_wait=float("nan"), mean_wait_real_s=61.0, mean_wait_sim_s=0.0))
+    assert "kendall_tau_wait" not in sec and sec["kendall_tau"] == 1.0 and sec["mean_wait_sim_s"] == 0.0
