@@ -50,6 +50,17 @@ def breakeven_gap_s(idle_w: float, boot_s: float, wait_price_w: float) -> float:
     return boot_s * (1.0 + wait_price_w / idle_w)
 
 
+def cycle_breakeven_s(idle_w: float, off_w: float, boot_s: float, shutdown_s: float) -> float:
+    """The idle gap beyond which one power cycle (shut down, stay off, boot when the next job comes) uses less
+    energy than staying idle: ``shutdown_s + boot_s * idle_w / (idle_w - off_w)`` (shutting down and booting
+    draw idle power, off draws ``off_w``; the boot is extra, the job's own run is the same either way). Wait is
+    not priced: this is the energy-only break-even (156.3 s for the SWF default node). Infinite when off draws
+    as much as idle."""
+    if idle_w <= off_w:
+        return math.inf
+    return shutdown_s + boot_s * idle_w / (idle_w - off_w)
+
+
 def warm_target(rate: float, idle_w: float, boot_s: float, nodes: int, wait_price_w: float,
                 min_grace_s: float) -> WarmTarget:
     """The break-even rule for one node group (see the module docstring). ``rate``: jobs per second arriving

@@ -1,52 +1,70 @@
-"""Power tuning (issue 13, item 3): a planner setting that uses no more energy at no more wait than Slurm's idle
-timer, found on the tuning part of a site's history and checked on the held-back part, or the timer kept.
+"""Power tuning (issue 13, item 3): for each idle-timer SuspendTime, a planner setting that uses less energy at no
+more wait than Slurm's idle timer, decided on the tuning part of a site's history only, or the timer kept.
 
 Candidates (:func:`candidates`), each one simulation of the whole history (same ranking, EASY backfill):
 
 * ``idle-timer`` at each SuspendTime of ``timers`` (default 60, 300, 900, 1800, 3600 s);
-* ``planner``: the break-even rule (:func:`slurm_plugin.scale.warm.warm_target`) at each wait price, and
-  ``planner+arch`` the same with the architecture controller when the machine has CPU groups of two or more
-  architectures (on one architecture it changes nothing, so it is not run);
-* ``demand-timer``: the planner's demand-aware idle timer (:func:`slurm_plugin.scale.warm.demand_timer`) at
-  (grace, quiet grace) pairs: every idle node goes down after ``grace_s``, and nodes beyond the node demand
-  expected within ``grace_s`` after ``quiet_grace_s``. With ``quiet_grace_s = grace_s`` it is the idle timer at
-  ``grace_s`` (same schedule, same energy: ``tests/unit/tune/test_power.py``), so the search along it starts
-  from the timer; a longer ``grace_s`` (fewer boots while jobs keep arriving) with a shorter ``quiet_grace_s``
-  (idle nodes off sooner when no job is expected) is how it can beat the timer on both.
+* ``matched-timer`` (one per timer, :func:`matched_graces`): the demand-aware idle timer
+  (:func:`slurm_plugin.scale.warm.demand_timer`) built from that timer and the machine's energy break-even of a
+  power cycle ``E`` (:func:`slurm_plugin.scale.warm.cycle_breakeven_s`, 156 s on the SWF default node): the idle
+  nodes that the recent node arrivals say will be asked for within the grace keep ``grace = max(T, E)``, the
+  others go down after ``quiet = min(T, E)``. Against a long timer it powers the surplus down once staying on
+  costs more than a cycle; against a short one it stops cycling the nodes demand will reuse before a cycle pays.
+  No tuned knob: ``T`` is the timer it is matched to, ``E`` comes from the node's watts and boot/shutdown times;
+* ``planner``: the break-even rule (:func:`slurm_plugin.scale.warm.warm_target`) at each wait price, per group
+  (expensive idle nodes go down sooner), and ``planner+arch`` the same with the architecture controller when the
+  machine has CPU groups of two or more architectures (on one architecture it changes nothing, so it is not run).
 
-Scores (:func:`part_scores`): energy over the tuning period (first submit to the first held-back submit) and
-over the held-back period (from there to the run's end); average wait of the tuning jobs and of the held-back
-jobs. Selection (:func:`match_timers`, pure): for each timer setting, the planner settings that use no more
-energy at no more average wait on the tuning part; the one with the least energy is checked on the held-back
-part; if it holds there it replaces that timer, else (or with no candidate) the timer stays, with the reason.
+Selection (:func:`match_timers`, pure), decided on the tuning part alone (the held-back part is only reported):
+the tuning part is cut into ``BLOCKS`` consecutive blocks of equal job counts; a non-timer candidate *qualifies*
+against the timer at ``T`` when over the whole tuning part it uses less energy (strictly: an identical schedule is
+no reason to switch) at no more average wait, AND in at least ``BLOCK_WINS`` of the blocks its energy is no more
+and in at least ``BLOCK_WINS`` its average wait is no more (a paired sign test: schedule noise that moves waits
+by a few percent either way does not pass it, a systematic gain does). The qualifying candidate with the least
+tuning energy replaces that timer; none: the timer stays. Each timer's outcome then reports, without changing
+it, whether the pick also dominates the timer on the held-back part (``held_back_dominates``).
 The site's own SuspendTime (``suspend_time_s``) picks which of these becomes the policy file's ``scaling:``.
+
+Stable API (``hetsched tune``, ``cli/tune.py``, reads these; keep them):
+
+* :func:`tune_power` ``(prepared, split, ranking="fcfs", jobs=None, progress=None, suspend_time_s=None, timers=,
+  prices=, backfill=True) -> PowerTuning``; ``PowerTuning.rows()`` are the issue's JSON ``power`` rows
+  ``{policy, param, energy_kwh, avg_wait_s, chosen}`` on the held-back part (plus ``tune``, ``scaling``, and on a
+  timer's row ``outcome``, ``reason``, ``held_back_dominates``); ``.as_dict()``, ``.scaling`` (the chosen
+  ``ScalingSpec``), ``.test[i]`` / ``.tune[i]`` (:class:`Part`), ``.chosen``;
+* :func:`evaluate_power` ``(twin, backfill=True, jobs=None, ranking="fcfs", **kw) -> list[dict]``: those rows,
+  each with ``backfill``;
+* :func:`sweep_rows` ``(path) -> list[dict]``: the same rows from a committed ``power_eval`` JSON
+  (``results/tune/power-*.json``), without re-running the sweep.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from ..policy.spec import RankingSpec, ScalingSpec
+from ..scale.warm import DEFAULT_WINDOW_S, cycle_breakeven_s
 from .split import Split, held_back_mask
 
 log = logging.getLogger(__name__)
 
 TIMER_SUSPEND_S = (60.0, 300.0, 900.0, 1800.0, 3600.0)
-# (grace_s, quiet_grace_s): longer graces for nodes that demand may need, shorter for the rest
-DEMAND_GRID = ((300.0, 60.0), (900.0, 60.0), (900.0, 300.0), (1800.0, 300.0), (1800.0, 900.0), (3600.0, 300.0),
-               (3600.0, 900.0), (7200.0, 900.0))
 WAIT_PRICES_W = (1000.0, 10000.0)
 DEFAULT_SUSPEND_S = 300.0  # the timer whose wait budget a site without a SuspendTime is held to
+BLOCKS = 5  # the tuning part's blocks for the paired test
+BLOCK_WINS = 4  # blocks in which a candidate must be no worse, on energy and (separately) on wait
 
 
 @dataclass(frozen=True)
 class PowerCandidate:
-    """One power setting: ``policy`` (idle-timer, planner, planner+arch, demand-timer), ``param`` (its
+    """One power setting: ``policy`` (idle-timer, matched-timer, planner, planner+arch), ``param`` (its
     parameters in words) and the :class:`ScalingSpec` that runs it (simulated and live)."""
 
     policy: str
@@ -62,29 +80,46 @@ def _s(v: float) -> str:
     return f"{v:g} s"
 
 
-def candidates(multi_arch: bool, timers: Sequence[float] = TIMER_SUSPEND_S,
-               grid: Sequence[tuple[float, float]] = DEMAND_GRID,
-               prices: Sequence[float] = WAIT_PRICES_W) -> list[PowerCandidate]:
-    """Every candidate, timers first. ``multi_arch``: the machine has CPU groups of two or more architectures
-    (only then is ``planner+arch`` a different policy)."""
+def machine_breakeven_s(machine) -> float:
+    """The energy break-even idle gap of one power cycle (:func:`~slurm_plugin.scale.warm.cycle_breakeven_s`),
+    node-weighted over the machine's groups, rounded to a whole second (exact on one node type)."""
+    gs = machine.groups
+    total = sum(g.count for g in gs)
+    be = [cycle_breakeven_s(g.idle_w, g.off_w, g.boot_s, g.shutdown_s) for g in gs]
+    return float(round(sum(g.count * min(b, 86400.0) for g, b in zip(gs, be)) / total))
+
+
+def matched_graces(suspend_time_s: float, breakeven_s: float) -> tuple[float, float] | None:
+    """(grace, quiet grace) of the demand-aware timer matched to the timer at ``suspend_time_s``: the nodes
+    demand may need keep the longer of the two times, the rest go down after the shorter. None when they are
+    equal (it would be the timer itself)."""
+    grace, quiet = max(suspend_time_s, breakeven_s), min(suspend_time_s, breakeven_s)
+    return None if quiet >= grace else (grace, quiet)
+
+
+def candidates(multi_arch: bool, timers: Sequence[float] = TIMER_SUSPEND_S, breakeven_s: float | None = None,
+               prices: Sequence[float] = WAIT_PRICES_W, window_s: float = DEFAULT_WINDOW_S) -> list[PowerCandidate]:
+    """Every candidate, timers first, then one matched timer per timer (none without ``breakeven_s``), then the
+    planner per wait price. ``multi_arch``: the machine has CPU groups of two or more architectures (only then
+    is ``planner+arch`` a different policy)."""
     out = [PowerCandidate("idle-timer", f"SuspendTime {_s(t)}", ScalingSpec(name="idle-timer", suspend_time_s=t))
            for t in timers]
+    for t in timers if breakeven_s is not None else ():
+        g = matched_graces(t, breakeven_s)
+        if g is not None:
+            out.append(PowerCandidate("matched-timer", f"SuspendTime {_s(t)}: grace {_s(g[0])}, quiet {_s(g[1])}",
+                                      ScalingSpec(name="planner", wait_price_w=None, grace_s=g[0],
+                                                  quiet_grace_s=g[1], window_s=window_s)))
     for price in prices:
         for arch in (False, True) if multi_arch else (False,):
             out.append(PowerCandidate("planner+arch" if arch else "planner", f"wait price {price:g} W",
-                                 ScalingSpec(name="planner", wait_price_w=price, arch=arch, pid=False)))
-    for grace, quiet in grid:
-        if quiet >= grace:
-            raise ValueError(f"demand-timer ({grace:g}, {quiet:g}): the quiet grace must be shorter than the grace "
-                             "(equal is the idle timer itself)")
-        out.append(PowerCandidate("demand-timer", f"grace {_s(grace)}, quiet {_s(quiet)}",
-                             ScalingSpec(name="planner", wait_price_w=None, grace_s=grace, quiet_grace_s=quiet)))
+                                      ScalingSpec(name="planner", wait_price_w=price, arch=arch, pid=False)))
     return out
 
 
 @dataclass(frozen=True)
 class Part:
-    """Energy and average wait of one part (tuning or held-back) of a run."""
+    """Energy and average wait of one part (tuning, held-back, or a block of the tuning part) of a run."""
 
     energy_kwh: float
     avg_wait_s: float
@@ -105,62 +140,108 @@ def energy_between(timeline: dict, t0: float, t1: float) -> float:
     return float((w[:-1] * np.maximum(hi - lo, 0.0)).sum())
 
 
-def part_scores(submit: np.ndarray, begin: np.ndarray, timeline: dict, split: Split) -> tuple[Part, Part]:
-    """(tuning part, held-back part) of one run: energy over each period, average wait of each part's jobs (a
-    job never started waits until the run's end)."""
+@dataclass(frozen=True)
+class Scores:
+    """One run scored: the tuning part, the held-back part, and the tuning part's blocks."""
+
+    tune: Part
+    test: Part
+    blocks: tuple[Part, ...]
+
+
+def run_scores(submit: np.ndarray, begin: np.ndarray, timeline: dict, split: Split, blocks: int = BLOCKS) -> Scores:
+    """Energy over each period and the average wait of its jobs (a job never started waits until the run's
+    end). Tuning period: first submit to the first held-back submit; held-back: from there to the run's end;
+    block ``b``: the ``b``-th of ``blocks`` equal runs of tuning jobs (submit order), from its first job's submit
+    to the next block's (the last block ends at the cut)."""
     end = float(timeline["t"][-1]) if timeline["t"] else float(submit.max())
     wait = np.where(np.isnan(begin), end, begin) - submit
     test = held_back_mask(split)
     start = float(submit[0])
-    parts = []
-    for mask, (t0, t1) in ((~test, (start, split.cut_time)), (test, (split.cut_time, math.inf))):
-        parts.append(Part(energy_between(timeline, t0, t1) / 3.6e6, float(wait[mask].mean()), int(mask.sum())))
-    return parts[0], parts[1]
+
+    def part(mask, t0, t1) -> Part:
+        return Part(energy_between(timeline, t0, t1) / 3.6e6, float(wait[mask].mean()), int(mask.sum()))
+
+    tune_p, test_p = part(~test, start, split.cut_time), part(test, split.cut_time, math.inf)
+    cuts = [int(c) for c in np.linspace(0, split.boundary, blocks + 1).round()]
+    bounds = [float(submit[c]) for c in cuts[:-1]] + [split.cut_time]
+    bl = []
+    for b in range(blocks):
+        mask = np.zeros(len(submit), dtype=bool)
+        mask[cuts[b]:cuts[b + 1]] = True
+        bl.append(part(mask, bounds[b], bounds[b + 1]))
+    return Scores(tune_p, test_p, tuple(bl))
+
+
+def part_scores(submit: np.ndarray, begin: np.ndarray, timeline: dict, split: Split) -> tuple[Part, Part]:
+    """(tuning part, held-back part) of one run (:func:`run_scores` without the blocks)."""
+    s = run_scores(submit, begin, timeline, split)
+    return s.tune, s.test
+
+
+def qualifies(cand: Scores, timer: Scores, wins: int = BLOCK_WINS) -> tuple[bool, str]:
+    """The tuning-part rule (module docstring): less energy and no more wait in total, and no worse in at least
+    ``wins`` blocks on energy and in at least ``wins`` on wait. Returns (verdict, the numbers in words)."""
+    e_wins = sum(c.energy_kwh <= t.energy_kwh for c, t in zip(cand.blocks, timer.blocks))
+    w_wins = sum(c.avg_wait_s <= t.avg_wait_s for c, t in zip(cand.blocks, timer.blocks))
+    ok = (cand.tune.energy_kwh < timer.tune.energy_kwh and cand.tune.avg_wait_s <= timer.tune.avg_wait_s
+          and e_wins >= wins and w_wins >= wins)
+    n = len(cand.blocks)
+    return ok, (f"tuning part {cand.tune.energy_kwh:.1f} kWh, {cand.tune.avg_wait_s:.0f} s vs "
+                f"{timer.tune.energy_kwh:.1f} kWh, {timer.tune.avg_wait_s:.0f} s; energy no more in {e_wins}/{n} "
+                f"blocks, wait no more in {w_wins}/{n}")
 
 
 @dataclass(frozen=True)
 class TimerMatch:
-    """The outcome for one timer setting: ``timer`` and ``pick`` are candidate indices (``pick`` None: no planner
-    setting dominated the timer on the tuning part); ``outcome`` is ``planner`` when the pick also dominates on
-    the held-back part, else ``timer``; ``reason`` says why in numbers."""
+    """The outcome for one timer setting, decided on the tuning part: ``timer`` and ``pick`` are candidate
+    indices (``pick`` None: nothing qualified); ``outcome`` is ``planner`` when a pick qualified, else
+    ``timer``; ``held_back_dominates`` (report only, None without a pick): the pick uses no more energy at no
+    more average wait than the timer on the held-back part; ``reason`` says why in numbers."""
 
     suspend_time_s: float
     timer: int
     pick: int | None
-    dominating_on_tune: int
-    held_back_dominates: bool | None
+    qualifying: int
     outcome: str
+    held_back_dominates: bool | None
     reason: str
 
 
-def match_timers(cands: Sequence[PowerCandidate], tune: Sequence[Part], test: Sequence[Part]) -> list[TimerMatch]:
-    """For each timer candidate: the non-timer candidates that dominate it on the tuning part, the one of them
-    with the least tuning energy (then wait, then order), and whether it dominates on the held-back part. Pure."""
+def match_timers(cands: Sequence[PowerCandidate], scores: Sequence[Scores],
+                 wins: int = BLOCK_WINS) -> list[TimerMatch]:
+    """For each timer candidate: the non-timer candidates that qualify against it (:func:`qualifies`, tuning
+    part only), the one with the least tuning energy (then wait, then order), and, reported only, whether it
+    also dominates on the held-back part. Pure."""
     out = []
     for ti, c in enumerate(cands):
         if not c.is_timer:
             continue
-        ok = [i for i, other in enumerate(cands) if not other.is_timer and tune[i].dominates(tune[ti])]
-        t_tune, t_test = tune[ti], test[ti]
+        verdicts = {i: qualifies(scores[i], scores[ti], wins) for i, o in enumerate(cands) if not o.is_timer}
+        ok = [i for i, (v, _) in verdicts.items() if v]
+        t = scores[ti]
         if not ok:
-            out.append(TimerMatch(c.scaling.suspend_time_s, ti, None, 0, None, "timer",
-                                  f"no planner setting used no more energy at no more wait than the timer on the "
-                                  f"tuning part ({t_tune.energy_kwh:.1f} kWh, {t_tune.avg_wait_s:.0f} s)"))
+            best = min(verdicts, key=lambda i: scores[i].tune.energy_kwh, default=None)
+            near = f"; least energy: {cands[best].policy} {cands[best].param}: {verdicts[best][1]}" \
+                if best is not None else ""
+            out.append(TimerMatch(c.scaling.suspend_time_s, ti, None, 0, "timer", None,
+                                  f"nothing qualified on the tuning part (timer {t.tune.energy_kwh:.1f} kWh, "
+                                  f"{t.tune.avg_wait_s:.0f} s){near}"))
             continue
-        pick = min(ok, key=lambda i: (tune[i].energy_kwh, tune[i].avg_wait_s, i))
-        p = test[pick]
-        holds = p.dominates(t_test)
-        where = (f"{cands[pick].policy} {cands[pick].param}: held-back {p.energy_kwh:.1f} kWh, {p.avg_wait_s:.0f} s "
-                 f"vs the timer's {t_test.energy_kwh:.1f} kWh, {t_test.avg_wait_s:.0f} s")
-        out.append(TimerMatch(c.scaling.suspend_time_s, ti, pick, len(ok), holds, "planner" if holds else "timer",
-                              ("dominates on the tuning and held-back parts: " if holds else
-                               "dominated on the tuning part but not on the held-back part, timer kept: ") + where))
+        pick = min(ok, key=lambda i: (scores[i].tune.energy_kwh, scores[i].tune.avg_wait_s, i))
+        p = scores[pick].test
+        holds = p.dominates(t.test)
+        out.append(TimerMatch(
+            c.scaling.suspend_time_s, ti, pick, len(ok), "planner", holds,
+            f"{cands[pick].policy} {cands[pick].param} qualified ({verdicts[pick][1]}); held-back "
+            f"{p.energy_kwh:.1f} kWh, {p.avg_wait_s:.0f} s vs the timer's {t.test.energy_kwh:.1f} kWh, "
+            f"{t.test.avg_wait_s:.0f} s: {'dominates' if holds else 'does not dominate'}"))
     return out
 
 
 def chosen_index(cands: Sequence[PowerCandidate], matches: Sequence[TimerMatch], suspend_time_s: float) -> int:
-    """The candidate that becomes the policy file's ``scaling:``: for the site's SuspendTime, the planner pick
-    when it held on the held-back part, else that timer."""
+    """The candidate that becomes the policy file's ``scaling:``: for the site's SuspendTime, the pick when one
+    qualified on the tuning part, else that timer."""
     m = next((m for m in matches if m.suspend_time_s == suspend_time_s), None)
     if m is None:
         raise ValueError(f"SuspendTime {suspend_time_s:g} s is not among the timers tried "
@@ -174,13 +255,20 @@ class PowerTuning:
     JSON ``power`` rows, scored on the held-back part)."""
 
     candidates: list[PowerCandidate]
-    tune: list[Part]
-    test: list[Part]
+    scores: list[Scores]
     matches: list[TimerMatch]
     chosen: int
     suspend_time_s: float
     split: Split
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def tune(self) -> list[Part]:
+        return [s.tune for s in self.scores]
+
+    @property
+    def test(self) -> list[Part]:
+        return [s.test for s in self.scores]
 
     @property
     def scaling(self) -> ScalingSpec:
@@ -189,23 +277,27 @@ class PowerTuning:
 
     def rows(self) -> list[dict]:
         """One row per candidate; a timer's row also says what the tuner keeps for a site running it
-        (``outcome``: planner or timer, ``reason``)."""
+        (``outcome``: planner or timer, ``reason``, ``held_back_dominates``)."""
         by_timer = {m.timer: m for m in self.matches}
         rows = []
         for i, c in enumerate(self.candidates):
-            row = {"policy": c.policy, "param": c.param, "energy_kwh": self.test[i].energy_kwh,
-                   "avg_wait_s": self.test[i].avg_wait_s, "chosen": i == self.chosen,
-                   "tune": {"energy_kwh": self.tune[i].energy_kwh, "avg_wait_s": self.tune[i].avg_wait_s},
+            s = self.scores[i]
+            row = {"policy": c.policy, "param": c.param, "energy_kwh": s.test.energy_kwh,
+                   "avg_wait_s": s.test.avg_wait_s, "chosen": i == self.chosen,
+                   "tune": {"energy_kwh": s.tune.energy_kwh, "avg_wait_s": s.tune.avg_wait_s,
+                            "blocks": [[b.energy_kwh, b.avg_wait_s] for b in s.blocks]},
                    "scaling": scaling_section(c.scaling)}
             if i in by_timer:
-                row.update(outcome=by_timer[i].outcome, reason=by_timer[i].reason)
+                m = by_timer[i]
+                row.update(outcome=m.outcome, reason=m.reason, held_back_dominates=m.held_back_dominates)
             rows.append(row)
         return rows
 
     def as_dict(self) -> dict:
         return {"power": self.rows(), "timers": [asdict(m) for m in self.matches],
                 "suspend_time_s": self.suspend_time_s, "scaling": scaling_section(self.scaling),
-                "split": self.split.as_dict(), "notes": self.notes}
+                "split": self.split.as_dict(), "rule": {"blocks": len(self.scores[0].blocks), "block_wins": BLOCK_WINS},
+                "notes": self.notes}
 
 
 def scaling_section(spec: ScalingSpec) -> dict:
@@ -218,26 +310,50 @@ def scaling_section(spec: ScalingSpec) -> dict:
     return {"name": spec.name, "wait_price_w": spec.wait_price_w, "arch": spec.arch, "pid": spec.pid}
 
 
-def _simulate(shared, i: int) -> tuple[Part, Part]:
-    """One candidate's run (module level: the parallel workers call it)."""
+def _cache_path(cache: Path, prepared, cand: PowerCandidate, rank_spec: RankingSpec, split: Split,
+                backfill: bool) -> Path:
+    import hashlib
+
+    w, m = prepared.workload, prepared.machine
+    key = json.dumps([w.name, len(w.jobs), float(w.jobs.submit[-1]), m.name, [asdict(g) for g in m.groups],
+                      rank_spec.as_dict() if hasattr(rank_spec, "as_dict") else repr(rank_spec),
+                      scaling_section(cand.scaling), backfill, split.boundary, BLOCKS], sort_keys=True, default=str)
+    return cache / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
+
+
+def _simulate(shared, i: int) -> Scores:
+    """One candidate's run (module level: the parallel workers call it); read from / written to the cache
+    directory when one is given (a run that was stopped resumes with the candidates it had finished)."""
+    from ..fsio import write_file_atomic
     from ..sim.engine import Engine
     from ..sim.policy import sim_ranking, sim_scaling
 
-    prepared, cands, rank_spec, split, backfill = shared
+    prepared, cands, rank_spec, split, backfill, cache = shared
+    path = _cache_path(cache, prepared, cands[i], rank_spec, split, backfill) if cache is not None else None
+    if path is not None and path.exists():
+        d = json.loads(path.read_text())
+        return Scores(Part(*d["tune"]), Part(*d["test"]), tuple(Part(*b) for b in d["blocks"]))
     jobs, machine = prepared.workload.jobs, prepared.machine
     rank = sim_ranking(rank_spec, prepared.site, float(machine.cores))
     out = Engine(machine, jobs, rank, backfill=backfill, scaling=sim_scaling(cands[i].scaling, machine, jobs)).run()
-    return part_scores(jobs.submit, out.begin, out.timeline, split)
+    s = run_scores(jobs.submit, out.begin, out.timeline, split)
+    if path is not None:
+        row = lambda p: [p.energy_kwh, p.avg_wait_s, p.jobs]  # noqa: E731
+        write_file_atomic(path, json.dumps({"candidate": cands[i].param, "tune": row(s.tune), "test": row(s.test),
+                                            "blocks": [row(b) for b in s.blocks]}))
+    return s
 
 
 def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, suspend_time_s: float | None = None,
-               timers: Sequence[float] = TIMER_SUSPEND_S, grid: Sequence[tuple[float, float]] = DEMAND_GRID,
-               prices: Sequence[float] = WAIT_PRICES_W, backfill: bool = True) -> PowerTuning:
+               timers: Sequence[float] = TIMER_SUSPEND_S, prices: Sequence[float] = WAIT_PRICES_W,
+               backfill: bool = True, matched: bool = True, cache: str | Path | None = None) -> PowerTuning:
     """Run every candidate on the whole history (``jobs`` processes; ``progress(done, total)`` as runs finish;
     EASY backfill unless ``backfill`` is False) and select. ``suspend_time_s``: the site's timer (default: the
-    site file's ``slurm.suspend_time`` when set, else 300 s); it is added to ``timers`` if missing. ``ranking``: the ranking every run uses (name or spec; the age
-    floor off for a bare name)."""
+    site file's ``slurm.suspend_time`` when set, else 300 s); it is added to ``timers`` if missing.
+    ``ranking``: the ranking every run uses (name or spec; the age floor off for a bare name). ``matched``:
+    also run the matched timers. ``cache``: a directory keeping each finished candidate's scores (keyed by
+    history, machine, ranking, setting, backfill and split), so a stopped evaluation resumes."""
     from ..sim.parallel import run_all
 
     rank_spec = ranking if isinstance(ranking, RankingSpec) else RankingSpec(name=ranking, age_floor=False)
@@ -246,9 +362,12 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
         suspend_time_s = float(site_t) if site_t > 0 else DEFAULT_SUSPEND_S
     timers = sorted(set(map(float, timers)) | {float(suspend_time_s)})
     archs = {g.arch for g in prepared.machine.groups if not g.gres}
-    cands = candidates(len(archs) >= 2, timers, grid, prices)
-    notes = [] if len(archs) >= 2 else [f"planner+arch not run: every CPU group is {archs.pop() if archs else '-'}"
-                                         " (the architecture controller has nothing to move)"]
+    breakeven = machine_breakeven_s(prepared.machine)
+    cands = candidates(len(archs) >= 2, timers, breakeven if matched else None, prices)
+    notes = [f"energy break-even of a power cycle: {breakeven:g} s (node-weighted over the groups)"]
+    if len(archs) < 2:
+        notes.append(f"planner+arch not run: every CPU group is {archs.pop() if archs else '-'}"
+                     " (the architecture controller has nothing to move)")
     done = [0]
 
     def tick(_i, _r) -> None:
@@ -256,14 +375,16 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
         if progress:
             progress(done[0], len(cands))
 
-    scores = run_all(_simulate, (prepared, cands, rank_spec, split, backfill), list(range(len(cands))), jobs=jobs,
+    if cache is not None:
+        Path(cache).mkdir(parents=True, exist_ok=True)
+    shared = (prepared, cands, rank_spec, split, backfill, Path(cache) if cache is not None else None)
+    scores = run_all(_simulate, shared, list(range(len(cands))), jobs=jobs,
                      desc="power candidates", on_result=tick)
-    tune, test = [s[0] for s in scores], [s[1] for s in scores]
-    matches = match_timers(cands, tune, test)
+    matches = match_timers(cands, scores)
     chosen = chosen_index(cands, matches, float(suspend_time_s))
     for m in matches:
         log.info("SuspendTime %g s: %s (%s)", m.suspend_time_s, m.outcome, m.reason)
-    return PowerTuning(cands, tune, test, matches, chosen, float(suspend_time_s), split, notes)
+    return PowerTuning(cands, scores, matches, chosen, float(suspend_time_s), split, notes)
 
 
 def evaluate_power(twin, backfill: bool = True, jobs: int | None = None,
@@ -272,3 +393,26 @@ def evaluate_power(twin, backfill: bool = True, jobs: int | None = None,
     whole history and split): :meth:`PowerTuning.rows`, each with ``backfill``; ``kw`` as :func:`tune_power`."""
     result = tune_power(twin.whole, twin.split, ranking, jobs=jobs, backfill=backfill, **kw)
     return [{**row, "backfill": backfill} for row in result.rows()]
+
+
+ROW_KEYS = ("policy", "param", "energy_kwh", "avg_wait_s", "chosen")
+
+
+def sweep_rows(path: str | Path) -> list[dict]:
+    """The issue's ``power`` rows (``ROW_KEYS`` plus ``backfill`` and, on a timer's row, ``outcome`` and
+    ``held_back_dominates``) from a ``power_eval`` JSON. Raises ValueError naming the file when it is not one."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text())
+        rows = doc["power"]
+        bf = bool(doc.get("backfill", True))
+        out = []
+        for i, r in enumerate(rows):
+            missing = [k for k in ROW_KEYS if k not in r]
+            if missing:
+                raise ValueError(f"{p}: power[{i}] lacks {', '.join(missing)}")
+            out.append({**{k: r[k] for k in ROW_KEYS}, "backfill": bf,
+                        **{k: r[k] for k in ("outcome", "held_back_dominates") if k in r}})
+        return out
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
+        raise ValueError(f"{p}: not a power_eval result ({err})") from err

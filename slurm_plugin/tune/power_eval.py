@@ -1,7 +1,8 @@
 """The power half of the evaluation protocol (issue 13, item 5) for one trace: split the history 70/30, run every
-power candidate (:func:`.power.tune_power`), write the JSON and the energy-vs-wait plot.
+power candidate (:func:`.power.tune_power`: the choice is made on the first 70 % alone, the last 30 % is only
+reported), write the JSON and the energy-vs-wait plot.
 
-``python3 -m slurm_plugin.tune.power_eval TRACE [--site S] [--json F] [--plot P] [--jobs N]``; an SWF trace
+``python3 -m slurm_plugin.tune.power_eval TRACE [--site S] [--json F] [--plot P] [--jobs N] [--cache DIR]``; an SWF trace
 without ``--site`` runs on its header's machine with the documented default watts and boot times
 (``slurm_plugin/sim/machine.py: SWF_NODE_POWER``), as ``hetsched scale eval`` does.
 """
@@ -21,7 +22,8 @@ from .split import split_history
 
 
 def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: int | None = None,
-             tune_fraction: float = 0.7, suspend_time_s: float | None = None) -> tuple[PowerTuning, dict]:
+             tune_fraction: float = 0.7, suspend_time_s: float | None = None,
+             cache: Path | None = None) -> tuple[PowerTuning, dict]:
     """The result and its JSON document (with the trace, machine and provenance)."""
     from ..sim.run import prepare, provenance
 
@@ -29,7 +31,8 @@ def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: i
     split = split_history(prepared.workload.jobs, tune_fraction)
     t0 = time.perf_counter()
     bar = _Progress()
-    result = tune_power(prepared, split, ranking, jobs=jobs, progress=bar, suspend_time_s=suspend_time_s)
+    result = tune_power(prepared, split, ranking, jobs=jobs, progress=bar, suspend_time_s=suspend_time_s,
+                        cache=cache)
     g = prepared.machine.groups
     doc = {"trace": trace, "site": site, "ranking": ranking, "backfill": True,
            "machine": {"name": prepared.machine.name, "groups": [
@@ -45,15 +48,16 @@ class _Progress:
 
 
 def plot(result: PowerTuning, title: str, path: Path) -> None:
-    """Energy vs average wait on the tuning part and on the held-back part: the timer's curve, the planner's
-    points, the chosen setting ringed."""
+    """Energy vs average wait on the tuning part (where the choice is made) and on the held-back part (reported
+    only): the timer's curve, the other candidates' points, each timer's pick joined to its timer by a dotted
+    line, the chosen setting ringed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
-    styles = {"planner": ("s", "tab:orange"), "planner+arch": ("D", "tab:red"), "demand-timer": ("o", "tab:green")}
+    styles = {"planner": ("s", "tab:orange"), "planner+arch": ("D", "tab:red"), "matched-timer": ("o", "tab:green")}
     for ax, parts, name in ((axes[0], result.tune, "tuning part"), (axes[1], result.test, "held-back part")):
         timers = [(c.scaling.suspend_time_s, parts[i]) for i, c in enumerate(result.candidates) if c.is_timer]
         timers.sort()
@@ -70,6 +74,10 @@ def plot(result: PowerTuning, title: str, path: Path) -> None:
             ax.plot(parts[i].avg_wait_s, parts[i].energy_kwh, marker, color=color, ms=5, alpha=0.8,
                     label=None if c.policy in seen else c.policy)
             seen.add(c.policy)
+        for m in result.matches:
+            if m.pick is not None:
+                a, b = parts[m.timer], parts[m.pick]
+                ax.plot([a.avg_wait_s, b.avg_wait_s], [a.energy_kwh, b.energy_kwh], ":", color="black", lw=0.8)
         ch = parts[result.chosen]
         ax.plot(ch.avg_wait_s, ch.energy_kwh, "o", ms=14, mfc="none", mec="black",
                 label=f"chosen ({result.candidates[result.chosen].param})")
@@ -77,7 +85,7 @@ def plot(result: PowerTuning, title: str, path: Path) -> None:
         ax.set_ylabel("energy (kWh)")
         ax.set_title(f"{name} ({parts[0].jobs} jobs)", fontsize=9)
         ax.legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title + "\n(chosen on the tuning part only; dotted: each timer's pick)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -87,7 +95,9 @@ def summary(result: PowerTuning) -> str:
     """One line per timer setting."""
     lines = []
     for m in result.matches:
-        lines.append(f"SuspendTime {m.suspend_time_s:6g} s: {m.outcome:7} {m.reason}")
+        held = "" if m.held_back_dominates is None else \
+            f" [held-back: {'dominates' if m.held_back_dominates else 'does not dominate'}]"
+        lines.append(f"SuspendTime {m.suspend_time_s:6g} s: {m.outcome:7}{held} {m.reason}")
     c = result.candidates[result.chosen]
     lines.append(f"chosen (site's SuspendTime {result.suspend_time_s:g} s): {c.policy} {c.param}")
     return "\n".join(lines)
@@ -100,11 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ranking", default="fcfs")
     ap.add_argument("--jobs", type=int, default=None, help="processes (default: every core)")
     ap.add_argument("--suspend-time", type=float, default=None, help="the site's SuspendTime (default 300 s)")
+    ap.add_argument("--cache", type=Path, help="keep each finished candidate's scores here (resume a stopped run)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--plot", type=Path)
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    result, doc = evaluate(a.trace, a.site, a.ranking, a.jobs, suspend_time_s=a.suspend_time)
+    result, doc = evaluate(a.trace, a.site, a.ranking, a.jobs, suspend_time_s=a.suspend_time, cache=a.cache)
     if a.json:
         write_file_atomic(a.json, json.dumps(doc, indent=1) + "\n")
     if a.plot:
