@@ -315,9 +315,8 @@ def _cache_path(cache: Path, prepared, cand: PowerCandidate, rank_spec: RankingS
     import hashlib
 
     w, m = prepared.workload, prepared.machine
-    key = json.dumps([w.name, len(w.jobs), float(w.jobs.submit[-1]), m.name, [asdict(g) for g in m.groups],
-                      rank_spec.as_dict() if hasattr(rank_spec, "as_dict") else repr(rank_spec),
-                      scaling_section(cand.scaling), backfill, split.boundary, BLOCKS], sort_keys=True, default=str)
+    key = json.dumps([w.name, len(w.jobs), float(w.jobs.submit[-1]), m.name, repr(m.groups), repr(rank_spec),
+                      scaling_section(cand.scaling), backfill, split.boundary, BLOCKS], sort_keys=True)
     return cache / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
 
 

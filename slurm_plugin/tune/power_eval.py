@@ -23,7 +23,7 @@ from .split import split_history
 
 def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: int | None = None,
              tune_fraction: float = 0.7, suspend_time_s: float | None = None,
-             cache: Path | None = None) -> tuple[PowerTuning, dict]:
+             cache: Path | None = None, prices: tuple[float, ...] | None = None) -> tuple[PowerTuning, dict]:
     """The result and its JSON document (with the trace, machine and provenance)."""
     from ..sim.run import prepare, provenance
 
@@ -31,8 +31,9 @@ def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: i
     split = split_history(prepared.workload.jobs, tune_fraction)
     t0 = time.perf_counter()
     bar = _Progress()
+    kw = {} if prices is None else {"prices": prices}
     result = tune_power(prepared, split, ranking, jobs=jobs, progress=bar, suspend_time_s=suspend_time_s,
-                        cache=cache)
+                        cache=cache, **kw)
     g = prepared.machine.groups
     doc = {"trace": trace, "site": site, "ranking": ranking, "backfill": True,
            "machine": {"name": prepared.machine.name, "groups": [
@@ -111,11 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="processes (default: every core)")
     ap.add_argument("--suspend-time", type=float, default=None, help="the site's SuspendTime (default 300 s)")
     ap.add_argument("--cache", type=Path, help="keep each finished candidate's scores here (resume a stopped run)")
+    ap.add_argument("--prices", default=None, help="the planner's wait prices, comma-separated W (default 1000,10000; "
+                    "'none': no planner runs)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--plot", type=Path)
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    result, doc = evaluate(a.trace, a.site, a.ranking, a.jobs, suspend_time_s=a.suspend_time, cache=a.cache)
+    prices = None if a.prices is None else () if a.prices == "none" else tuple(float(x) for x in a.prices.split(","))
+    result, doc = evaluate(a.trace, a.site, a.ranking, a.jobs, suspend_time_s=a.suspend_time, cache=a.cache,
+                           prices=prices)
     if a.json:
         write_file_atomic(a.json, json.dumps(doc, indent=1) + "\n")
     if a.plot:

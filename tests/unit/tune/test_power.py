@@ -3,6 +3,9 @@ reduction to Slurm's idle timer in the simulator (same schedule, same energy), a
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -22,8 +25,10 @@ from slurm_plugin.sim.power import ON
 from slurm_plugin.sim.run import Prepared
 from slurm_plugin.sim.views import PowerView
 from slurm_plugin.snapshot import JobState
-from slurm_plugin.tune.power import (PowerCandidate, Part, candidates, chosen_index, energy_between, match_timers,
-                                     evaluate_power, part_scores, scaling_section, tune_power)
+from slurm_plugin.scale.warm import cycle_breakeven_s
+from slurm_plugin.tune.power import (Part, PowerCandidate, Scores, candidates, chosen_index, energy_between,
+                                     evaluate_power, machine_breakeven_s, match_timers, matched_graces,
+                                     part_scores, qualifies, run_scores, scaling_section, sweep_rows, tune_power)
 from slurm_plugin.tune.split import split_history
 from slurm_plugin.workload import ARCH_BIT, JobTable, Workload
 
@@ -31,63 +36,102 @@ from ..cycle.builders import SITE, demo_node, demo_snapshot
 
 TIMER = PowerCandidate("idle-timer", "SuspendTime 300 s", ScalingSpec(name="idle-timer", suspend_time_s=300.0))
 TIMER2 = PowerCandidate("idle-timer", "SuspendTime 900 s", ScalingSpec(name="idle-timer", suspend_time_s=900.0))
-PLAN_A = PowerCandidate("demand-timer", "a", ScalingSpec(name="planner", wait_price_w=None, grace_s=900.0,
-                                                    quiet_grace_s=60.0, arch=False))
+PLAN_A = PowerCandidate("matched-timer", "a", ScalingSpec(name="planner", wait_price_w=None, grace_s=900.0,
+                                                     quiet_grace_s=156.0, arch=False))
 PLAN_B = PowerCandidate("planner", "b", ScalingSpec(name="planner", arch=False))
 CANDS = [TIMER, TIMER2, PLAN_A, PLAN_B]
 
 
-# ---- the selection (pure) -----------------------------------------------------------------------------------
-# (tune parts, held-back parts) per candidate [timer 300, timer 900, plan A, plan B] -> (outcome, pick) per timer
+# ---- the selection (pure): decided on the tuning part, the held-back part only reported ---------------------------
+def sc(tune, blocks=None, test=(1.0, 1.0)):
+    """Scores: the tuning part (energy, wait), its 5 blocks (default: the total spread evenly), the held-back part."""
+    e, w = tune
+    blocks = blocks or [(e / 5, w)] * 5
+    return Scores(Part(e, w, 50), Part(*test, 20), tuple(Part(be, bw, 10) for be, bw in blocks))
+
+
+STEADY = [(2.0, 100), (2.0, 100), (2.0, 100), (2.0, 100), (2.0, 100)]
+# candidate A: 5 % less energy in total with the same waits in 3 blocks and better in 2; its waits in total
+# are lower, but they are higher in 2 of 5 blocks (noise that a total alone would not see)
+NOISY = [(1.9, 90), (1.9, 110), (1.9, 80), (1.9, 105), (1.9, 90)]
+# (scores per candidate [timer 300, timer 900, A, B]) -> (outcome, pick) per timer
 CASES = {
-    "A dominates 300 on both parts": (
-        [(10, 100), (12, 80), (9, 95), (20, 10)], [(5, 50), (6, 40), (4.5, 50), (9, 5)],
+    "A qualifies against 300": (
+        [sc((10, 100), STEADY), sc((12, 80)), sc((9.5, 100), [(1.9, 100)] * 5), sc((20, 10))],
         [("planner", 2), ("timer", None)]),
-    "A dominates on tune, not on held-back: timer kept": (
-        [(10, 100), (12, 80), (9, 95), (20, 10)], [(5, 50), (6, 40), (5.1, 49), (9, 5)],
-        [("timer", 2), ("timer", None)]),
-    "ties count as no more": (
-        [(10, 100), (12, 80), (10, 100), (20, 10)], [(5, 50), (6, 40), (5, 50), (9, 5)],
-        [("planner", 2), ("timer", None)]),
-    "least tuning energy among the dominating ones": (
-        [(10, 100), (12, 80), (11, 70), (11.5, 60)], [(5, 50), (6, 40), (5.5, 30), (5.9, 30)],
+    "lower in total but worse in 2 of 5 blocks: the timer stays": (
+        [sc((10, 100), STEADY), sc((12, 80)), sc((9.5, 95), NOISY), sc((20, 10))],
+        [("timer", None), ("timer", None)]),
+    "the same energy (an identical schedule) is no reason to switch": (
+        [sc((10, 100), STEADY), sc((12, 80)), sc((10, 100), STEADY), sc((20, 10))],
+        [("timer", None), ("timer", None)]),
+    "least tuning energy among the qualifying ones": (
+        [sc((10, 100)), sc((12, 80)), sc((11, 70)), sc((11.5, 60))],
         [("timer", None), ("planner", 2)]),
-    "nothing dominates": (
-        [(10, 100), (12, 80), (13, 70), (9, 120)], [(5, 50), (6, 40), (7, 30), (4, 60)],
+    "nothing qualifies": (
+        [sc((10, 100)), sc((12, 80)), sc((13, 70)), sc((9, 120))],
         [("timer", None), ("timer", None)]),
 }
 
 
-def parts(pairs):
-    return [Part(e, w, 10) for e, w in pairs]
-
-
 @pytest.mark.parametrize("name", CASES)
 def test_match_timers(name):
-    tune, test, want = CASES[name]
-    got = match_timers(CANDS, parts(tune), parts(test))
+    scores, want = CASES[name]
+    got = match_timers(CANDS, scores)
     assert [(m.outcome, m.pick) for m in got] == want
     assert [m.suspend_time_s for m in got] == [300.0, 900.0]
 
 
+def test_the_held_back_part_is_reported_never_used():
+    scores, _ = CASES["A qualifies against 300"]
+    wins = match_timers(CANDS, [replace(s, test=Part(5.0, 50.0, 20)) for s in scores[:2]]
+                        + [replace(scores[2], test=Part(4.0, 40.0, 20)), scores[3]])
+    loses = match_timers(CANDS, [replace(s, test=Part(5.0, 50.0, 20)) for s in scores[:2]]
+                         + [replace(scores[2], test=Part(6.0, 60.0, 20)), scores[3]])
+    assert [(m.outcome, m.pick) for m in wins] == [(m.outcome, m.pick) for m in loses] == [("planner", 2),
+                                                                                          ("timer", None)]
+    assert (wins[0].held_back_dominates, loses[0].held_back_dominates) == (True, False)
+    assert "held-back 6.0 kWh, 60 s vs the timer's 5.0 kWh, 50 s: does not dominate" in loses[0].reason
+    assert wins[1].held_back_dominates is None  # no pick, nothing to report
+
+
+def test_qualifies_counts_blocks_separately_for_energy_and_wait():
+    timer = sc((10, 100), STEADY)
+    ok, why = qualifies(sc((9.5, 100), [(1.9, 100)] * 4 + [(2.1, 100)]), timer)
+    assert ok and "energy no more in 4/5 blocks, wait no more in 5/5" in why
+    ok, why = qualifies(sc((9.0, 100), [(1.8, 100)] * 3 + [(2.1, 100)] * 2), timer)
+    assert not ok and "energy no more in 3/5 blocks" in why
+
+
 def test_the_chosen_setting_follows_the_sites_suspend_time():
-    tune, test, _ = CASES["A dominates 300 on both parts"]
-    matches = match_timers(CANDS, parts(tune), parts(test))
+    scores, _ = CASES["A qualifies against 300"]
+    matches = match_timers(CANDS, scores)
     assert chosen_index(CANDS, matches, 300.0) == 2  # the planner replaces the site's 300 s timer
     assert chosen_index(CANDS, matches, 900.0) == 1  # nothing beat the 900 s timer: it stays
     with pytest.raises(ValueError, match="SuspendTime 60 s is not among the timers tried"):
         chosen_index(CANDS, matches, 60.0)
-    m = matches[0]
-    assert "dominates on the tuning and held-back parts" in m.reason and m.dominating_on_tune == 1
+    assert matches[0].qualifying == 1 and "qualified" in matches[0].reason
+
+
+def test_matched_timers_come_from_the_timer_and_the_power_cycles_break_even():
+    assert cycle_breakeven_s(100.0, 5.0, 120.0, 30.0) == pytest.approx(30 + 120 * 100 / 95)  # 156.3 s
+    assert cycle_breakeven_s(5.0, 5.0, 120.0, 30.0) == float("inf")
+    assert machine_breakeven_s(MACHINE8) == 156.0
+    assert matched_graces(60.0, 156.0) == (156.0, 60.0)  # a short timer: demand's nodes stop cycling
+    assert matched_graces(3600.0, 156.0) == (3600.0, 156.0)  # a long one: the surplus goes down sooner
+    assert matched_graces(156.0, 156.0) is None  # it would be the timer itself
+    cands = candidates(False, (60.0, 3600.0), 156.0, (1000.0,))
+    assert [(c.policy, c.scaling.grace_s if c.policy == "matched-timer" else None) for c in cands] == [
+        ("idle-timer", None), ("idle-timer", None), ("matched-timer", 156.0), ("matched-timer", 3600.0),
+        ("planner", None)]
+    assert not [c for c in candidates(False) if c.policy != "idle-timer" and c.policy != "planner"]
+    assert len([c for c in candidates(True) if c.policy == "planner+arch"]) == 2
 
 
 def test_candidates_list_every_timer_and_skip_the_arch_controller_on_one_architecture():
     one = candidates(False)
     assert [c.scaling.suspend_time_s for c in one if c.is_timer] == [60.0, 300.0, 900.0, 1800.0, 3600.0]
     assert not [c for c in one if c.policy == "planner+arch"]
-    assert len([c for c in candidates(True) if c.policy == "planner+arch"]) == 2
-    with pytest.raises(ValueError, match="quiet grace must be shorter"):
-        candidates(False, grid=[(300.0, 300.0)])
 
 
 def test_energy_between_splits_the_timeline_at_the_cut():
@@ -138,36 +182,59 @@ def test_demand_timer_at_its_own_grace_is_the_idle_timer(suspend):
     assert quick.energy_j != timer.energy_j
 
 
-def test_tune_power_on_a_small_history():
+def test_tune_power_on_a_small_history(tmp_path):
     jobs = small_workload()
     p = Prepared(None, MACHINE8, Workload("small", jobs))
     split = split_history(jobs)
     seen = []
     r = tune_power(p, split, "fcfs", jobs=1, progress=lambda d, t: seen.append((d, t)), timers=(60.0, 600.0),
-                   grid=((600.0, 60.0),), prices=(10000.0,))
-    assert seen[-1] == (5, 5) and r.suspend_time_s == 300.0  # the default SuspendTime is added to the timers
+                   prices=(10000.0,), cache=tmp_path)
+    # timers 60, 300 (the default SuspendTime, added), 600; their three matched timers; the planner
+    assert seen[-1] == (7, 7) and r.suspend_time_s == 300.0
     assert [m.suspend_time_s for m in r.matches] == [60.0, 300.0, 600.0]
     rows = r.rows()
     assert sum(row["chosen"] for row in rows) == 1
     assert [row["outcome"] in ("planner", "timer") for row in rows if row["policy"] == "idle-timer"] == [True] * 3
     assert set(rows[0]) >= {"policy", "param", "energy_kwh", "avg_wait_s", "chosen"}
-    for i, c in enumerate(r.candidates):  # the parts add up to the whole run's energy
+    for i, c in enumerate(r.candidates):  # the parts and the blocks add up to the whole run
         run = Engine(MACHINE8, jobs, ranking("fcfs"), backfill=True,
                      scaling=sim_scaling(c.scaling, MACHINE8, jobs)).run()
         assert r.tune[i].energy_kwh + r.test[i].energy_kwh == pytest.approx(run.energy_j / 3.6e6, rel=1e-9)
-        tune, test = part_scores(jobs.submit, run.begin, run.timeline, split)
-        assert (tune, test) == (r.tune[i], r.test[i])
+        s = run_scores(jobs.submit, run.begin, run.timeline, split)
+        assert s == r.scores[i] and (s.tune, s.test) == part_scores(jobs.submit, run.begin, run.timeline, split)
+        assert sum(b.energy_kwh for b in s.blocks) == pytest.approx(s.tune.energy_kwh, rel=1e-9)
+        assert sum(b.jobs for b in s.blocks) == s.tune.jobs == split.tune_jobs
     for c in r.candidates:  # each setting written as a policy file's scaling: reads back as itself
         assert policy_from_dict({"scaling": scaling_section(c.scaling)}).scaling == c.scaling
+    # a second run reads every candidate back from the cache (a tampered entry shows it was read, not re-run)
+    files = sorted(tmp_path.glob("*.json"))
+    assert len(files) == 7
+    doc = json.loads(files[0].read_text())
+    doc["tune"][0] = 1e6
+    files[0].write_text(json.dumps(doc))
+    again = tune_power(p, split, "fcfs", jobs=1, timers=(60.0, 600.0), prices=(10000.0,), cache=tmp_path)
+    assert sorted(s.tune.energy_kwh for s in again.scores)[-1] == 1e6
+    assert [s.test for s in again.scores] == [s.test for s in r.scores]
 
 
-def test_evaluate_power_gives_hetsched_tune_its_rows():
+def test_evaluate_power_gives_hetsched_tune_its_rows(tmp_path):
     from slurm_plugin.tune.sweep import Twin
 
     twin = Twin.of(Prepared(None, MACHINE8, Workload("small", small_workload())), "avg_bsld")
-    rows = evaluate_power(twin, backfill=False, jobs=1, timers=(300.0,), grid=((600.0, 60.0),), prices=())
-    assert [(r["policy"], r["backfill"]) for r in rows] == [("idle-timer", False), ("demand-timer", False)]
+    rows = evaluate_power(twin, backfill=False, jobs=1, timers=(300.0,), prices=())
+    assert [(r["policy"], r["backfill"]) for r in rows] == [("idle-timer", False), ("matched-timer", False)]
     assert sum(r["chosen"] for r in rows) == 1
+    # the same rows from a committed sweep's JSON
+    path = tmp_path / "power.json"
+    path.write_text(json.dumps({"backfill": False, "power": rows}))
+    assert [{k: r[k] for k in ("policy", "param", "energy_kwh", "avg_wait_s", "chosen", "backfill")}
+            for r in sweep_rows(path)] == [{k: r[k] for k in ("policy", "param", "energy_kwh", "avg_wait_s",
+                                                              "chosen", "backfill")} for r in rows]
+    path.write_text(json.dumps({"power": [{"policy": "idle-timer"}]}))
+    with pytest.raises(ValueError, match=r"power.json: power\[0\] lacks param, energy_kwh"):
+        sweep_rows(path)
+    with pytest.raises(ValueError, match="nothing.json: not a power_eval result"):
+        sweep_rows(tmp_path / "nothing.json")
 
 
 # ---- the policy file and the live planner ---------------------------------------------------------------------
