@@ -343,6 +343,19 @@ def _simulate(shared, i: int) -> Scores:
     return s
 
 
+def run_order(cands: Sequence[PowerCandidate], suspend_time_s: float) -> list[int]:
+    """Candidate indices in the order they are run: each timer next to its matched timer (the site's SuspendTime
+    first, then the longest timers, whose clocks tick least), then the rest; a sweep stopped early (``cache``)
+    thus holds whole timer/matched pairs."""
+    timers = sorted((c.scaling.suspend_time_s for c in cands if c.is_timer),
+                    key=lambda t: (t != suspend_time_s, -t))
+    order = []
+    for t in timers:
+        order += [i for i, c in enumerate(cands) if c.is_timer and c.scaling.suspend_time_s == t]
+        order += [i for i, c in enumerate(cands) if c.policy == "matched-timer" and c.param.startswith(f"SuspendTime {_s(t)}:")]
+    return order + [i for i in range(len(cands)) if i not in order]
+
+
 def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, suspend_time_s: float | None = None,
                timers: Sequence[float] = TIMER_SUSPEND_S, prices: Sequence[float] = WAIT_PRICES_W,
@@ -377,8 +390,9 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
     if cache is not None:
         Path(cache).mkdir(parents=True, exist_ok=True)
     shared = (prepared, cands, rank_spec, split, backfill, Path(cache) if cache is not None else None)
-    scores = run_all(_simulate, shared, list(range(len(cands))), jobs=jobs,
-                     desc="power candidates", on_result=tick)
+    order = run_order(cands, float(suspend_time_s))
+    got = run_all(_simulate, shared, order, jobs=jobs, desc="power candidates", on_result=tick)
+    scores = [s for _, s in sorted(zip(order, got), key=lambda x: x[0])]
     matches = match_timers(cands, scores)
     chosen = chosen_index(cands, matches, float(suspend_time_s))
     for m in matches:

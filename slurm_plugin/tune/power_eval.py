@@ -2,7 +2,8 @@
 power candidate (:func:`.power.tune_power`: the choice is made on the first 70 % alone, the last 30 % is only
 reported), write the JSON and the energy-vs-wait plot.
 
-``python3 -m slurm_plugin.tune.power_eval TRACE [--site S] [--json F] [--plot P] [--jobs N] [--cache DIR]``; an SWF trace
+``python3 -m slurm_plugin.tune.power_eval TRACE [--site S] [--json F] [--plot P] [--jobs N] [--cache DIR]``
+(``--table F.json ...``: each result as a markdown table); an SWF trace
 without ``--site`` runs on its header's machine with the documented default watts and boot times
 (``slurm_plugin/sim/machine.py: SWF_NODE_POWER``), as ``hetsched scale eval`` does.
 """
@@ -23,7 +24,8 @@ from .split import split_history
 
 def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: int | None = None,
              tune_fraction: float = 0.7, suspend_time_s: float | None = None,
-             cache: Path | None = None, prices: tuple[float, ...] | None = None) -> tuple[PowerTuning, dict]:
+             cache: Path | None = None, prices: tuple[float, ...] | None = None,
+             timers: tuple[float, ...] | None = None) -> tuple[PowerTuning, dict]:
     """The result and its JSON document (with the trace, machine and provenance)."""
     from ..sim.run import prepare, provenance
 
@@ -31,7 +33,7 @@ def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: i
     split = split_history(prepared.workload.jobs, tune_fraction)
     t0 = time.perf_counter()
     bar = _Progress()
-    kw = {} if prices is None else {"prices": prices}
+    kw = {k: v for k, v in (("prices", prices), ("timers", timers)) if v is not None}
     result = tune_power(prepared, split, ranking, jobs=jobs, progress=bar, suspend_time_s=suspend_time_s,
                         cache=cache, **kw)
     g = prepared.machine.groups
@@ -104,7 +106,37 @@ def summary(result: PowerTuning) -> str:
     return "\n".join(lines)
 
 
+def markdown(doc: dict) -> str:
+    """One table row per timer setting from a result JSON (``--table``): the timer and the pick on the tuning
+    part (where the choice is made), the outcome, and both on the held-back part with the verdict."""
+    rows = doc["power"]
+    out = ["| SuspendTime | timer tune kWh / wait s | qualified | pick | pick tune kWh / wait s | outcome | "
+           "timer held-back kWh / wait s | pick held-back kWh / wait s | held-back |",
+           "|---:|---|---:|---|---|---|---|---|---|"]
+    for m in doc["timers"]:
+        t = rows[m["timer"]]
+        tt = f"{t['tune']['energy_kwh']:.1f} / {t['tune']['avg_wait_s']:.0f}"
+        th = f"{t['energy_kwh']:.1f} / {t['avg_wait_s']:.0f}"
+        if m["pick"] is None:
+            out.append(f"| {m['suspend_time_s']:g} s | {tt} | 0 | - | - | timer | {th} | - | - |")
+            continue
+        p = rows[m["pick"]]
+        de = 100 * (p["energy_kwh"] / t["energy_kwh"] - 1) if t["energy_kwh"] else 0.0
+        dw = 100 * (p["avg_wait_s"] / t["avg_wait_s"] - 1) if t["avg_wait_s"] else 0.0
+        out.append(f"| {m['suspend_time_s']:g} s | {tt} | {m['qualifying']} | {p['policy']} {p['param']} | "
+                   f"{p['tune']['energy_kwh']:.1f} / {p['tune']['avg_wait_s']:.0f} | planner | {th} | "
+                   f"{p['energy_kwh']:.1f} / {p['avg_wait_s']:.0f} ({de:+.1f} % / {dw:+.1f} %) | "
+                   f"{'dominates' if m['held_back_dominates'] else 'does not'} |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--table"]:  # markdown tables of result JSONs (results/tune/power.md)
+        for path in argv[1:]:
+            print(f"{path}\n\n{markdown(json.loads(Path(path).read_text()))}\n")
+        return 0
     ap = argparse.ArgumentParser(prog="python3 -m slurm_plugin.tune.power_eval", description=__doc__.split("\n")[0])
     ap.add_argument("trace")
     ap.add_argument("--site")
@@ -114,13 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, help="keep each finished candidate's scores here (resume a stopped run)")
     ap.add_argument("--prices", default=None, help="the planner's wait prices, comma-separated W (default 1000,10000; "
                     "'none': no planner runs)")
+    ap.add_argument("--timers", default=None, help="SuspendTimes, comma-separated s (default 60,300,900,1800,3600)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--plot", type=Path)
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     prices = None if a.prices is None else () if a.prices == "none" else tuple(float(x) for x in a.prices.split(","))
     result, doc = evaluate(a.trace, a.site, a.ranking, a.jobs, suspend_time_s=a.suspend_time, cache=a.cache,
-                           prices=prices)
+                           prices=prices,
+                           timers=None if a.timers is None else tuple(float(x) for x in a.timers.split(",")))
     if a.json:
         write_file_atomic(a.json, json.dumps(doc, indent=1) + "\n")
     if a.plot:

@@ -28,7 +28,9 @@ from slurm_plugin.snapshot import JobState
 from slurm_plugin.scale.warm import cycle_breakeven_s
 from slurm_plugin.tune.power import (Part, PowerCandidate, Scores, candidates, chosen_index, energy_between,
                                      evaluate_power, machine_breakeven_s, match_timers, matched_graces,
-                                     part_scores, qualifies, run_scores, scaling_section, sweep_rows, tune_power)
+                                     part_scores, qualifies, run_order, run_scores, scaling_section, sweep_rows,
+                                     tune_power)
+from slurm_plugin.tune.power_eval import markdown
 from slurm_plugin.tune.split import split_history
 from slurm_plugin.workload import ARCH_BIT, JobTable, Workload
 
@@ -128,6 +130,15 @@ def test_matched_timers_come_from_the_timer_and_the_power_cycles_break_even():
     assert len([c for c in candidates(True) if c.policy == "planner+arch"]) == 2
 
 
+def test_run_order_pairs_each_timer_with_its_matched_timer_site_timer_first():
+    cands = candidates(False, (60.0, 300.0, 3600.0), 156.0, (1000.0,))
+    order = [(cands[i].policy, cands[i].param.split(":")[0]) for i in run_order(cands, 300.0)]
+    assert order == [("idle-timer", "SuspendTime 300 s"), ("matched-timer", "SuspendTime 300 s"),
+                     ("idle-timer", "SuspendTime 3600 s"), ("matched-timer", "SuspendTime 3600 s"),
+                     ("idle-timer", "SuspendTime 60 s"), ("matched-timer", "SuspendTime 60 s"),
+                     ("planner", "wait price 1000 W")]
+
+
 def test_candidates_list_every_timer_and_skip_the_arch_controller_on_one_architecture():
     one = candidates(False)
     assert [c.scaling.suspend_time_s for c in one if c.is_timer] == [60.0, 300.0, 900.0, 1800.0, 3600.0]
@@ -215,6 +226,8 @@ def test_tune_power_on_a_small_history(tmp_path):
     again = tune_power(p, split, "fcfs", jobs=1, timers=(60.0, 600.0), prices=(10000.0,), cache=tmp_path)
     assert sorted(s.tune.energy_kwh for s in again.scores)[-1] == 1e6
     assert [s.test for s in again.scores] == [s.test for s in r.scores]
+    table = markdown(r.as_dict()).splitlines()  # results/tune/power.md's tables: one row per timer
+    assert len(table) == 2 + 3 and table[2].startswith("| 60 s |") and table[4].startswith("| 600 s |")
 
 
 def test_evaluate_power_gives_hetsched_tune_its_rows(tmp_path):
