@@ -25,11 +25,12 @@ from .split import split_history
 def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: int | None = None,
              tune_fraction: float = 0.7, suspend_time_s: float | None = None,
              cache: Path | None = None, prices: tuple[float, ...] | None = None,
-             timers: tuple[float, ...] | None = None) -> tuple[PowerTuning, dict]:
-    """The result and its JSON document (with the trace, machine and provenance)."""
+             timers: tuple[float, ...] | None = None, prepared=None) -> tuple[PowerTuning, dict]:
+    """The result and its JSON document (with the trace, machine and provenance); ``prepared``: the trace
+    already prepared (:func:`slurm_plugin.sim.run.prepare`)."""
     from ..sim.run import prepare, provenance
 
-    prepared = prepare(trace, site)
+    prepared = prepared or prepare(trace, site)
     split = split_history(prepared.workload.jobs, tune_fraction)
     t0 = time.perf_counter()
     bar = _Progress()
