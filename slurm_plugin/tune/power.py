@@ -359,15 +359,22 @@ def run_order(cands: Sequence[PowerCandidate], suspend_time_s: float) -> list[in
 def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, suspend_time_s: float | None = None,
                timers: Sequence[float] = TIMER_SUSPEND_S, prices: Sequence[float] = WAIT_PRICES_W,
-               backfill: bool = True, matched: bool = True, cache: str | Path | None = None) -> PowerTuning:
+               backfill: bool = True, matched: bool = True, cache: str | Path | None = None,
+               grid: Sequence | None = None) -> PowerTuning:
     """Run every candidate on the whole history (``jobs`` processes; ``progress(done, total)`` as runs finish;
     EASY backfill unless ``backfill`` is False) and select. ``suspend_time_s``: the site's timer (default: the
     site file's ``slurm.suspend_time`` when set, else 300 s); it is added to ``timers`` if missing.
     ``ranking``: the ranking every run uses (name or spec; the age floor off for a bare name). ``matched``:
-    also run the matched timers. ``cache``: a directory keeping each finished candidate's scores (keyed by
+    also run the matched timers (``grid=()``, the earlier API's empty grace grid, means the same as
+    ``matched=False``; a non-empty grid is refused: the hand-picked grid is gone). ``cache``: a directory keeping each finished candidate's scores (keyed by
     history, machine, ranking, setting, backfill and split), so a stopped evaluation resumes."""
     from ..sim.parallel import run_all
 
+    if grid is not None:
+        if len(grid):
+            raise ValueError("tune_power: the (grace, quiet grace) grid is gone; the matched timers replace it "
+                             "(matched=True) or give grid=() / matched=False for none")
+        matched = False
     rank_spec = ranking if isinstance(ranking, RankingSpec) else RankingSpec(name=ranking, age_floor=False)
     if suspend_time_s is None:
         site_t = prepared.site.slurm.suspend_time if prepared.site is not None else -1
