@@ -35,7 +35,6 @@ from .power import BOOTING, OFF, ON, SHUTTING, PowerMeter
 log = logging.getLogger(__name__)
 END, READY, DOWN, TICK, BACKFILL, PACK = 0, 1, 2, 3, 4, 5
 DEFAULT_BF_MAX_JOB_TEST = 500  # Slurm's bf_max_job_test default
-_REFILTER = 24  # backfill re-filters the rest of its list with arrays when a shape fails and more jobs are left
 
 
 class Engine:
@@ -83,13 +82,8 @@ class Engine:
         self.resv: Reservation | None = None
         self.resv_history: dict[int, list[float]] = {}
         self._epoch = 0
-        # request shapes: each distinct Req object (a job's, or one packing narrowed) gets a small id, so the
-        # backfill pass can skip jobs of shapes known not to fit with array operations (see _backfill)
-        self._sid = np.full(n, -1, dtype=np.int64)
-        self._shapes: list = []
-        self._sid_by_id: dict[int, int] = {}
         self._failed_key: tuple = ()
-        self._failed: tuple[np.ndarray, np.ndarray] = (np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
+        self._failed: tuple[set, set] = (set(), set())
         self._resv_epoch = -1
         self._heap: list = []
         self._seq = 0
@@ -212,7 +206,6 @@ class Engine:
         changed = self.packing.decide(PackView(t, pending, self.cluster, self._epoch, self._req_of))
         for j, req in changed.items():
             self._req[j] = req
-            self._sid[j] = self._shape(req)
         if changed:
             self._epoch += 1  # cached plans and failed shapes refer to the old requests
 
@@ -339,66 +332,47 @@ class Engine:
         return False
 
     def _backfill(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
-        """Start each job of ``rest`` (in order) that fits now without delaying ``resv``.
-
-        The cheap skips (more cores than are free, a shape known to fit nowhere, or not outside the reservation
-        for a job that would outlast it) only get stricter during a pass (free capacity shrinks, the shape sets
-        grow), so they are also applied to the rest of the list with array operations whenever a shape set grew:
-        the loop below then visits only jobs it could start, and decides each exactly as job by job."""
-        c, limit, procs = self.cluster, self.jobs.limit, self.procs
+        """Start each job of ``rest`` (in order) that fits now without delaying ``resv``."""
+        c, limit = self.cluster, self.jobs.limit
         if not len(rest) or c.total_free_cores <= 0:
             return
         idx = np.asarray(rest)
-        idx = idx[procs[idx] <= c.total_free_cores]  # cheap necessary condition, free only shrinks
-        if not len(idx):
-            return
-        sid = self._shape_ids(idx)
+        idx = idx[self.procs[idx] <= c.total_free_cores]  # cheap necessary condition, free only shrinks
         outside: dict[tuple, int] = {}  # idle nodes outside the reservation, per option set (whole-node jobs)
         fits_nowhere, fits_not_outside = self._failed_shapes(resv)
-        ends_before_all = t + limit[idx] <= resv.time
-        idl, sidl, ebl = idx.tolist(), sid.tolist(), ends_before_all.tolist()
-        n, pos = len(idl), 0
-        while pos < n:
-            tail = slice(pos, None)
-            s_ = sid[tail]
-            keep = ~fits_nowhere[s_] & (ends_before_all[tail] | ~fits_not_outside[s_])
-            keep &= procs[idx[tail]] <= c.total_free_cores
-            live = (np.flatnonzero(keep) + pos).tolist()
-            pos = n
-            for k in live:
-                j, key, ends_before = idl[k], sidl[k], ebl[k]
-                if procs[j] > c.total_free_cores or fits_nowhere[key]:
+        for j in idx.tolist():
+            if self.procs[j] > c.total_free_cores:
+                continue
+            r = self._req_of(j)
+            key = id(r)
+            if key in fits_nowhere:
+                continue
+            # ends before the reservation if it starts now; with power states only on nodes that are on (checked
+            # below), so such a job may still use reserved nodes and skips the outside-only fast paths
+            ends_before = t + limit[j] <= resv.time
+            short = self._all_on and ends_before
+            if not ends_before and key in fits_not_outside:
+                continue
+            if not ends_before and r.whole:
+                if r.options not in outside:
+                    outside[r.options] = c.idle_outside(r, resv.mask)
+                if outside[r.options] < r.nodes:
+                    fits_not_outside.add(key)
                     continue
-                # ends before the reservation if it starts now; with power states only on nodes that are on
-                # (checked below), so such a job may still use reserved nodes and skips the outside-only fast paths
-                short = self._all_on and ends_before
-                if not ends_before and fits_not_outside[key]:
-                    continue
-                r, failed = self._req[j], None
-                if not ends_before and r.whole:
-                    if r.options not in outside:
-                        outside[r.options] = c.idle_outside(r, resv.mask)
-                    if outside[r.options] < r.nodes:
-                        failed = fits_not_outside
-                if failed is None:
-                    cand = c.candidates(r)
+            cand = c.candidates(r)
+            if cand is None:
+                fits_nowhere.add(key)
+                continue
+            if not short:
+                nodes = self._choose(r, cand, t)
+                if self._all_on or c.ready_time(nodes, t).max() + limit[j] > resv.time:
+                    cand = c.candidates(r, exclude=resv.mask)
                     if cand is None:
-                        failed = fits_nowhere
-                    elif not short:
-                        nodes = self._choose(r, cand, t)
-                        if self._all_on or c.ready_time(nodes, t).max() + limit[j] > resv.time:
-                            cand = c.candidates(r, exclude=resv.mask)
-                            if cand is None:
-                                failed = fits_not_outside
-                if failed is not None:
-                    failed[key] = True
-                    if n - k > _REFILTER:  # re-filter the rest with the grown set
-                        pos = k + 1
-                        break
-                    continue
-                self._start(j, r, cand, t)
-                started.append(j)
-                outside.clear()
+                        fits_not_outside.add(key)
+                        continue
+            self._start(j, r, cand, t)
+            started.append(j)
+            outside.clear()
 
     def _backfill_multi(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
         """Like Slurm's backfill: each job of ``rest`` that cannot start without delaying an earlier
@@ -424,42 +398,19 @@ class Engine:
             elif c.total_free_cores <= 0:
                 break
 
-    def _failed_shapes(self, resv: Reservation) -> tuple[np.ndarray, np.ndarray]:
-        """Request shapes (per shape id, see :meth:`_shape`) that fit nowhere / nowhere outside ``resv``: they
-        stay so until something is released, since between releases free capacity only shrinks and the
-        reservation stays."""
+    def _failed_shapes(self, resv: Reservation) -> tuple[set, set]:
+        """Request shapes (by id) that fit nowhere / nowhere outside ``resv``: they stay so until something is
+        released, since between releases free capacity only shrinks and the reservation stays."""
         key = (self._epoch, id(resv))
-        m = len(self._shapes)
         if self._failed_key != key:
-            self._failed_key, self._failed = key, (np.zeros(m, dtype=bool), np.zeros(m, dtype=bool))
-        elif len(self._failed[0]) < m:  # shapes seen since: not failed yet
-            grow = np.zeros(m - len(self._failed[0]), dtype=bool)
-            self._failed = (np.concatenate([self._failed[0], grow]), np.concatenate([self._failed[1], grow]))
+            self._failed_key, self._failed = key, (set(), set())
         return self._failed
 
     def _req_of(self, j: int):
         r = self._req[j]
         if r is None:
             r = self._req[j] = self.cluster.req(self.jobs, j)
-            self._sid[j] = self._shape(r)
         return r
-
-    def _shape(self, r) -> int:
-        """A small id per distinct request object (the cluster caches one per shape; packing makes new ones)."""
-        s = self._sid_by_id.get(id(r))
-        if s is None:
-            s = self._sid_by_id[id(r)] = len(self._shapes)
-            self._shapes.append(r)  # kept alive, so its id() is never reused
-        return s
-
-    def _shape_ids(self, idx: np.ndarray) -> np.ndarray:
-        """Shape ids of jobs ``idx`` (their requests resolved on first use)."""
-        sid = self._sid[idx]
-        if (sid < 0).any():
-            for j in idx[sid < 0].tolist():
-                self._req_of(j)
-            sid = self._sid[idx]
-        return sid
 
     def _reservation(self, j: int, r, t: float, ahead: bool = False) -> Reservation:
         """The head's plan (cached until something is released or starts ahead of it). ``resv_history`` keeps
