@@ -257,7 +257,8 @@ def test_an_older_daemon_that_refuses_unanswered_still_answers(where):
             return b'{"v":1,"ok":false,"error":"unknown keys [\'unanswered\'] (valid: v, op, job_id, job)"}\n'
         return accept({"partition": "gpu"})[:-2] + b', "hint": {"new": 1}}\n'
     daemon = serve(where, old_daemon)
-    out = subprocess.run(["lua5.1", str(DRIVE), str(SHIM), str(config(where)), "bench", "100", "0.2",
+    # a generous timeout: this is about the protocol, and a call timed out on a loaded machine fails open too
+    out = subprocess.run(["lua5.1", str(DRIVE), str(SHIM), str(config(where, timeout_ms=2000)), "bench", "100", "0.2",
                           json.dumps({"tres_per_node": "gres:gpu:1"})], capture_output=True, text=True, timeout=30)
     daemon.close()
     result = json.loads(out.stdout)
