@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -144,14 +145,20 @@ class _Rows:
         return Workload(name=path.name, jobs=jobs, skipped=self.skipped, recorded_wait=self.waits)
 
 
-def read_sacct_parsable(path: str | Path) -> Workload:
-    """Read ``sacct -P`` output (``|``-separated, header line first)."""
-    path = Path(path)
+def sacct_header(path: Path) -> tuple[list[str], Iterator[tuple[int, str]]]:
+    """The column names of an ``sacct -P`` file and its remaining (line number, line) pairs; WorkloadError
+    when the file is empty."""
     lines = text_lines(path)
     first = next(lines, None)
     if first is None:
         raise WorkloadError(str(path), "empty file")
-    header = first[1].split("|")
+    return first[1].split("|"), lines
+
+
+def read_sacct_parsable(path: str | Path) -> Workload:
+    """Read ``sacct -P`` output (``|``-separated, header line first)."""
+    path = Path(path)
+    header, lines = sacct_header(path)
     missing = [k for k in REQUIRED if k not in header]
     if missing:
         raise WorkloadError(str(path), f"sacct -P header lacks {', '.join(missing)} (has: {', '.join(header)})", 1)

@@ -29,7 +29,7 @@ import numpy as np
 from ..tags import comment_tags
 from .errors import WorkloadError
 from .limits import MAX_DURATION_S, MAX_MEMORY_GB, MAX_NODES, MAX_PROCS, check, text_lines
-from .sacct import _number, sacct_jobs, parse_mem_gb, parse_timelimit
+from .sacct import _number, sacct_header, sacct_jobs, parse_mem_gb, parse_timelimit
 from .swf import _parse
 
 
@@ -119,11 +119,7 @@ def _rss_mb(text: str) -> float:
 def read_usage_sacct_parsable(path: str | Path, min_elapsed_s: float = 60.0) -> UsageHistory:
     """Read ``sacct -P`` output with usage columns (see the module docstring)."""
     path = Path(path)
-    lines = text_lines(path)
-    first = next(lines, None)
-    if first is None:
-        raise WorkloadError(str(path), "empty file")
-    header = first[1].split("|")
+    header, lines = sacct_header(path)
     need = ["JobID", "TotalCPU", "NCPUS"]
     missing = [k for k in need if k not in header] + ([] if {"Elapsed", "ElapsedRaw"} & set(header) else ["Elapsed"])
     if missing:
