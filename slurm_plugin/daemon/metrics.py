@@ -19,7 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from ..metrics import Exposition, metrics_url, parse_listen
 from ..site import Site
 from ..snapshot import Snapshot
-from .pool import node_groups, pending_groups
+from .pool import drained_faults, node_groups, pending_groups, sla_attainment
 
 
 DEFAULT_LISTEN = "127.0.0.1:9817"
@@ -98,7 +98,20 @@ class PoolCollector:
         for labels, (count, first) in pending_groups(site, snap).items():
             pending.add_metric(list(labels), count)
             oldest.add_metric(list(labels), max(now - first, 0.0) if first else 0.0)
-        yield from (nodes, pending, oldest)
+        sla = GaugeMetricFamily("hetsched_pool_sla_attainment_ratio", "Share of a QoS tier's decided jobs that "
+                                "started within its max_wait (hetsched sla report's rule, over the jobs in the "
+                                "snapshot).", labels=["tier"])
+        target = GaugeMetricFamily("hetsched_pool_sla_target_ratio", "A QoS tier's target share (target_pct).",
+                                   labels=["tier"])
+        for row in sla_attainment(site, snap):
+            sla.add_metric([row["tier"]], row["attainment"])
+            target.add_metric([row["tier"]], row["target"])
+        faults = GaugeMetricFamily("hetsched_pool_drained_nodes", "Drained nodes by the fault class the health "
+                                   "check's reason names ('other': drained for another reason).",
+                                   labels=["fault_class"])
+        for fault, count in drained_faults(snap).items():
+            faults.add_metric([fault], count)
+        yield from (nodes, pending, oldest, sla, target, faults)
 
 
 __all__ = ["DEFAULT_LISTEN", "AdmissionMetrics", "PoolCollector", "metrics_url", "parse_listen"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from collections import Counter
 
 from ..admission import JobRequest, classify
@@ -38,6 +39,8 @@ def prepare_pool(site_path: str, snap: Snapshot) -> Snapshot:
     site = _worker_site(site_path)
     node_groups(site, snap)
     pending_groups(site, snap)
+    sla_attainment(site, snap)
+    drained_faults(snap)
     return snap
 
 
@@ -134,3 +137,42 @@ def pending_queue(site: Site, snap: Snapshot, now: float) -> list[dict]:
     return [{"class": wclass, "tier": tier, "pending": count,
              "oldest_wait_s": round(max(now - oldest, 0.0)) if oldest else 0}
             for (wclass, tier), (count, oldest) in pending_groups(site, snap).items()]
+
+
+def sla_attainment(site: Site, snap: Snapshot) -> list[dict]:
+    """Per QoS tier with a ``max_wait``: the share of its jobs Slurm still remembers (pending, running, ended
+    after starting) that started within it, as ``hetsched sla report`` counts them (a job pending for less is
+    not decided yet, one pending for longer has missed), at the snapshot's time; and the tier's target. Tiers
+    without decided jobs are left out. Once per snapshot."""
+    return snap.memo(("pool.sla", site_key(site)), lambda: _sla_attainment(site, snap))
+
+
+def _sla_attainment(site: Site, snap: Snapshot) -> list[dict]:
+    from ..sla.report import sla_rows
+    from ..workload.slurmdbd import JobWait
+
+    jobs = [JobWait(str(j.job_id), j.qos, float(j.submit_time),
+                    float(j.start_time - j.submit_time) if j.start_time else None, j.state)
+            for j in (*snap.jobs, *snap.finished) if j.submit_time and (j.start_time or j.pending)]
+    return [{"tier": r.tier, "attainment": r.attainment_pct / 100.0, "target": r.target_pct / 100.0,
+             "decided": r.decided}
+            for r in sla_rows(jobs, site.policy.qos_tiers, snap.taken_at)
+            if r.target_pct is not None and r.attainment_pct is not None]
+
+
+_FAULT = re.compile(r"^hetsched: health .*?: ([a-z0-9_]+) \(")
+
+
+def drained_faults(snap: Snapshot) -> dict[str, int]:
+    """Drained nodes by the fault class their reason names: the health check's drains (``hetsched: health
+    ...: CLASS (action) [signature]``) by class, any other drain as ``other``. Once per snapshot."""
+    return snap.memo(("pool.faults",), lambda: _drained_faults(snap))
+
+
+def _drained_faults(snap: Snapshot) -> dict[str, int]:
+    out: Counter[str] = Counter()
+    for node in snap.nodes:
+        if _power_of(node.state, node.flags, node.powered_down) == "drained":
+            m = _FAULT.match(node.reason or "")
+            out[m.group(1) if m else "other"] += 1
+    return dict(sorted(out.items()))

@@ -14,7 +14,7 @@ from slurm_plugin.decision import Cause, Decision, PowerNodes
 from slurm_plugin.decision.applier import Applied
 from slurm_plugin.site import load_site
 from slurm_plugin.snapshot import JobState
-from tests.unit.admission.builders import demo
+from tests.unit.admission.builders import demo, node
 from tests.unit.daemon.test_metrics import samples
 
 DASHBOARD = data_file("daemon", "grafana/hetsched.json")
@@ -25,8 +25,12 @@ def exported() -> set[str]:
     """Every sample name the daemon and the cycle expose once they have seen a request and a cycle."""
     from slurm_plugin.daemon.metrics import AdmissionMetrics
 
-    pending = (JobState(1, "PENDING", comment="class=web", user_id=0, submit_time=time.time() - 5),)
-    site, snap = load_site("demo"), dataclasses.replace(demo(), jobs=pending, taken_at=time.time())
+    now = time.time()
+    jobs = (JobState(1, "PENDING", comment="class=web", user_id=0, submit_time=now - 5),
+            JobState(2, "RUNNING", qos="gold", submit_time=now - 60, start_time=now - 30))
+    drained = dataclasses.replace(node("a100n1", "x86_64"), flags=("drain",),
+                                  reason="hetsched: health Xid 79: gpu_lost (drain) [nvidia-xid-79]")
+    site, snap = load_site("demo"), dataclasses.replace(demo(a100n1=drained), jobs=jobs, taken_at=now)
     daemon = AdmissionMetrics(snapshot_age=lambda: 1.0, pool=lambda: (site, snap))
     daemon.decided("accept", False, ("arch",))
     daemon.decided("reject", False, (), "gres")
@@ -76,5 +80,6 @@ def test_the_dashboard_covers_what_issue_17_asks():
     exprs = " ".join(t["expr"] for p in panels(json.loads(DASHBOARD.read_text())) for t in p["targets"])
     for series in ("hetsched_pool_nodes", "hetsched_pool_group_info", "hetsched_pool_power_watts",
                    "hetsched_pool_energy_joules_total", "hetsched_pool_pending_jobs", "hetsched_cycle_actions_total",
-                   "hetsched_admission_request_seconds_bucket", "hetsched_shim_unanswered_total"):
+                   "hetsched_admission_request_seconds_bucket", "hetsched_shim_unanswered_total",
+                   "hetsched_pool_sla_attainment_ratio", "hetsched_pool_drained_nodes"):
         assert series in exprs, series

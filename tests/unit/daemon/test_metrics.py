@@ -180,3 +180,27 @@ def test_pool_power_cost_and_energy(tmp_path):
     current["snap"] = snaps[0]  # an older snapshot (never happens; must not count backwards)
     assert samples(metrics.text())[("hetsched_pool_energy_joules_total", (("group", "cpu-arm"),))] == \
         pytest.approx(1930.0)
+
+
+def test_sla_attainment_and_drained_nodes_by_fault_class():
+    """gold (max_wait 10:00, 99.99 %): two started within it, one after 20 min, one pending for 30 min (missed),
+    one pending for 1 min (not decided yet) -> 2 of 4; silver has no jobs: no series. Drains: the health
+    check's Xid 79 reason gives its class, an admin's drain counts as 'other'."""
+    now = 100_000.0
+    jobs = (JobState(1, "RUNNING", qos="gold", submit_time=now - 900, start_time=now - 800),
+            JobState(2, "RUNNING", qos="gold", submit_time=now - 3600, start_time=now - 3590),
+            JobState(3, "RUNNING", qos="gold", submit_time=now - 1500, start_time=now - 300),
+            JobState(4, "PENDING", qos="gold", submit_time=now - 1800),
+            JobState(5, "PENDING", qos="gold", submit_time=now - 60))
+    snap = dataclasses.replace(
+        demo(a100n1=dataclasses.replace(node("a100n1", "x86_64"), state="idle", flags=("drain",),
+                                        reason="hetsched: health Xid 79: gpu_lost (drain) [nvidia-xid-79]"),
+             x86n1=dataclasses.replace(node("x86n1", "x86_64"), state="idle", flags=("drain",), reason="bad fan")),
+        jobs=jobs, taken_at=now)
+    site = load_site("demo")
+    got = samples(AdmissionMetrics(pool=lambda: (site, snap)).text())
+    assert got[("hetsched_pool_sla_attainment_ratio", (("tier", "gold"),))] == 0.5
+    assert got[("hetsched_pool_sla_target_ratio", (("tier", "gold"),))] == pytest.approx(0.9999)
+    assert not [k for k in got if k[0] == "hetsched_pool_sla_attainment_ratio" and ("tier", "silver") in k[1]]
+    assert got[("hetsched_pool_drained_nodes", (("fault_class", "gpu_lost"),))] == 1
+    assert got[("hetsched_pool_drained_nodes", (("fault_class", "other"),))] == 1
