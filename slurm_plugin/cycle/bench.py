@@ -50,14 +50,15 @@ def bench_point(site, spec: PolicySpec, nodes: int, pending: int, fmt: str, repe
     memory = CycleMemory()
     for step in steps:
         inputs = StepInputs(snapshot, big, NOW, tuple(earlier))
-        (decision, _), cpu, wall = _timed(lambda: step.decide(inputs, memory), repeat)
+        (decision, next_memory), cpu, wall = _timed(lambda: step.decide(inputs, memory), repeat)
         earlier.append((step.name, decision))
+        memory = next_memory  # each step sees the memory the one before it returned, as in run_steps
         rows.append({**base, "step": step.name, "seconds": cpu, "wall_s": wall, "actions": len(decision.actions)})
         total_cpu, total_wall = total_cpu + cpu, total_wall + wall
-    decided = sum((d for _, d in earlier[1:]), earlier[0][1]) if earlier else None
-    guard_out, cpu, wall = _timed(lambda: one_power_action_per_node(decided), repeat) if decided else (None, 0.0, 0.0)
+    decided = StepInputs(snapshot, big, NOW, tuple(earlier)).decided()
+    guarded, cpu, wall = _timed(lambda: one_power_action_per_node(decided), repeat)
     rows.append({**base, "step": "decide", "seconds": total_cpu + cpu, "wall_s": total_wall + wall,
-                 "actions": len(guard_out.actions) if guard_out else 0})
+                 "actions": len(guarded.actions)})
     return rows
 
 
