@@ -87,21 +87,28 @@ def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int]) -> list[
     ``bands`` maps job id to a packing band 0..7 (7 most urgent; from the ranking, 0 if unranked)."""
     default_class = site.policy.default_class or ""
     jobs = []
+    # what a job's constraint, comment and GRES say is worked out once per distinct triple (a large queue
+    # repeats a few hundred of them)
+    said: dict[tuple, tuple] = {}
     for j in snapshot.jobs:
         if not j.pending or j.reason in ("JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime"):
             continue
-        archs, flexible = allowed_archs(j, site)
-        choice = accel_choice(j, site)
-        types = tuple(dict.fromkeys(g.type for g in j.gres if g.type)) or choice
-        flexible = flexible or bool(choice)
+        words = (j.features, j.comment, j.gres)
+        if words not in said:
+            archs, flexible = allowed_archs(j, site)
+            choice = accel_choice(j, site)
+            said[words] = (archs, flexible or bool(choice),
+                           tuple(dict.fromkeys(g.type for g in j.gres if g.type)) or choice,
+                           comment_tags(j.comment).get("class", default_class), _named_features(j.features))
+        archs, flexible, types, workload, named = said[words]
         nodes = j.node_count or 1
         mem_mb = (j.memory_per_node_mb or 0) * nodes or (j.memory_per_cpu_mb or 0) * (j.cpus or 1)
         jobs.append(PendingJob(
             job_id=str(j.job_id), per_job=Resources(cpus=float(j.cpus or 1), mem_gb=mem_mb / 1024.0,
                                                    accels=float(sum(g.count for g in j.gres) * nodes)),
-            hours=(j.time_limit_min or 60) / 60.0, workload=comment_tags(j.comment).get("class", default_class),
+            hours=(j.time_limit_min or 60) / 60.0, workload=workload,
             band=bands.get(j.job_id, 0), partitions=(j.partition,) if j.partition else (), archs=archs,
             accel_types=types, nodes=nodes, pinned=not flexible, current_partition=j.partition or None,
-            current_features=_named_features(j.features)))
+            current_features=named))
     jobs.sort(key=lambda p: (-p.band, int(p.job_id)))
     return jobs

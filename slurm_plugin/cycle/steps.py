@@ -82,9 +82,15 @@ def bands_from(decision: Decision) -> dict[int, int]:
     return {j: band[a.site_factor] for a in acts for j in a.job_ids}
 
 
-def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s: float) -> Decision:
-    """MoveJob actions for flexible pending jobs (none for pinned ones, none when nothing is pending)."""
-    moves, result = plan_moves(packing_jobs(snapshot, site, bands), site, group_states(snapshot, site), time_cap_s)
+PACK_HORIZON = 2.0  # the live cycle packs the jobs that could start within 2x the capacity (pack/plan.py)
+
+
+def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s: float,
+               horizon: float | None = PACK_HORIZON) -> Decision:
+    """MoveJob actions for flexible pending jobs (none for pinned ones, none when nothing is pending), among
+    the most urgent jobs within ``horizon`` (see :func:`~slurm_plugin.pack.plan.within_horizon`; None: all)."""
+    moves, result = plan_moves(packing_jobs(snapshot, site, bands), site, group_states(snapshot, site), time_cap_s,
+                               horizon=horizon)
     if result is None:
         return Decision((), "pack")
     log.info("pack: %s objective %.1f (greedy %.1f) gap %.2f%% in %.3f s", result.status.value, result.objective,

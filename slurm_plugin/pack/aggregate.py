@@ -39,11 +39,20 @@ def aggregate(jobs: Sequence[PendingJob], classes: Sequence[NodeClass]
     Jobs that no class accepts are left out."""
     members: dict[str, list[str]] = {}
     first: dict[str, tuple[PendingJob, frozenset[str]]] = {}
+    # a queue of 100k jobs has a few hundred distinct (placement, shape) pairs: each is worked out once
+    allowed_of: dict[tuple, frozenset[str]] = {}
+    key_of: dict[tuple, str] = {}
     for job in jobs:
-        allowed = allowed_classes(job, classes)
+        where = (job.partitions, job.archs, job.per_job.accels > 0, job.accel_types)
+        allowed = allowed_of.get(where)
+        if allowed is None:
+            allowed = allowed_of[where] = allowed_classes(job, classes)
         if not allowed:
             continue
-        key = shape_key(job, allowed)
+        what = (job.workload, job.band, job.per_job, job.nodes, job.hours, job.pinned, allowed)
+        key = key_of.get(what)
+        if key is None:
+            key = key_of[what] = shape_key(job, allowed)
         members.setdefault(key, []).append(job.job_id)
         first.setdefault(key, (job, allowed))
     shapes = tuple(

@@ -7,28 +7,59 @@ simulated job's allowed node groups); everything between is this function.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .apply import decide_moves, problem_from_jobs
 from .classes import GroupState, classes_from_site
-from .model import Move, PackingParams, PackingResult, PendingJob
+from .model import Move, PackingParams, PackingResult, PendingJob, Pool
 
 if TYPE_CHECKING:  # annotations only: the site schema (pydantic) and numpy load when used, not with this module
     from ..site import Site
     from .solver import MilpSolver
 
+log = logging.getLogger(__name__)
+
+
+def within_horizon(jobs: Sequence[PendingJob], pools: Sequence[Pool], horizon: float) -> list[PendingJob]:
+    """The most urgent jobs that could start within ``horizon`` times the pools' whole capacity (free now plus
+    every powered-down node booted), in their order: a job is kept while, for each resource it asks for, the
+    demand of the jobs kept before it plus its own stays within that bound. The rest cannot start before the
+    jobs ahead of them do, so placing them now is premature, and leaving them out bounds a cycle's packing by
+    the machine's size instead of the queue's (100,000 pending jobs: issue 23). Every job is kept when the
+    whole queue's demand is within the bound."""
+    cap = [horizon * sum(p.free_now.as_tuple()[i] + p.down_nodes * p.per_node.as_tuple()[i] for p in pools)
+           for i in range(3)]
+    used = [0.0, 0.0, 0.0]
+    kept = []
+    for job in jobs:
+        need = job.per_job.as_tuple()
+        if all(n <= 0 or used[i] + n <= cap[i] for i, n in enumerate(need)):
+            kept.append(job)
+            used = [u + n for u, n in zip(used, need)]
+    return kept
+
 
 def plan_moves(jobs: Sequence[PendingJob], site: Site, states: Mapping[str, GroupState], time_cap_s: float,
-               solver: MilpSolver | None = None, params: PackingParams | None = None
-               ) -> tuple[list[Move], PackingResult | None]:
+               solver: MilpSolver | None = None, params: PackingParams | None = None,
+               horizon: float | None = None) -> tuple[list[Move], PackingResult | None]:
     """Pack ``jobs`` (most urgent first) onto the site's node classes given each group's ``states``.
 
     Returns the moves (never one for a pinned job) and the packing result; ``([], None)`` without solving when
-    no job is movable. ``solver`` defaults to :class:`HighspySolver` (the daemon's)."""
+    no job is movable. ``solver`` defaults to :class:`HighspySolver` (the daemon's). ``horizon``: pack only the
+    jobs :func:`within_horizon` keeps (None: all; the live cycle's budget, the simulator packs every job)."""
     if not any(not j.pinned for j in jobs):
         return [], None
     pools, classes = classes_from_site(site, states)
+    if horizon is not None:
+        kept = within_horizon(jobs, pools, horizon)
+        if len(kept) < len(jobs):
+            log.info("pack: %d of %d pending jobs within %g x the capacity; the rest wait for a later cycle",
+                     len(kept), len(jobs), horizon)
+            jobs = kept
+            if not any(not j.pinned for j in jobs):
+                return [], None
     problem = problem_from_jobs(jobs, pools, classes, params)
     from .solve import pack  # numpy (and highspy below) load when a packing runs, not with the cycle's modules
 

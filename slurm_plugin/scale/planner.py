@@ -175,26 +175,27 @@ def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float, arch: b
     arrival_nodes: dict[str, int] = {}
     rows: list[tuple[float, float, int, int]] = []
     index = {g.name: i for i, g in enumerate(site.node_groups)}
-    shapes: dict[tuple, list[NodeGroup]] = {}  # jobs of one shape fit the same groups: one look per shape
+    # jobs of one shape fit the same groups: one look per shape for (cheapest group, arch kind, CPU group mask)
+    shapes: dict[tuple, tuple[str, int, int] | None] = {}
     for job in snapshot.jobs:
         if not (_queued(job) or job.running):
             continue
         shape = (job.partition, job.features, job.gres)
-        groups = shapes[shape] if shape in shapes else shapes.setdefault(shape, job_groups(job, site, snapshot))
-        if not groups:
+        if shape not in shapes:
+            groups = job_groups(job, site, snapshot)
+            cpu = [g for g in groups if not g.gres]
+            shapes[shape] = (_cheapest(groups).name, job_kind(bool(job.gres), [g.cpu.arch for g in cpu]),
+                             sum(1 << index[g.name] for g in cpu)) if groups else None
+        if shapes[shape] is None:
             continue
-        cheapest = _cheapest(groups).name
+        cheapest, kind, mask = shapes[shape]
         if _queued(job):
             backlog.setdefault(cheapest, []).append(job)
         if job.submit_time is not None and job.submit_time >= now - window_s:
             arrivals[cheapest] = arrivals.get(cheapest, 0) + 1
             arrival_nodes[cheapest] = arrival_nodes.get(cheapest, 0) + (job.node_count or 1)
-        if arch and job.submit_time is not None:
-            cpu = [g for g in groups if not g.gres]
-            kind = job_kind(bool(job.gres), [g.cpu.arch for g in cpu])
-            if kind != OTHER:
-                rows.append((float(job.submit_time), float(job.cpus or 1), kind,
-                             sum(1 << index[g.name] for g in cpu)))
+        if arch and job.submit_time is not None and kind != OTHER:
+            rows.append((float(job.submit_time), float(job.cpus or 1), kind, mask))
     return _Demand(backlog, arrivals, arrival_nodes, _arch_demand(rows, now, window_s))
 
 
