@@ -49,6 +49,8 @@ GROUPS: dict[str, LazyCommand] = {
                              "reason; --json adds each one's full record with the inputs it was made from."),
     "dag": LazyCommand(".dag:dag", "Workflows as requirement graphs: split into parallel units, matched to node "
                                    "classes, run on Slurm."),
+    "cost": LazyCommand(".cost:cost", "Cost and performance: hourly capacity plan, Pareto front, cost reports, "
+                                      "scenario comparisons."),
     "completion": LazyCommand(".docs:completion", "Print the shell completion script for SHELL."),
     "man": LazyCommand(".docs:man", "Write the man pages (troff) into DIRECTORY."),
 }
