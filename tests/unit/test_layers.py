@@ -32,8 +32,9 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "workload readers, the Decision/actions/applier, the PolicySpec (data the sim and the cycle are "
      "both built from) and the SLA report's rows"),
     ("sim", ("sim",), "the simulator, its policies' adapters (sim.scaling, sim.packing) and the policy builder"),
-    ("evaluation", ("training", "tune", "evaluation", "dag.sim"),
-     "what runs the simulator to learn or compare policies (the DQN's training and evaluation, the twin)"),
+    ("evaluation", ("training", "tune", "evaluation", "dag.sim", "cost", "intent"),
+     "what runs the simulator to learn or compare policies (the DQN's training and evaluation, the twin), the "
+     "cost plan/Pareto front/scenario comparisons and the intent parser checked against the plan"),
     ("cycle", ("cycle",), "the live steering cycle: snapshot -> decide -> applier"),
     ("services", ("daemon", "cluster"), "long-running processes: the admission daemon, the local test cluster"),
     ("cli", ("cli", "__main__"), "the hetsched command: may use everything"),
