@@ -16,14 +16,18 @@ and untyped is refused ("Invalid GRES specification (with and without type ident
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from ..tags import comment_tags
 from ..pack import GroupState, PendingJob, Resources
 from ..pack.classes import accel_type
+from ..pack.plan import keep_within
 from ..snapshot import JobState, Snapshot
 from ..snapshot.constraint import try_parse
 from ..snapshot.model import ARCH_FEATURES as ARCHES
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site import Site
@@ -81,18 +85,38 @@ def group_states(snapshot: Snapshot, site: Site) -> dict[str, GroupState]:
     return out
 
 
-def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int]) -> list[PendingJob]:
+def _need(j: JobState) -> tuple[float, float, float]:
+    """(CPUs, memory GB, accelerators) the whole job asks for, in packing's terms."""
+    nodes = j.node_count or 1
+    mem_mb = (j.memory_per_node_mb or 0) * nodes or (j.memory_per_cpu_mb or 0) * (j.cpus or 1)
+    return float(j.cpus or 1), mem_mb / 1024.0, float(sum(g.count for g in j.gres) * nodes)
+
+
+def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int],
+                 capacity: tuple[float, float, float] | None = None) -> list[PendingJob]:
     """Pending jobs, most urgent first (band high to low, then oldest), in packing's terms.
 
-    ``bands`` maps job id to a packing band 0..7 (7 most urgent; from the ranking, 0 if unranked)."""
+    ``bands`` maps job id to a packing band 0..7 (7 most urgent; from the ranking, 0 if unranked).
+    ``capacity``: keep only the jobs :func:`~slurm_plugin.pack.plan.keep_within` keeps under that bound (the
+    live cycle's horizon), deciding on each job's resources before building anything else for it, so a queue
+    of 100,000 costs a sort and a sum per job, not a packing job each (issue 23)."""
     default_class = site.policy.default_class or ""
+    queued = [j for j in snapshot.jobs
+              if j.pending and j.reason not in ("JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime")]
+    queued.sort(key=lambda j: (-bands.get(j.job_id, 0), j.job_id))
+    needs = [_need(j) for j in queued]
+    if capacity is not None:
+        kept = [(j, n) for j, n, keep in zip(queued, needs, keep_within(needs, capacity)) if keep]
+        if len(kept) < len(queued):
+            log.info("pack: %d of %d pending jobs within the horizon; the rest wait for a later cycle",
+                     len(kept), len(queued))
+    else:
+        kept = list(zip(queued, needs))
     jobs = []
     # what a job's constraint, comment and GRES say is worked out once per distinct triple (a large queue
     # repeats a few hundred of them)
     said: dict[tuple, tuple] = {}
-    for j in snapshot.jobs:
-        if not j.pending or j.reason in ("JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime"):
-            continue
+    for j, (cpus, mem_gb, accels) in kept:
         words = (j.features, j.comment, j.gres)
         if words not in said:
             archs, flexible = allowed_archs(j, site)
@@ -101,14 +125,10 @@ def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int]) -> list[
                            tuple(dict.fromkeys(g.type for g in j.gres if g.type)) or choice,
                            comment_tags(j.comment).get("class", default_class), _named_features(j.features))
         archs, flexible, types, workload, named = said[words]
-        nodes = j.node_count or 1
-        mem_mb = (j.memory_per_node_mb or 0) * nodes or (j.memory_per_cpu_mb or 0) * (j.cpus or 1)
         jobs.append(PendingJob(
-            job_id=str(j.job_id), per_job=Resources(cpus=float(j.cpus or 1), mem_gb=mem_mb / 1024.0,
-                                                   accels=float(sum(g.count for g in j.gres) * nodes)),
+            job_id=str(j.job_id), per_job=Resources(cpus=cpus, mem_gb=mem_gb, accels=accels),
             hours=(j.time_limit_min or 60) / 60.0, workload=workload,
             band=bands.get(j.job_id, 0), partitions=(j.partition,) if j.partition else (), archs=archs,
-            accel_types=types, nodes=nodes, pinned=not flexible, current_partition=j.partition or None,
+            accel_types=types, nodes=j.node_count or 1, pinned=not flexible, current_partition=j.partition or None,
             current_features=named))
-    jobs.sort(key=lambda p: (-p.band, int(p.job_id)))
     return jobs

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..decision import Cause, Decision, MoveJob, SetSiteFactor
-from ..pack.plan import plan_moves
+from ..pack.classes import classes_from_site
+from ..pack.plan import horizon_capacity, plan_moves
 from ..policy.spec import STEP_NAMES
 from ..scale.planner import ScaleConfig, ScaleMemory, plan_power
 from ..scale.reshape import plan_reshape
@@ -89,8 +90,10 @@ def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s
                horizon: float | None = PACK_HORIZON) -> Decision:
     """MoveJob actions for flexible pending jobs (none for pinned ones, none when nothing is pending), among
     the most urgent jobs within ``horizon`` (see :func:`~slurm_plugin.pack.plan.within_horizon`; None: all)."""
-    moves, result = plan_moves(packing_jobs(snapshot, site, bands), site, group_states(snapshot, site), time_cap_s,
-                               horizon=horizon)
+    states = group_states(snapshot, site)
+    capacity = None if horizon is None else horizon_capacity(classes_from_site(site, states)[0], horizon)
+    jobs = packing_jobs(snapshot, site, bands, capacity)
+    moves, result = plan_moves(jobs, site, states, time_cap_s)
     if result is None:
         return Decision((), "pack")
     log.info("pack: %s objective %.1f (greedy %.1f) gap %.2f%% in %.3f s", result.status.value, result.objective,

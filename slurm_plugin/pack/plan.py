@@ -8,7 +8,7 @@ simulated job's allowed node groups); everything between is this function.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .apply import decide_moves, problem_from_jobs
@@ -22,23 +22,34 @@ if TYPE_CHECKING:  # annotations only: the site schema (pydantic) and numpy load
 log = logging.getLogger(__name__)
 
 
+def horizon_capacity(pools: Sequence[Pool], horizon: float) -> tuple[float, float, float]:
+    """``horizon`` times the pools' whole capacity (free now plus every powered-down node booted): CPUs, memory
+    (GB), accelerators."""
+    return tuple(horizon * sum(p.free_now.as_tuple()[i] + p.down_nodes * p.per_node.as_tuple()[i] for p in pools)
+                 for i in range(3))  # type: ignore[return-value]
+
+
+def keep_within(needs: Iterable[tuple[float, float, float]], cap: tuple[float, float, float]) -> Iterator[bool]:
+    """For each need in turn (most urgent first), whether it is kept: while, for each resource it asks for, the
+    needs kept before it plus its own stay within ``cap``."""
+    c0, c1, c2 = cap
+    u0 = u1 = u2 = 0.0
+    for n0, n1, n2 in needs:
+        if (n0 <= 0 or u0 + n0 <= c0) and (n1 <= 0 or u1 + n1 <= c1) and (n2 <= 0 or u2 + n2 <= c2):
+            u0, u1, u2 = u0 + n0, u1 + n1, u2 + n2
+            yield True
+        else:
+            yield False
+
+
 def within_horizon(jobs: Sequence[PendingJob], pools: Sequence[Pool], horizon: float) -> list[PendingJob]:
-    """The most urgent jobs that could start within ``horizon`` times the pools' whole capacity (free now plus
-    every powered-down node booted), in their order: a job is kept while, for each resource it asks for, the
-    demand of the jobs kept before it plus its own stays within that bound. The rest cannot start before the
-    jobs ahead of them do, so placing them now is premature, and leaving them out bounds a cycle's packing by
-    the machine's size instead of the queue's (100,000 pending jobs: issue 23). Every job is kept when the
-    whole queue's demand is within the bound."""
-    cap = [horizon * sum(p.free_now.as_tuple()[i] + p.down_nodes * p.per_node.as_tuple()[i] for p in pools)
-           for i in range(3)]
-    used = [0.0, 0.0, 0.0]
-    kept = []
-    for job in jobs:
-        need = job.per_job.as_tuple()
-        if all(n <= 0 or used[i] + n <= cap[i] for i, n in enumerate(need)):
-            kept.append(job)
-            used = [u + n for u, n in zip(used, need)]
-    return kept
+    """The most urgent jobs that could start within ``horizon`` times the pools' whole capacity
+    (:func:`horizon_capacity`), in their order (:func:`keep_within`). The rest cannot start before the jobs
+    ahead of them do, so placing them now is premature, and leaving them out bounds a cycle's packing by the
+    machine's size instead of the queue's (100,000 pending jobs: issue 23). Every job is kept when the whole
+    queue's demand is within the bound."""
+    kept = keep_within((j.per_job.as_tuple() for j in jobs), horizon_capacity(pools, horizon))
+    return [j for j, keep in zip(jobs, kept) if keep]
 
 
 def plan_moves(jobs: Sequence[PendingJob], site: Site, states: Mapping[str, GroupState], time_cap_s: float,

@@ -178,7 +178,8 @@ def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float, arch: b
     # jobs of one shape fit the same groups: one look per shape for (cheapest group, arch kind, CPU group mask)
     shapes: dict[tuple, tuple[str, int, int] | None] = {}
     for job in snapshot.jobs:
-        if not (_queued(job) or job.running):
+        queued = _queued(job)
+        if not (queued or job.running):
             continue
         shape = (job.partition, job.features, job.gres)
         if shape not in shapes:
@@ -189,12 +190,13 @@ def _demand(snapshot: Snapshot, site: Site, now: float, window_s: float, arch: b
         if shapes[shape] is None:
             continue
         cheapest, kind, mask = shapes[shape]
-        if _queued(job):
+        if queued:
             backlog.setdefault(cheapest, []).append(job)
-        if job.submit_time is not None and job.submit_time >= now - window_s:
-            arrivals[cheapest] = arrivals.get(cheapest, 0) + 1
-            arrival_nodes[cheapest] = arrival_nodes.get(cheapest, 0) + (job.node_count or 1)
-        if arch and job.submit_time is not None and kind != OTHER:
+        if job.submit_time is None or job.submit_time < now - window_s:
+            continue
+        arrivals[cheapest] = arrivals.get(cheapest, 0) + 1
+        arrival_nodes[cheapest] = arrival_nodes.get(cheapest, 0) + (job.node_count or 1)
+        if arch and kind != OTHER and job.submit_time <= now:  # arch_demand reads (now - window_s, now] only
             rows.append((float(job.submit_time), float(job.cpus or 1), kind, mask))
     return _Demand(backlog, arrivals, arrival_nodes, _arch_demand(rows, now, window_s))
 
