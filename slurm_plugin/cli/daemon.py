@@ -85,8 +85,11 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
         options = replace(options, rightsize=table)
     # Slurm commands run and their JSON is parsed in a worker process: the request path never waits for
     # the GIL while a snapshot is being built (that showed up as millisecond stalls in the p99).
-    # ... and so is the pool summary the metrics report (daemon/pool.py), which travels in the snapshot's memo
-    collector = ProcessCollector(conf, prepare=functools.partial(prepare_pool, str(resolve_site_path(cfg.site))))
+    # ... and so is the pool summary the metrics report (daemon/pool.py), which travels in the snapshot's memo.
+    # Admission reads nodes and partitions only: the whole job queue (the costly RPC) is read every
+    # jobs_refresh_s for the metrics, not at every refresh.
+    collector = ProcessCollector(conf, prepare=functools.partial(prepare_pool, str(resolve_site_path(cfg.site))),
+                                 jobs_max_age_s=cfg.jobs_refresh_s)
     refresher = SnapshotRefresher(collector, interval=cfg.refresh_s)
     refresher.start()  # the first snapshot comes in the background: until then nothing is refused or moved
     gc.freeze()  # what is loaded now lives for the whole run: keep it out of every later collection

@@ -11,7 +11,6 @@ import math
 import os
 import platform
 import random
-import re
 import shutil
 import socket
 import statistics
@@ -26,15 +25,13 @@ from pathlib import Path
 from ..data import data_file
 from ..pack.bench import machine as common_machine
 from ..slurm import SlurmClient
+from ..slurm.sdiag import rpc_stats
 from .process import DaemonProcess
 
 SHIM = data_file("job_submit", "job_submit.lua")
 DRIVER = data_file("job_submit", "standin/drive.lua")
 # What a benchmark submission asks: a portable job the daemon routes (a full decision, not a shortcut).
 BENCH_JOB = {"features": "aarch64|x86_64", "comment": "class=web", "min_cpus": 2, "name": "bench", "user_id": 0}
-_SDIAG_LINE = re.compile(r"REQUEST_SUBMIT_BATCH_JOB\s*\(\s*\d+\)\s*count:(\d+)\s+ave_time:(\d+)\s+total_time:(\d+)")
-
-
 def summarize(values: list[float]) -> dict:
     """p50/p99 (nearest rank), max, mean and count of ``values``."""
     ordered = sorted(values)
@@ -121,10 +118,10 @@ def roundtrip_floor(rate: float, seconds: float) -> dict:
 
 def sdiag_submit(client: SlurmClient) -> dict:
     """slurmctld's own REQUEST_SUBMIT_BATCH_JOB figures since the last reset (count, average and total µs)."""
-    m = _SDIAG_LINE.search(client.run("sdiag").stdout)
-    if not m:
+    stat = rpc_stats(client.run("sdiag").stdout)[0].get("REQUEST_SUBMIT_BATCH_JOB")
+    if stat is None:
         return {"count": 0, "ave_time_us": None, "total_time_us": 0}
-    return {"count": int(m[1]), "ave_time_us": int(m[2]), "total_time_us": int(m[3])}
+    return {"count": stat.count, "ave_time_us": stat.ave_time_us, "total_time_us": stat.total_time_us}
 
 
 @dataclass

@@ -54,6 +54,7 @@ class DaemonConfig(BaseModel):
     site: str | None = None  # None: the CLI resolves it ($HETSCHED_SITE, /etc/hetsched/site.yaml); never the demo
     slurm_conf: str | None = None
     refresh_s: Annotated[float, Field(gt=0)] = 5.0
+    jobs_refresh_s: Annotated[float, Field(ge=0)] = 30.0  # the job queue (metrics only) at most this often
     pid_file: str | None = None
     read_timeout_s: Annotated[float, Field(gt=0)] = 1.0
     max_connections: Annotated[int, Field(ge=1, le=100000)] = 64

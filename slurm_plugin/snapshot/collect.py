@@ -10,13 +10,13 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 
 from ..slurm import SlurmClient, SlurmError
-from .model import Snapshot
+from .model import JobState, Snapshot
 from .parse import ACTIVE_STATES, parse_jobs, parse_nodes, parse_partitions
 
 log = logging.getLogger(__name__)
@@ -24,17 +24,20 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def build_snapshot(nodes_doc: dict, partitions_text: str, squeue_doc: dict | None = None,
-                   slurm_version: str = "", taken_at: float | None = None) -> Snapshot:
+                   slurm_version: str = "", taken_at: float | None = None,
+                   jobs: Sequence[JobState] | None = None, jobs_taken_at: float | None = None) -> Snapshot:
     """A snapshot from already-fetched outputs (pure; used by :func:`collect_snapshot` and by tests).
 
     ``nodes_doc`` is ``sinfo --json`` (22.05) or ``scontrol show nodes --json`` (23.02+); ``partitions_text``
-    is ``scontrol -o show partition``; ``squeue_doc`` is ``squeue --json`` (None = no jobs read).
+    is ``scontrol -o show partition``; ``squeue_doc`` is ``squeue --json`` (None = no jobs read), or ``jobs``
+    the jobs already parsed from one (read at ``jobs_taken_at`` when earlier than ``taken_at``).
     """
-    jobs = parse_jobs(squeue_doc or {}, keep_finished=True)
+    if jobs is None:
+        jobs = parse_jobs(squeue_doc or {}, keep_finished=True)
     return Snapshot(nodes=tuple(parse_nodes(nodes_doc)), partitions=tuple(parse_partitions(partitions_text)),
                     jobs=tuple(j for j in jobs if j.state in ACTIVE_STATES), slurm_version=slurm_version,
                     taken_at=time.time() if taken_at is None else taken_at,
-                    finished=tuple(j for j in jobs if j.state not in ACTIVE_STATES))
+                    finished=tuple(j for j in jobs if j.state not in ACTIVE_STATES), jobs_taken_at=jobs_taken_at)
 
 
 def _nodes_doc(client: SlurmClient) -> dict:
@@ -48,22 +51,53 @@ def _nodes_doc(client: SlurmClient) -> dict:
     return json.loads(client.run("scontrol", "show", "nodes", "--json").stdout)
 
 
-def collect_snapshot(client: SlurmClient, with_jobs: bool = True) -> Snapshot:
-    """Read the live cluster through ``client`` (3 Slurm commands). Raises SlurmError if Slurm fails."""
+class JobsCache:
+    """The parsed jobs of the last ``squeue --json``, reused while younger than ``max_age_s`` (0: read every
+    time). The daemon's admission reads nodes and partitions only; its jobs feed the metrics, so the daemon
+    reads the whole queue (the costly RPC: every job record, under slurmctld's job read lock) on a slower period
+    than the node state its answers need (issue 23 item 2)."""
+
+    def __init__(self, max_age_s: float = 0.0):
+        self.max_age_s = max_age_s
+        self.read_at: float | None = None
+        self.reads = 0
+        self._jobs: tuple[JobState, ...] = ()
+
+    def jobs(self, client: SlurmClient, now: float) -> tuple[tuple[JobState, ...], float]:
+        """(every job Slurm remembers, when they were read): from Slurm when the cache is older than
+        ``max_age_s``, else the cached ones."""
+        if self.read_at is None or now - self.read_at >= self.max_age_s:
+            self._jobs, self.read_at = tuple(parse_jobs(client.squeue(), keep_finished=True)), now
+            self.reads += 1
+        return self._jobs, self.read_at
+
+
+def collect_snapshot(client: SlurmClient, with_jobs: bool = True, cache: JobsCache | None = None) -> Snapshot:
+    """Read the live cluster through ``client`` (3 Slurm commands; 2 while ``cache`` holds jobs young enough).
+    Raises SlurmError if Slurm fails."""
     started = time.time()
     nodes = _nodes_doc(client)
     parts = client.run("scontrol", "-o", "show", "partition").stdout
-    jobs = client.squeue() if with_jobs else None
-    return build_snapshot(nodes, parts, jobs, slurm_version=str(client.version), taken_at=started)
+    if not with_jobs:
+        return build_snapshot(nodes, parts, None, slurm_version=str(client.version), taken_at=started)
+    jobs, read_at = (cache or JobsCache()).jobs(client, started)
+    return build_snapshot(nodes, parts, slurm_version=str(client.version), taken_at=started, jobs=jobs,
+                          jobs_taken_at=None if read_at == started else read_at)
 
 
-def collect_snapshot_for(conf: str | None) -> Snapshot:
-    """:func:`collect_snapshot` for the cluster of slurm.conf ``conf``; picklable, for a worker process."""
-    return collect_snapshot(SlurmClient(conf))
+_CACHES: dict[tuple[str | None, float], JobsCache] = {}  # one per (slurm.conf, max age) in a worker process
 
 
-def _collect_prepared(conf: str | None, prepare: Callable[[Snapshot], Snapshot] | None) -> Snapshot:
-    snap = collect_snapshot_for(conf)
+def collect_snapshot_for(conf: str | None, jobs_max_age_s: float = 0.0) -> Snapshot:
+    """:func:`collect_snapshot` for the cluster of slurm.conf ``conf``; picklable, for a worker process, which
+    keeps the jobs it read for ``jobs_max_age_s`` (:class:`JobsCache`)."""
+    cache = _CACHES.setdefault((conf, jobs_max_age_s), JobsCache(jobs_max_age_s)) if jobs_max_age_s > 0 else None
+    return collect_snapshot(SlurmClient(conf), cache=cache)
+
+
+def _collect_prepared(conf: str | None, prepare: Callable[[Snapshot], Snapshot] | None,
+                      jobs_max_age_s: float = 0.0) -> Snapshot:
+    snap = collect_snapshot_for(conf, jobs_max_age_s)
     return prepare(snap) if prepare is not None else snap
 
 
@@ -84,11 +118,12 @@ class ProcessCollector:
     Call it to get a Snapshot; a worker that died (killed, OOM) is replaced on the next call. ``close()``
     terminates the worker without waiting for a Slurm command that may hang. ``prepare`` (picklable) runs in
     the worker on each snapshot before it is sent back, e.g. to fill its memo with derived answers.
+    ``jobs_max_age_s``: the worker reads the job queue at most that often (:class:`JobsCache`).
     """
 
     def __init__(self, conf: str | None, timeout: float = 120.0,
-                 prepare: Callable[[Snapshot], Snapshot] | None = None):
-        self.conf, self.timeout, self.prepare = conf, timeout, prepare
+                 prepare: Callable[[Snapshot], Snapshot] | None = None, jobs_max_age_s: float = 0.0):
+        self.conf, self.timeout, self.prepare, self.jobs_max_age_s = conf, timeout, prepare, jobs_max_age_s
         self._pool: ProcessPoolExecutor | None = None
 
     def __call__(self) -> Snapshot:
@@ -96,7 +131,8 @@ class ProcessCollector:
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=_die_with_parent, initargs=(os.getpid(),))
         try:
-            return self._pool.submit(_collect_prepared, self.conf, self.prepare).result(timeout=self.timeout)
+            return self._pool.submit(_collect_prepared, self.conf, self.prepare,
+                                     self.jobs_max_age_s).result(timeout=self.timeout)
         except (BrokenProcessPool, FutureTimeout):
             self.close()
             raise

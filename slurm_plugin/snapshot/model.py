@@ -151,6 +151,7 @@ class Snapshot:
     taken_at: float = field(default_factory=time.time)
     slurm_version: str = ""
     finished: tuple[JobState, ...] = ()  # ended jobs Slurm still remembers (MinJobAge): the live guard's outcomes
+    jobs_taken_at: float | None = None  # when ``jobs``/``finished`` were read, if earlier than ``taken_at``
     _memo: dict = field(default_factory=dict, repr=False)
 
     def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
