@@ -6,8 +6,6 @@ and ``hetsched power ...`` (which slurmctld runs on every power event) stay chea
 
 from __future__ import annotations
 
-import logging
-
 import click
 
 from .. import __version__
@@ -76,6 +74,8 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
                    "as JSON objects with the structured fields (node, job, action, cause, status, reason).")
 def main(verbose: int, log_format: str) -> None:
     """slurm-hetsched: one elastic Slurm pool out of ARM, x86 and accelerator nodes."""
+    import logging  # here, not at the top: `hetsched --help` exits before this runs and need not import it
+
     from .logs import configure
 
     configure(logging.WARNING - 10 * min(verbose, 2), log_format)

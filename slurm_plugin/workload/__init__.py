@@ -1,17 +1,21 @@
 """Workloads for the simulator: SWF traces, Slurm accounting exports, GPU traces (Gavel/Philly, Alibaba OpenB)
-a synthetic heterogeneous generator and the Lublin-Feitelson model, all read into one columnar :class:`JobTable`."""
+a synthetic heterogeneous generator and the Lublin-Feitelson model, all read into one columnar :class:`JobTable`.
 
+The readers are imported on first use (:mod:`slurm_plugin._lazy`): ``from slurm_plugin.workload import
+WorkloadError`` (what the CLI's command modules need at start-up) does not import numpy or pydantic.
+"""
+
+from .._lazy import lazy_exports
 from .errors import UnfitJobsError, WorkloadError
-from .fit import unfit_jobs
-from .gavel import read_philly
-from .jobs import ARCH_BIT, JobTable, Workload, arch_mask
-from .loader import load_workload
-from .lublin import LublinSpec, generate_lublin
-from .openb import read_openb, read_openb_nodes
-from .sacct import read_sacct_json, read_sacct_parsable
-from .swf import read_swf
-from .synthetic import SyntheticSpec, generate
 
-__all__ = ["ARCH_BIT", "JobTable", "LublinSpec", "SyntheticSpec", "UnfitJobsError", "Workload", "WorkloadError", "arch_mask",
-           "generate", "generate_lublin", "load_workload", "read_openb", "read_openb_nodes", "read_philly", "read_sacct_json",
-           "read_sacct_parsable", "read_swf", "unfit_jobs"]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
+    ".fit": ["unfit_jobs"],
+    ".gavel": ["read_philly"],
+    ".jobs": ["ARCH_BIT", "JobTable", "Workload", "arch_mask"],
+    ".loader": ["load_workload"],
+    ".lublin": ["LublinSpec", "generate_lublin"],
+    ".openb": ["read_openb", "read_openb_nodes"],
+    ".sacct": ["read_sacct_json", "read_sacct_parsable"],
+    ".swf": ["read_swf"],
+    ".synthetic": ["SyntheticSpec", "generate"],
+}, eager=["UnfitJobsError", "WorkloadError"])

@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 HEAVY = ("pyomo", "torch", "matplotlib", "scipy", "highspy", "numpy", "pandas", "networkx")
 # The bare CLI needs click and nothing of the suite's own dependencies.
-BARE = (*HEAVY, "pydantic", "jinja2", "yaml", "uvloop", "tqdm")
+BARE = (*HEAVY, "pydantic", "jinja2", "yaml", "uvloop", "tqdm", "logging")
 
 PROBE = """
 import json, sys
@@ -53,8 +53,15 @@ def loaded_modules(args: list[str]) -> set[str]:
     # issue 20: the cycle's modules import in < 0.3 s; numpy, the solvers and the site schema (pydantic, ~0.25 s)
     # load when a packing runs or a site is read
     (["<import>", "slurm_plugin.cycle"], (*HEAVY, "pydantic")),
+    # issue 14: the simulator's groups list their commands without the workload readers (numpy, pydantic: ~0.6 s
+    # of CPU); `from slurm_plugin.workload import WorkloadError` is the light errors module
+    (["sim", "--help"], (*HEAVY, "pydantic")),
+    (["sim", "run", "--help"], (*HEAVY, "pydantic")),
+    (["rank", "--help"], (*HEAVY, "pydantic")),
+    (["tune", "--help"], (*HEAVY, "pydantic")),
 ], ids=["import slurm_plugin.cli", "hetsched --help", "hetsched --version", "hetsched power --help",
-        "hetsched power resume --help", "import slurm_plugin.cycle"])
+        "hetsched power resume --help", "import slurm_plugin.cycle", "hetsched sim --help",
+        "hetsched sim run --help", "hetsched rank --help", "hetsched tune --help"])
 def test_no_heavy_imports(args, forbidden):
     heavy = loaded_modules(args) & set(forbidden)
     what = f"import {args[1]}" if args[0] == "<import>" else f"hetsched {' '.join(args)}"
