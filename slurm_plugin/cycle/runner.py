@@ -18,6 +18,7 @@ from ..slurm import SlurmClient
 from ..snapshot import collect_snapshot
 from .decide import CycleConfig, CycleMemory, Ranker, decide
 from .guard_memory import load_guard_memory, save_guard_memory
+from .site_factors import applied_site_factors, load_site_factors, save_site_factors
 from .metrics import CycleMetrics
 from .state import CycleState, backoff_s, load_cycle_state, save_cycle_state
 
@@ -41,6 +42,7 @@ class CycleRunner:
         self.state_dir = Path(state_dir)
         self.memory_file = self.state_dir / "scale-memory.json"
         self.guard_file = self.state_dir / "guard-state.json"
+        self.site_factor_file = self.state_dir / "site-factors.json"
         self.state_file = self.state_dir / "cycle-state.json"
         self.applier = SlurmApplier(client, Journal(self.state_dir / "journal.jsonl"), dry_run=dry_run)
         self.state = load_cycle_state(self.state_file)
@@ -53,7 +55,8 @@ class CycleRunner:
             if self.active is not None:
                 self.config, self.ranker = self.active.refresh()
             snapshot = collect_snapshot(self.client)
-            memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file))
+            memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file),
+                                 load_site_factors(self.site_factor_file))
             decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
             t_apply = time.perf_counter()
             results = self.applier.apply(decision, self._inputs(snapshot, decision))
@@ -63,6 +66,7 @@ class CycleRunner:
                 save_memory(self.memory_file, memory.scale)
                 if self.config.guard is not None:
                     save_guard_memory(self.guard_file, memory.guard)
+                save_site_factors(self.site_factor_file, applied_site_factors(memory.site_factors, results))
         except Exception as err:
             self._remember(lambda s: s.failed(f"{type(err).__name__}: {err}"))
             self.metrics.cycle_failed(self.state.consecutive_failures)

@@ -17,7 +17,7 @@ import dataclasses
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -46,6 +46,7 @@ class CycleMemory:
 
     scale: ScaleMemory = field(default_factory=ScaleMemory)
     guard: GuardMemory = field(default_factory=GuardMemory)  # the live guard's (cycle/guard.py)
+    site_factors: Mapping[int, int] = field(default_factory=dict)  # pending job -> SiteFactor the suite set
 
 
 @dataclass(frozen=True)

@@ -370,6 +370,11 @@ class SlurmSettings(Strict):
     # Only where Slurm keeps accounting (slurmdbd: the container cluster); without it both weights are 0.
     priority_weight_fairshare: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 10000
     priority_weight_qos: Annotated[int, Field(ge=0, le=0xFFFFFFFE)] = 10000
+    max_job_count: int | None = Field(None, ge=1, le=2**31 - 1,
+                                      description="slurm.conf MaxJobCount: jobs slurmctld keeps (queued, running "
+                                                  "and recently ended); None = Slurm's default, 10,000")
+    max_array_size: int | None = Field(None, ge=1, le=4_000_001,
+                                       description="slurm.conf MaxArraySize; None = Slurm's default, 1,001")
     health_check_interval: int = Field(0, ge=0, le=UINT16_MAX,
                                        description="seconds between `hetsched health check` runs on each node "
                                                    "(slurm.conf HealthCheckProgram); 0 = no health check")

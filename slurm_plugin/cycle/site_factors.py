@@ -1,0 +1,36 @@
+"""The SiteFactor the cycle set last on each pending job, kept between cycles (``site-factors.json`` in the
+cycle's state directory), so a cycle sends slurmctld only the SiteFactors that change
+(:func:`~slurm_plugin.cycle.decide.unchanged_site_factors_dropped`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ..decision import SetSiteFactor
+from ..decision.applier import Applied
+from ..fsio import load_state, write_file_atomic
+
+
+def _parse(doc: object) -> dict[int, int]:
+    if not isinstance(doc, dict):
+        raise ValueError("not an object of job id -> SiteFactor")
+    return {int(k): int(v) for k, v in doc.items()}
+
+
+def load_site_factors(path: Path) -> dict[int, int]:
+    """Job id -> SiteFactor; empty when the file is missing (a damaged one is moved aside, see ``load_state``)."""
+    return load_state(path, _parse, dict, "SiteFactor memory")
+
+
+def save_site_factors(path: Path, site_factors: Mapping[int, int]) -> None:
+    write_file_atomic(path, json.dumps({str(k): v for k, v in sorted(site_factors.items())}) + "\n")
+
+
+def applied_site_factors(remembered: Mapping[int, int], results: Iterable[Applied]) -> dict[int, int]:
+    """``remembered`` without the jobs whose SiteFactor update Slurm did not take this cycle (they are sent
+    again next cycle)."""
+    failed = {j for r in results if isinstance(r.action, SetSiteFactor) and not r.ok
+              for j in (r.failed_ids if r.partial else r.action.job_ids)}
+    return {j: v for j, v in remembered.items() if j not in failed}
