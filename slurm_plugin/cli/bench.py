@@ -23,6 +23,8 @@ BENCHMARKS: dict[str, LazyCommand] = {
     "power": LazyCommand(".bench_power:power_cmd",
                          "Wall time of `hetsched power resume` for N nodes through sushy-tools' Redfish emulator "
                          "(target < 10 s)."),
+    "health": LazyCommand(".bench_health:health_cmd",
+                          "CPU and wall time of the node health check on one week of logs (target < 2 s)."),
 }
 
 

@@ -90,13 +90,19 @@ def classify(directory: Path | None, file, as_json: bool) -> None:
 @click.option("--slurm-conf", default=None, help="slurm.conf of the cluster (default: $SLURM_CONF).")
 @click.option("--no-tools", is_flag=True, help="Do not run the accelerator tools (nvidia-smi ...).")
 @click.option("--tool-timeout", type=float, default=5.0, show_default=True, help="Seconds each tool may take.")
+@click.option("--site", "site_path", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Site file: read this node's BMC as its node group names it (IPMI SEL or Redfish health).")
+@click.option("--bmc-timeout", type=float, default=5.0, show_default=True,
+              help="Seconds the BMC read may take in all (then skipped this run).")
+@click.option("--no-reboot", is_flag=True, help="drain_reboot faults only drain (no `scontrol reboot`).")
 @click.option("--dry-run", is_flag=True, help="Decide and print, change nothing in Slurm (the cursor still moves).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_DIR
 def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: str | None, no_tools: bool,
-          tool_timeout: float, dry_run: bool, as_json: bool, directory: Path | None) -> None:
-    """One health check of this node (Slurm's HealthCheckProgram): read what is new in its logs and tools,
-    match the fault signatures, drain/requeue/resume through Slurm with reasons tagged 'hetsched: health'."""
+          tool_timeout: float, site_path: str | None, bmc_timeout: float, no_reboot: bool, dry_run: bool,
+          as_json: bool, directory: Path | None) -> None:
+    """One health check of this node (Slurm's HealthCheckProgram): read what is new in its logs, tools and BMC,
+    match the fault signatures, drain/requeue/reboot/resume through Slurm with reasons tagged 'hetsched: health'."""
     import os
     import socket
 
@@ -105,8 +111,17 @@ def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: 
 
     node = node or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     try:
+        site = None
+        if site_path:
+            from ..site import SiteError, load_site
+
+            try:
+                site = load_site(site_path)
+            except SiteError as exc:
+                raise click.ClickException(str(exc)) from None
         res = run_check(node, list(logs), state_dir, SlurmClient(slurm_conf), _library(directory), dry_run=dry_run,
-                        tools=not no_tools, tool_timeout=tool_timeout)
+                        tools=not no_tools, tool_timeout=tool_timeout, site=site, bmc_timeout=bmc_timeout,
+                        reboot=not no_reboot)
     except SlurmError as exc:
         raise click.ClickException(f"{node}: {exc}") from None
     if as_json:

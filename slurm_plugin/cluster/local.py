@@ -56,7 +56,10 @@ def boot_command(argv: list[str], delay: float) -> list[str]:
     unshare = shutil.which("unshare", path=SYSTEM_PATH)
     fresh = ""
     if unshare and Path("/proc/self/ns/time").exists():
-        fresh = f"{unshare} --time --boottime -$(cut -d. -f1 /proc/uptime) "
+        # the offset is from the initial namespace's clock: inside one already (a node restarted by its own
+        # RebootProgram) its offset is added back to the uptime seen here
+        fresh = (f"{unshare} --time --boottime -$(($(cut -d. -f1 /proc/uptime) - "
+                 f"$(awk '/^boottime/{{print $2}}' /proc/self/timens_offsets 2>/dev/null || echo 0))) ")
     else:
         log.warning("no time namespaces here: a resumed node is only seen after ResumeTimeout")
     return ["/bin/sh", "-c", f'sleep {delay:g}; exec {fresh}"$@"', "boot", *argv]
@@ -167,8 +170,9 @@ class LocalCluster(RecordedState):
                             path.touch()
 
     def _write_power_programs(self) -> None:
-        """bin/resume|suspend|resume-fail: ``hetsched power ... --backend local`` (paths shell-quoted)."""
-        from ..conf.programs import health_check_text, power_programs
+        """bin/resume|suspend|resume-fail: ``hetsched power ... --backend local`` (paths shell-quoted);
+        bin/healthcheck and bin/reboot (RebootProgram: restarts the node's slurmd as a fresh boot)."""
+        from ..conf.programs import health_check_text, local_reboot_text, power_programs
 
         root = str(self.root)
         files = power_programs(["--backend", "local", "--cluster", root, "--log-file", f"{root}/log/power.log",
@@ -178,6 +182,7 @@ class LocalCluster(RecordedState):
         files["healthcheck"] = health_check_text(["--log", f"{root}/log/kern-{{node}}.log", "--state-dir",
                                                   f"{root}/health", "--slurm-conf", str(self.conf)],
                                                  output=f"{root}/log/health.out")
+        files["reboot"] = local_reboot_text(root, output=f"{root}/log/reboot.log")
         write_atomic(self.root / "bin", files, mode=0o755)
 
     # --- lifecycle ----------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ class DeployPaths:
     suspend_program: str = "/usr/lib/hetsched/suspend"
     resume_fail_program: str = "/usr/lib/hetsched/resume-fail"
     health_check_program: str = "/usr/lib/hetsched/healthcheck"
+    reboot_program: str = "/sbin/reboot"  # what the health check's drain_reboot has Slurm run on the node
     daemon_socket: str = "/run/hetsched/hetsched.sock"
     job_submit: bool = True
 
@@ -72,7 +73,8 @@ class LocalLayout(DeployPaths):
         return cls(etc=f"{root}/etc", state_save=f"{root}/spool/ctld", slurmd_spool=f"{root}/spool",
                    log_dir=f"{root}/log", run_dir=f"{root}/run", resume_program=f"{root}/bin/resume",
                    suspend_program=f"{root}/bin/suspend", resume_fail_program=f"{root}/bin/resume-fail",
-                   health_check_program=f"{root}/bin/healthcheck", root=root, slurmd_ports=ports,
+                   health_check_program=f"{root}/bin/healthcheck", reboot_program=f"{root}/bin/reboot",
+                   root=root, slurmd_ports=ports,
                    job_submit=job_submit, daemon_socket=daemon_socket or f"{root}/run/hetsched.sock")
 
     def device_dir(self, host: str) -> str:
@@ -94,6 +96,7 @@ class ContainerLayout(DeployPaths):
     suspend_program: str = "/etc/slurm/hetsched-suspend"
     resume_fail_program: str = "/etc/slurm/hetsched-resume-fail"
     health_check_program: str = "/etc/slurm/hetsched-healthcheck"
+    reboot_program: str = ""  # containers are not rebooted: drain_reboot nodes stay drained
 
 
 @dataclass(frozen=True)

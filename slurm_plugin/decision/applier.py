@@ -138,6 +138,9 @@ def commands_for(action: Action) -> list[list[str]]:
     if isinstance(action, SetPartitionNodes):
         return [["scontrol", "update", f"partitionname={action.partition}", f"nodes={_compress(action.nodes)}"]]
     if isinstance(action, DrainNodes):
+        if action.action == "REBOOT":
+            return [["scontrol", "reboot", "ASAP", "nextstate=RESUME", f"reason={TAG} {action.reason}"[:200],
+                     _compress(action.nodes)]]
         return [_node_state(action.nodes, action.action, action.reason if action.action == "DRAIN" else None)]
     if isinstance(action, RequeueJobs):
         ids = list(action.job_ids)

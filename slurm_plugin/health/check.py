@@ -11,7 +11,9 @@ Rules (every action tagged ``hetsched: health ...`` so only the check's own drai
   lifted when the window has passed with fewer matches.
 - ``drain`` and ``replace`` drain and stay (an admin resumes, after the repair); ``drain_reboot`` drains and
   stays until the node has rebooted (its boot time is later than the drain) and a run finds nothing new.
-- ``requeue``, ``drain_reboot`` and ``replace`` requeue the jobs running on the node.
+- ``requeue``, ``drain_reboot`` and ``replace`` requeue the jobs running on the node; ``drain_reboot`` then has
+  Slurm reboot it (``scontrol reboot ASAP nextstate=RESUME reason=...``: drained until idle, RebootProgram,
+  back in service when it registers again); where the reboot is refused (no RebootProgram) it only drains.
 - A node powered down, powering up or down, or rebooting is left alone (nothing read, nothing changed); a node
   an admin drained (a reason without the tag) is never touched.
 """
@@ -25,13 +27,18 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..decision.actions import TAG, Cause, Decision, DrainNodes, RequeueJobs
 from ..fsio import exclusive_lock, write_file_atomic
 from ..slurm.client import SlurmClient, SlurmError, parse_scontrol_oneliner
+from .bmc import SEL_CURSOR, read_bmc
 from .signatures import ACTION_RANK, Library, Signature, load_library
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 log = logging.getLogger(__name__)
 REASON = "health"  # reasons read "hetsched: health <what>"; OURS is what the check recognises as its own
@@ -181,12 +188,8 @@ def node_facts(client: SlurmClient, node: str) -> NodeFacts:
 
 
 def match_lines(lib: Library, lines: Iterable[tuple[str, str]], now: float) -> list[Hit]:
-    out = []
-    for where, line in lines:
-        sig = lib.classify(line)
-        if sig is not None:
-            out.append(Hit(sig, now, where, line))
-    return out
+    lines = list(lines)
+    return [Hit(sig, now, lines[i][0], lines[i][1]) for i, sig in lib.classify_all([line for _, line in lines])]
 
 
 def match_records(lib: Library, records: Iterable[tuple[str, dict]], now: float) -> list[Hit]:
@@ -200,9 +203,10 @@ def _label(sig: Signature) -> str:
 
 
 def decide(facts: NodeFacts, hits: list[Hit], memory: Memory, now: float,
-           windows: Mapping[str, int] | None = None) -> tuple[Decision, Memory, list[str]]:
+           windows: Mapping[str, int] | None = None, reboot: bool = True) -> tuple[Decision, Memory, list[str]]:
     """The actions for this run, the memory for the next, and one line per finding (for the log). Pure.
-    ``windows``: signature id -> threshold window (s) of every counted signature, to forget old counts."""
+    ``windows``: signature id -> threshold window (s) of every counted signature, to forget old counts;
+    ``reboot``: a ``drain_reboot`` finding has Slurm reboot the node (else it only drains)."""
     counts = {k: list(v) for k, v in memory.counts.items()}
     notes: list[str] = []
     verdict: tuple[Hit, str] | None = None  # (hit, effective action) of the strongest finding
@@ -241,7 +245,8 @@ def decide(facts: NodeFacts, hits: list[Hit], memory: Memory, now: float,
             else:
                 if not (facts.drained and facts.ours and drained and
                         ACTION_RANK[drained["action"]] >= ACTION_RANK[action]):
-                    actions.append(DrainNodes((facts.name,), "DRAIN", reason, Cause.FAULT_SIGNATURE))
+                    how = "REBOOT" if action == "drain_reboot" and reboot else "DRAIN"
+                    actions.append(DrainNodes((facts.name,), how, reason, Cause.FAULT_SIGNATURE))
                     drained = {"signature": sig.id, "action": action, "at": now, "reason": f"{TAG} {reason}",
                                "from_count": sig.action == "count"}
     elif facts.drained and facts.ours and drained is not None:
@@ -269,6 +274,7 @@ class CheckResult:
     actions: list[dict]
     tools_absent: list[str]
     seconds: float
+    bmc: dict = field(default_factory=dict)  # {protocol, sel_entries, records, error} when the site names a BMC
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -276,8 +282,10 @@ class CheckResult:
 
 def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, lib: Library | None = None,
               dry_run: bool = False, tools: bool = True, tool_timeout: float = 5.0, tool_path: str | None = None,
-              now: float | None = None) -> CheckResult:
-    """One health check of ``node``: gather, decide, apply, remember. ``logs`` may contain ``{node}``."""
+              now: float | None = None, site: Site | None = None, bmc_timeout: float = 5.0,
+              reboot: bool = True) -> CheckResult:
+    """One health check of ``node``: gather, decide, apply, remember. ``logs`` may contain ``{node}``; with a
+    ``site`` whose node group has a BMC, its SEL (IPMI) or health (Redfish) too, within ``bmc_timeout``."""
     from ..decision.applier import SlurmApplier, commands_for
 
     t0 = time.monotonic()
@@ -296,13 +304,31 @@ def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, 
         if tools:
             records, absent = tool_records(tool_timeout, tool_path)
             hits += match_records(lib, records, now)
+        bmc: dict = {}
+        if site is not None:
+            reading = read_bmc(site, node, cursors.get(SEL_CURSOR), bmc_timeout)
+            if reading.sel_cursor is not None:
+                cursors[SEL_CURSOR] = reading.sel_cursor
+            hits += match_lines(lib, [("bmc-sel", line) for line in reading.sel_lines], now)
+            hits += match_records(lib, [("redfish", rec) for rec in reading.records], now)
+            bmc = {"protocol": reading.protocol, "sel_entries": len(reading.sel_lines),
+                   "records": len(reading.records), "error": reading.error}
+            if reading.error:
+                log.warning("%s", reading.error)
         windows = {s.id: s.threshold[1] for s in lib.signatures if s.threshold}
-        decision, memory, notes = decide(facts, hits, Memory(cursors, memory.counts, memory.drained), now, windows)
-        applied = SlurmApplier(client, dry_run=dry_run).apply(decision)
+        decision, memory, notes = decide(facts, hits, Memory(cursors, memory.counts, memory.drained), now, windows,
+                                         reboot=reboot)
+        applier = SlurmApplier(client, dry_run=dry_run)
+        applied = applier.apply(decision)
+        for i, a in enumerate(applied):
+            if not a.ok and isinstance(a.action, DrainNodes) and a.action.action == "REBOOT":
+                # no RebootProgram (or the reboot refused): drain, as without --reboot
+                log.warning("%s: reboot failed (%s): draining instead", node, a.error)
+                applied[i] = applier.apply(Decision((replace(a.action, action="DRAIN"),), "health"))[0]
         failed = [a for a in applied if not a.ok]
-        if failed and any(isinstance(a.action, DrainNodes) and a.action.action == "DRAIN" for a in failed):
+        if failed and any(isinstance(a.action, DrainNodes) and a.action.action != "RESUME" for a in failed):
             memory = Memory(memory.cursors, memory.counts, None)  # not drained after all: decide again next run
         write_file_atomic(path, json.dumps(asdict(memory)))
-    return CheckResult(node, None, len(lines), notes,
+    return CheckResult(node, None, len(lines), notes + ([bmc["error"]] if bmc.get("error") else []),
                        [{"kind": a.action.kind, "commands": commands_for(a.action), "status": a.status,
-                         "error": a.error} for a in applied], absent, time.monotonic() - t0)
+                         "error": a.error} for a in applied], absent, time.monotonic() - t0, bmc)

@@ -24,10 +24,5 @@ class LineMatch:
 
 def classify_lines(lib: Library, lines: Iterable[str]) -> list[LineMatch]:
     """Every line that matches a signature, in order (lines that match none are left out)."""
-    out = []
-    for no, line in enumerate(lines, 1):
-        line = line.rstrip("\n")
-        sig = lib.classify(line)
-        if sig is not None:
-            out.append(LineMatch(no, line, sig))
-    return out
+    text = [line.rstrip("\n") for line in lines]
+    return [LineMatch(i + 1, text[i], sig) for i, sig in lib.classify_all(text)]

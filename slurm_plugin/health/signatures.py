@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
@@ -294,7 +294,13 @@ def _shipped() -> Library:
 
 
 class Library:
-    """The loaded signatures, indexed by prefilter literal for classifying many lines fast."""
+    """The loaded signatures, indexed by prefilter literal for classifying many lines fast.
+
+    Classifying a text line gives the same signature as trying every regex signature in library order (the
+    validator's :meth:`matching` does exactly that). Two filters make most lines cheap: one compiled alternation
+    of all prefilter literals finds which literals a line contains in one scan (a line without any reaches no
+    regex), and one alternation of each literal's regexes rejects, in one search, a line that none of them
+    matches (the benign lines of a driver that has signatures)."""
 
     def __init__(self, signatures: Iterable[Signature]):
         self.signatures = tuple(signatures)
@@ -302,12 +308,14 @@ class Library:
         self._json = [s for s in self.signatures if s.kind == "json"]
         self._order = {s.id: i for i, s in enumerate(self.signatures)}
         # prefilter literal -> its regex signatures (library order); a line is tried only against the signatures
-        # whose literal it contains (most log lines contain none: one `in` test per literal, no regex at all)
+        # whose literal it contains
         self._by_prefilter: dict[str, list[Signature]] = {}
         for s in self.signatures:
             if s.kind == "regex":
                 self._by_prefilter.setdefault(s.prefilter, []).append(s)
         self._always = self._by_prefilter.pop("", [])
+        self._literals = _literal_scanner(list(self._by_prefilter))
+        self._any = {p: _union(sigs) for p, sigs in self._by_prefilter.items()}
 
     def __len__(self) -> int:
         return len(self.signatures)
@@ -317,7 +325,43 @@ class Library:
         obj = parse_json_line(line)
         if obj is not None:
             return next((s for s in self._json if s.matches_obj(obj)), None)
-        groups = [sigs for p, sigs in self._by_prefilter.items() if p in line]
+        scanner = self._literals[0]
+        return self._first(line, self._present(line, scanner.finditer(line) if scanner else ()))
+
+    def classify_all(self, lines: Sequence[str]) -> list[tuple[int, Signature]]:
+        """(index, signature) of every line of ``lines`` that a signature matches, in order: the same as
+        :meth:`classify` on each line, but one scan of the joined text finds the literals of every line, so a
+        line with none that is not a JSON object (most of a log) costs no Python work at all."""
+        scanner = self._literals[0]
+        text = "\n".join(lines)
+        if self._always or scanner is None or text.count("\n") != len(lines) - 1:  # (a line with a newline)
+            return [(i, sig) for i, line in enumerate(lines) if (sig := self.classify(line)) is not None]
+        by_line: dict[int, list[re.Match[str]]] = {}
+        row, pos = 0, 0
+        for m in scanner.finditer(text):
+            row += text.count("\n", pos, m.start())
+            pos = m.start()
+            by_line.setdefault(row, []).append(m)
+        row, pos = 0, 0
+        for m in _JSON_START.finditer(text):
+            row += text.count("\n", pos, m.start())
+            pos = m.start()
+            by_line.setdefault(row, [])
+        out = []
+        for i in sorted(by_line):
+            line = lines[i]
+            obj = parse_json_line(line)
+            if obj is not None:
+                sig = next((s for s in self._json if s.matches_obj(obj)), None)
+            else:
+                sig = self._first(line, self._present(line, by_line[i]))
+            if sig is not None:
+                out.append((i, sig))
+        return out
+
+    def _first(self, line: str, present: set[str]) -> Signature | None:
+        """The first signature in library order among those of the literals ``present`` that matches."""
+        groups = [self._by_prefilter[p] for p in present if self._any[p].search(line)]
         if self._always:
             groups.append(self._always)
         if not groups:
@@ -326,6 +370,17 @@ class Library:
                                                                    key=lambda s: self._order[s.id])
         return next((s for s in candidates if s.regex.search(line)), None)
 
+    def _present(self, line: str, matches: Iterable[re.Match[str]]) -> set[str]:
+        """The prefilter literals ``line`` contains (exactly those ``p in line`` holds for), from the scanner's
+        ``matches`` in it."""
+        _, within, overlapping = self._literals
+        found: set[str] = set()
+        for m in matches:
+            lit = m.group()
+            found |= within[lit]
+            found.update(q for q in overlapping[lit] if q in line)
+        return found
+
     def classify_obj(self, obj: Mapping[str, Any]) -> Signature | None:
         """The json signature a tool's or BMC's record matches, or None."""
         return next((s for s in self._json if s.matches_obj(obj)), None)
@@ -333,3 +388,44 @@ class Library:
     def matching(self, line: str) -> list[Signature]:
         """Every signature that matches ``line`` (the validator's overlap check)."""
         return [s for s in self.signatures if s.matches(line)]
+
+
+_JSON_START = re.compile(r"^(?:(?!\n)\s)*\{", re.M)  # where parse_json_line may find an object (str.strip's space)
+
+
+def _literal_scanner(literals: list[str]) -> tuple[re.Pattern[str] | None, dict[str, frozenset[str]],
+                                                  dict[str, tuple[str, ...]]]:
+    """A pattern finding the longest literal at the leftmost position, then the next after it (a trie of the
+    literals, so each position costs one branch per character, not one try per literal); with, per literal L,
+    the literals inside L and those that may start inside L and end past it (checked with ``in``): together
+    exactly the literals of a line."""
+    if not literals:
+        return None, {}, {}
+    within = {p: frozenset(q for q in literals if q in p) for p in literals}
+    overlapping = {p: tuple(q for q in literals if q not in within[p] and
+                            any(q.startswith(p[i:]) for i in range(1, len(p)))) for p in literals}
+    return re.compile(_trie(literals)), within, overlapping
+
+
+def _trie(words: list[str]) -> str:
+    """A regex matching exactly ``words``, longest first, written as a trie (shared prefixes once)."""
+    root: dict = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        alts = [re.escape(ch) + build(node[ch]) for ch in sorted(k for k in node if k)]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 and "" not in node else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(root)
+
+
+def _union(sigs: list[Signature]) -> re.Pattern[str]:
+    """One alternation of ``sigs``' regexes: it matches a line iff at least one of them does."""
+    return re.compile("|".join(f"(?:{s.regex.pattern})" for s in sigs))  # type: ignore[union-attr]

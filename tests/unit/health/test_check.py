@@ -8,6 +8,8 @@ import pytest
 
 from slurm_plugin.decision import DrainNodes
 from slurm_plugin.decision.actions import RequeueJobs
+from slurm_plugin.decision.applier import commands_for
+from slurm_plugin.health.bmc import sel_new_lines
 from slurm_plugin.health.check import Hit, Memory, NodeFacts, decide, read_new_lines, tool_records
 from slurm_plugin.health.signatures import load_library
 
@@ -34,8 +36,8 @@ def kinds(decision):
 @pytest.mark.parametrize("case, node, hits, memory, want", [
     ("healthy node: nothing", facts(), [], Memory(), []),
     ("ignored signature: nothing", facts(), [hit(IGNORED)], Memory(), []),
-    ("Xid 79 on a busy node: requeue and drain", facts(("MIXED",), jobs=(7, 8)), [hit(XID79)], Memory(),
-     [("requeue", None), ("drain", "DRAIN")]),
+    ("Xid 79 on a busy node: requeue and reboot", facts(("MIXED",), jobs=(7, 8)), [hit(XID79)], Memory(),
+     [("requeue", None), ("drain", "REBOOT")]),
     ("correctable AER below threshold: nothing", facts(), [hit(AER_CE)], Memory(counts={AER_CE.id: [900.0] * 50}), []),
     ("correctable AER at threshold: drain", facts(), [hit(AER_CE)], Memory(counts={AER_CE.id: [900.0] * 99}),
      [("drain", "DRAIN")]),
@@ -54,7 +56,29 @@ def test_drain_reason_names_the_xid_and_requeues_the_running_jobs():
     requeue, drain = decision.actions
     assert isinstance(requeue, RequeueJobs) and requeue.job_ids == (7,)
     assert isinstance(drain, DrainNodes) and "Xid 79" in drain.reason and drain.reason.startswith("health ")
-    assert mem.drained["action"] == "drain_reboot"
+    assert drain.action == "REBOOT" and mem.drained["action"] == "drain_reboot"
+    assert commands_for(drain) == [["scontrol", "reboot", "ASAP", "nextstate=RESUME",
+                                    f"reason=hetsched: {drain.reason}", "gpun1"]]
+    decision, _, _ = decide(facts(("MIXED",), jobs=(7,)), [hit(XID79)], Memory(), now=1000.0, reboot=False)
+    assert kinds(decision) == [("requeue", None), ("drain", "DRAIN")]
+
+
+def test_a_node_rebooted_by_slurm_is_forgotten_once_back_in_service():
+    _, mem, _ = decide(facts(), [hit(XID79)], Memory(), now=1000.0)
+    assert facts(("IDLE", "DRAIN", "REBOOT_REQUESTED"), reason=mem.drained["reason"]).skip
+    decision, mem, _ = decide(facts(("IDLE",), boot=1500.0), [], mem, now=2000.0)  # nextstate=RESUME did it
+    assert decision.actions == () and mem.drained is None
+
+
+def test_sel_entries_past_the_cursor_and_a_cleared_sel():
+    elist = ("SEL has no entries\n   1 |  Pre-Init  |0000036660| Memory #0x53 | Correctable ECC | Asserted\n"
+             "   a | 12/01/2026 | 09:14:02 | Temperature #0x30 | Upper Critical going high | Asserted\n")
+    lines, newest = sel_new_lines(elist, None)
+    assert len(lines) == 2 and newest == 10
+    assert sel_new_lines(elist, 1) == ([elist.splitlines()[2]], 10)
+    assert sel_new_lines(elist, 10) == ([], 10)
+    assert sel_new_lines(elist, 40)[0] == elist.splitlines()[1:]  # newest below the cursor: cleared, read all
+    assert LIB.classify(lines[0]).id == "ipmi-sel-memory-correctable-ecc"
 
 
 def test_own_count_drain_is_resumed_when_the_window_has_passed_but_a_sticky_one_is_not():

@@ -151,3 +151,31 @@ def test_cli_classify_json_shape(tmp_path):
 
 def test_classify_lines_skips_non_matching():
     assert classify_lines(LIB, ["hello", "world"]) == []
+
+
+def test_classify_all_is_the_first_match_in_library_order():
+    """The literal scan and the per-literal alternations change the cost, never the answer: every line of a
+    synthetic week (benign vendor lines, every example and counterexample, indented and JSON lines) gets the
+    signature a plain walk over the whole library in order gives."""
+    from slurm_plugin.health.weeklog import week_lines
+
+    examples = [s.example for s in LIB.signatures] + [s.counterexample for s in LIB.signatures]
+    lines = week_lines(lines=3000, vendor_share=0.7, fault_lines=tuple(examples), faults=300) + examples + \
+        ["  " + e for e in examples] + (HERE / "benign.log").read_text().splitlines() + ["", "{", "AER AER"]
+    random.Random(3).shuffle(lines)
+    naive = [(i, s) for i, line in enumerate(lines)
+             if (s := next((s for s in LIB.signatures if s.matches(line)), None)) is not None]
+    assert LIB.classify_all(lines) == naive
+    assert [(i, s) for i, line in enumerate(lines) if (s := LIB.classify(line)) is not None] == naive
+
+
+def test_literal_scan_finds_overlapping_and_nested_literals(tmp_path):
+    from slurm_plugin.health.signatures import _literal_scanner
+
+    scanner, within, overlapping = _literal_scanner(["AER", "ERROR", "RROR x", "Machine check", "check"])
+    line = "xx AERROR x Machine check"
+    found = set()
+    for m in scanner.finditer(line):
+        found |= within[m.group()]
+        found.update(q for q in overlapping[m.group()] if q in line)
+    assert found == {"AER", "ERROR", "RROR x", "Machine check", "check"}
