@@ -80,6 +80,7 @@ set_working_mc 0x20
 """)
     (tmp / f"{node}.emu").write_text("mc_setbmc 0x20\n"
                                      "mc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\n"
+                                     "sel_enable 0x20 1000 0x0a\n"  # a System Event Log (the health check reads it)
                                      "mc_enable 0x20\n")
     (tmp / f"{node}.power").write_text("1\n" if powered else "0\n")
     (tmp / f"{node}.state").mkdir(exist_ok=True)
@@ -99,3 +100,17 @@ def write_creds(path: Path) -> Path:
     path.write_text(f"{USER}:{PASSWORD}\n")
     path.chmod(0o600)
     return path
+
+
+def add_sel_events(port: int, events: list[str], work: Path) -> None:
+    """Log ``events`` in the BMC's SEL the way the BMC logs a sensor event (IPMI Add SEL Entry, through
+    ``ipmitool sel add``): each is 7 bytes as ``ipmitool event file`` takes them, e.g. a memory correctable ECC
+    ``0x04 0x0c 0x53 0x6f 0x00 0xff 0xff`` (EvM rev, sensor type, sensor number, event type, 3 data bytes)."""
+    import os
+    import subprocess
+
+    path = work / "sel-events.txt"
+    path.write_text("\n".join(events) + "\n")
+    subprocess.run(["ipmitool", "-I", "lanplus", "-H", "127.0.0.1", "-p", str(port), "-U", USER, "-E", "-C", "3",
+                    "sel", "add", str(path)], env={**os.environ, "IPMI_PASSWORD": PASSWORD}, check=True,
+                   capture_output=True, timeout=60)
