@@ -145,9 +145,13 @@ def bench_submit(site_option: str | None, hostlist: str | None, out_dir: str, pa
 @click.option("--threshold", type=float, default=0.2, show_default=True,
               help="A node below (1 - threshold) x its group's median on a metric is slow.")
 @click.option("--drain", is_flag=True, help="Drain the slow nodes through Slurm (reason 'hetsched: bench ...').")
+@click.option("--factors", "factors_out", type=click.Path(dir_okay=False), default=None,
+              help="Write the measured speed factors per node group here (the site's speed_factors overlay).")
 @click.option("--json", "as_json", is_flag=True)
-def bench_analyze(site_option: str | None, out_dir: str, threshold: float, drain: bool, as_json: bool) -> None:
-    """Per-node performance factors (node / group median) from the results in OUT_DIR, and the slow nodes."""
+def bench_analyze(site_option: str | None, out_dir: str, threshold: float, drain: bool, factors_out: str | None,
+                  as_json: bool) -> None:
+    """Per-node performance factors (node / group median) from the results in OUT_DIR, and the slow nodes;
+    with --factors, the group speed factors the site model uses (name the file as the site's speed_factors)."""
     from pathlib import Path
 
     from ..decision.applier import SlurmApplier
@@ -163,6 +167,16 @@ def bench_analyze(site_option: str | None, out_dir: str, threshold: float, drain
         if all(isinstance(rec.get(m), (int, float)) for m in METRICS):
             results[rec["node"]] = rec
     verdicts = analyze(results, groups, threshold)
+    if factors_out:
+        import yaml
+
+        from ..fsio import write_file_atomic
+        from ..hw.bench import factor_overlay
+
+        archs = {g.name: g.cpu.arch for g in site.node_groups}
+        overlay = factor_overlay(results, groups, archs, verdicts, {
+            "results": str(Path(out_dir).resolve()), "site": site.name, "command": " ".join(sys.argv)})
+        write_file_atomic(factors_out, yaml.safe_dump(overlay, sort_keys=False))
     decision = drains(verdicts, threshold)
     applied = SlurmApplier(SlurmClient()).apply(decision) if drain else []
     if as_json:

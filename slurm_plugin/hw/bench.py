@@ -2,7 +2,8 @@
 per-node results are compared within each node group; a node well below its group's median is slow (degraded).
 
 :func:`measure` runs on the node (inside the job); :func:`analyze` is pure: results in, per-node performance
-factors (node / group median, per metric) and the slow nodes out; :func:`drains` turns those into actions.
+factors (node / group median, per metric) and the slow nodes out; :func:`drains` turns those into actions;
+:func:`factor_overlay` the measured speed factors per node group that the site model reads.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import statistics
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..decision.actions import Cause, Decision, DrainNodes
 
@@ -72,3 +74,38 @@ def drains(verdicts: list[NodeBench], threshold: float) -> Decision:
         f"{m} {v.factors[m]:.2f} of {v.group} median (limit {1 - threshold:.2f})" for m in v.slow), Cause.SLOW_NODE)
         for v in verdicts if v.slow)
     return Decision(acts, "bench")
+
+
+def group_factors(results: Mapping[str, Mapping[str, float]], groups: Mapping[str, str],
+                  archs: Mapping[str, str]) -> dict[str, float]:
+    """Node group -> measured speed factor: the geometric mean over :data:`METRICS` of (the group's median /
+    the median of every benchmarked node of the group's CPU arch). Arch-to-arch differences stay in the workload
+    classes' ``speed`` tables (a class's arm factor); this says how a group compares with its arch's other
+    nodes (an older generation, a BIOS setting, a bad batch of DIMMs). A group alone in its arch gets 1.0. Pure.
+    """
+    by_group: dict[str, list[str]] = {}
+    for node in results:
+        if node in groups:
+            by_group.setdefault(groups[node], []).append(node)
+    out = {}
+    for group, nodes in sorted(by_group.items()):
+        peers = [n for n in results if archs.get(groups.get(n, "")) == archs.get(group)]
+        ratio = 1.0
+        for m in METRICS:
+            ref = statistics.median(results[n][m] for n in peers)
+            ratio *= statistics.median(results[n][m] for n in nodes) / ref if ref else 1.0
+        out[group] = round(ratio ** (1 / len(METRICS)), 3)
+    return out
+
+
+def factor_overlay(results: Mapping[str, Mapping[str, Any]], groups: Mapping[str, str], archs: Mapping[str, str],
+                   verdicts: list[NodeBench], provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """The site's speed-factor overlay (``site/factors.py`` reads it): group factors, per-node factors for the
+    record, and where they came from. Pure."""
+    return {"version": 1, "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "provenance": {**provenance, "metrics": list(METRICS), "nodes": len(results),
+                           "jobs": sorted({int(r["job"]) for r in results.values() if str(r.get("job", "")).isdigit()}),
+                           "rule": "group median / median of the benchmarked nodes of its arch, geometric mean "
+                                   "over the metrics"},
+            "groups": group_factors(results, groups, archs),
+            "nodes": {v.node: dict(v.factors) for v in verdicts}}

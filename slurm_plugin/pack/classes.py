@@ -44,8 +44,9 @@ def pool_of(group: NodeGroup, state: GroupState | None) -> Pool:
 
 
 def speed_table(site: Site, group: NodeGroup) -> tuple[tuple[str, float], ...]:
-    """Workload class -> speed on this group: accelerator-type factor, else arch factor, else 1.0; 0 where the
-    class's ``archs`` or ``accelerators`` exclude the group."""
+    """Workload class -> speed on this group: accelerator-type factor, else arch factor, else 1.0, times the
+    group's measured ``speed_factor`` (benchmarks); 0 where the class's ``archs`` or ``accelerators`` exclude the
+    group."""
     table = []
     acc = accel_type(group)
     for wc in site.policy.workload_classes:
@@ -53,7 +54,7 @@ def speed_table(site: Site, group: NodeGroup) -> tuple[tuple[str, float], ...]:
             factor = 0.0
         else:
             factor = wc.speed.get(acc, wc.speed.get(group.cpu.arch, 1.0)) if acc else wc.speed.get(group.cpu.arch, 1.0)
-        table.append((wc.name, float(factor)))
+        table.append((wc.name, float(factor) * group.speed_factor))
     return tuple(table)
 
 

@@ -111,4 +111,8 @@ def load_site(name_or_path: str | Path | None = None) -> Site:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise SiteError(source, [Problem((), f"not valid YAML: {where}{getattr(err, 'problem', err)}")]) from None
+    if isinstance(data, dict) and data.get("speed_factors"):
+        from .factors import apply_speed_factors
+
+        data = apply_speed_factors(data, path)
     return parse_site(data, source)

@@ -163,6 +163,11 @@ class NodeGroup(Strict):
     bmc: Bmc | None = None
     hw_profile: SlurmName | None = Field(None, description="vendor profile (BIOS settings) of these nodes: a name "
                                                             "in slurm_plugin/hw/profiles/*.yaml (`hetsched hw`)")
+    speed_factor: Annotated[float, Field(gt=0, le=10)] = Field(
+        1.0, description="measured run speed of these nodes against the other benchmarked nodes of their arch "
+                         "(1.0: as the workload classes' speed says); normally set by the site's speed_factors "
+                         "overlay (`hetsched hw bench analyze --factors`), which multiplies it into every class's "
+                         "speed on this group")
     node_addr: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:{}-]+$", max_length=255)] | None = Field(
         None, description="slurm.conf NodeAddr of each node, '{node}' is its name (e.g. '{node}-ib', '127.0.0.1'); "
                           "default: the node name")
@@ -389,6 +394,10 @@ class Site(Strict):
     clusters: tuple[Cluster, ...] = Field(min_length=1, max_length=256)
     partitions: tuple[Partition, ...] = Field(min_length=1, max_length=1024)
     policy: Policy = Policy()
+    speed_factors: str | None = Field(
+        None, max_length=4096, description="measured speed factors per node group (a file written by `hetsched hw "
+                                           "bench analyze --factors`, relative to the site file): the loader sets "
+                                           "each named group's speed_factor from it")
 
     @property
     def node_groups(self) -> tuple[NodeGroup, ...]:

@@ -1,5 +1,6 @@
 """Health checks on the real local cluster: slurmd runs the rendered HealthCheckProgram (`hetsched health check`)
-on every node; an injected Xid 79 line drains that node with a reason naming Xid 79 and requeues its job; a
+on every node; an injected Xid 79 line drains that node with a reason naming Xid 79, requeues its job and has
+Slurm reboot it through the rendered RebootProgram (it comes back by itself); a
 correctable AER below its threshold changes nothing; a drained powered-down node is not powered up by the planner."""
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from slurm_plugin.cli import main
+from slurm_plugin.site import load_site
 
 from .conftest import cluster_fixture
 
@@ -54,19 +57,40 @@ def test_slurm_runs_the_rendered_health_check_on_every_node(hcluster):
     assert "DRAIN" not in node["State"]
 
 
-def test_xid_79_drains_the_node_naming_it_and_requeues_its_job(hcluster):
+def test_xid_79_drains_the_node_naming_it_requeues_its_job_and_reboots_it(hcluster):
+    """Xid 79's action is drain_reboot: the check requeues the job and has Slurm reboot the node (`scontrol reboot
+    ASAP nextstate=RESUME`); slurmd runs the rendered RebootProgram, which restarts that node's slurmd as a fresh
+    boot; the node registers with a later boot time and Slurm puts it back in service by itself."""
     client = hcluster.client()
+    conf = Path(hcluster.conf).read_text()
+    assert f"RebootProgram={hcluster.root}/bin/reboot" in conf
+    boot_before = client.show_node("a100n1")["BootTime"]
     job = client.sbatch("-w", "a100n1", "-p", "gpu", "--gres=gpu:a100:1", "--time=10", "--requeue",
                         "--output=/dev/null", wrap="sleep 600")
     client.wait_job(job, until=("RUNNING",), timeout=90)
     inject(hcluster, "a100n1", XID79)
-    node = until(lambda: (n := client.show_node("a100n1")) and "DRAIN" in n["State"] and n, 90, "the drain")
-    assert node["Reason"].startswith("hetsched: health Xid 79: gpu_lost"), node["Reason"]
+    seen: set[str] = set()
+
+    def rebooting():
+        n = client.show_node("a100n1")
+        seen.update(n["State"].split("+"))
+        return "REBOOT" in n["State"] and n
+
+    node = until(rebooting, 90, "the reboot request")
+    assert node["Reason"].startswith("hetsched: health Xid 79: gpu_lost (drain_reboot)"), node["Reason"]
     requeued = until(lambda: (j := client.show_job(job)) and int(j.get("Restarts", "0")) >= 1 and j, 60, "the requeue")
     assert requeued["JobState"] in ("PENDING", "REQUEUED", "CONFIGURING", "RUNNING"), requeued["JobState"]
-    client.run("scancel", str(job))
-    # the check never clears a drain it did not make; its own stays until the node rebooted
-    client.run("scontrol", "update", "nodename=a100n1", "state=RESUME")
+    client.run("scancel", str(job))  # (pinned to a100n1, it would run there again once the node is back)
+
+    def back():
+        n = client.show_node("a100n1")
+        seen.update(n["State"].split("+"))
+        return not any(w in n["State"] for w in ("REBOOT", "DRAIN", "DOWN")) and n["BootTime"] != boot_before and n
+
+    node = until(back, 120, "a100n1 back from its reboot")
+    assert any(w.startswith("REBOOT") for w in seen), seen
+    assert not node.get("Reason"), node.get("Reason")
+    assert "a100n1: rebooted" in (Path(hcluster.root) / "log" / "reboot.log").read_text()
 
 
 def test_correctable_aer_below_threshold_changes_nothing(hcluster):
@@ -107,9 +131,16 @@ def test_benchmark_jobs_record_factors_and_a_slow_node_is_drained(hcluster, tmp_
     assert set(results) == {"armn1", "armn2", "armn3"} and {int(r["job"]) for r in results.values()} == set(jobs)
     slow = results["armn3"] | {"gemm_gflops": min(r["gemm_gflops"] for r in results.values()) * 0.5}
     (tmp_path / "armn3.json").write_text(json.dumps(slow))
-    res = CliRunner().invoke(main, ["hw", "bench", "analyze", "--site", site, str(tmp_path), "--drain", "--json"],
-                             env=env)
+    overlay = tmp_path.parent / f"{tmp_path.name}-factors.yaml"
+    res = CliRunner().invoke(main, ["hw", "bench", "analyze", "--site", site, str(tmp_path), "--drain", "--json",
+                                    "--factors", str(overlay)], env=env)
     out = json.loads(res.output)
+    # the measured factors feed the site model: the overlay names the jobs, the site loader reads it
+    doc = yaml.safe_load(overlay.read_text())
+    assert set(doc["provenance"]["jobs"]) == set(jobs) and set(doc["groups"]) == {"cpu-arm"}
+    measured = tmp_path.parent / f"{tmp_path.name}-site.yaml"
+    measured.write_text(yaml.safe_dump({**yaml.safe_load(Path(site).read_text()), "speed_factors": str(overlay)}))
+    assert load_site(measured).group("cpu-arm").speed_factor == doc["groups"]["cpu-arm"]
     assert "armn3" in out["drains"] and all(s == "ok" for s in out["applied"]), res.output
     node = client.show_node("armn3")
     assert "DRAIN" in node["State"] and node["Reason"].startswith("hetsched: bench: degraded, gemm_gflops")
