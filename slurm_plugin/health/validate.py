@@ -37,6 +37,23 @@ def problems(lib: Library) -> list[str]:
     return out
 
 
+# what `hetsched health check` reads for each vendor's signatures (the coverage table's "checks" column)
+CHECKS = {
+    "amd": "kernel log (amdgpu RAS lines); rocm-smi detected, not run",
+    "huawei": "npu-smi/MindX records as JSON lines in a --log file; npu-smi detected, not run",
+    "intel": "kernel log (i915); xpu-smi detected, not run",
+    "ipmi": "BMC SEL: ipmitool sel elist past a record-id cursor (site bmc protocol ipmi)",
+    "linux": "kernel log",
+    "nvidia": "kernel log (Xid, SXid); nvidia-smi --query-gpu (row remap, retired pages, ECC, throttle)",
+    "nvidia-networking": "kernel log (mlx5_core, IB); port counters as JSON lines in a --log file",
+    "nvme": "kernel log; SMART log as JSON lines in a --log file",
+    "pci-sig": "kernel log (AER, DPC, pciehp)",
+    "redfish": "BMC: Status.Health of System, Chassis, Thermal/Power and members (site bmc protocol redfish); "
+               "LogEntry records as JSON lines in a --log file",
+    "x86": "kernel log (MCE, EDAC, thermal)",
+}
+
+
 def coverage(lib: Library) -> dict[str, Any]:
     """Counts per vendor (with subsystems and actions) and in total: the coverage table of the README."""
     per_vendor: dict[str, dict[str, Any]] = defaultdict(lambda: {"signatures": 0, "subsystems": Counter(),
@@ -49,7 +66,7 @@ def coverage(lib: Library) -> dict[str, Any]:
         v["sources"].add(s.source)
     vendors = {name: {"signatures": v["signatures"], "subsystems": dict(sorted(v["subsystems"].items())),
                       "actions": {a: v["actions"][a] for a in ACTIONS if v["actions"][a]},
-                      "sources": sorted(v["sources"])}
+                      "sources": sorted(v["sources"]), "checks": CHECKS.get(name, "kernel log")}
                for name, v in sorted(per_vendor.items())}
     return {"total": len(lib), "vendors": vendors}
 
@@ -57,11 +74,11 @@ def coverage(lib: Library) -> dict[str, Any]:
 def coverage_table(lib: Library) -> str:
     """The coverage as a Markdown table (vendor | signatures | subsystems | actions)."""
     cov = coverage(lib)
-    rows = ["| vendor | signatures | subsystems | actions |", "|---|---:|---|---|"]
+    rows = ["| vendor | signatures | subsystems | actions | the check reads |", "|---|---:|---|---|---|"]
     for name, v in cov["vendors"].items():
         subs = ", ".join(f"{k} {n}" for k, n in v["subsystems"].items())
         acts = ", ".join(f"{k} {n}" for k, n in v["actions"].items())
-        rows.append(f"| {name} | {v['signatures']} | {subs} | {acts} |")
-    rows.append(f"| **total** | **{cov['total']}** | | |")
+        rows.append(f"| {name} | {v['signatures']} | {subs} | {acts} | {v['checks']} |")
+    rows.append(f"| **total** | **{cov['total']}** | | | |")
     return "\n".join(rows)
 
