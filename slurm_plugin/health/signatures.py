@@ -326,7 +326,7 @@ class Library:
         if obj is not None:
             return next((s for s in self._json if s.matches_obj(obj)), None)
         scanner = self._literals[0]
-        return self._first(line, self._present(line, scanner.finditer(line) if scanner else ()))
+        return self._first(line, self._present(line, scanner.findall(line) if scanner else ()))
 
     def classify_all(self, lines: Sequence[str]) -> list[tuple[int, Signature]]:
         """(index, signature) of every line of ``lines`` that a signature matches, in order: the same as
@@ -336,31 +336,49 @@ class Library:
         text = "\n".join(lines)
         if self._always or scanner is None or text.count("\n") != len(lines) - 1:  # (a line with a newline)
             return [(i, sig) for i, line in enumerate(lines) if (sig := self.classify(line)) is not None]
-        by_line: dict[int, list[re.Match[str]]] = {}
+        by_line: dict[int, list[str]] = {}  # row -> the literals the scan found in it
         row, pos = 0, 0
+        count = text.count
         for m in scanner.finditer(text):
-            row += text.count("\n", pos, m.start())
-            pos = m.start()
-            by_line.setdefault(row, []).append(m)
+            start = m.start()
+            row += count("\n", pos, start)
+            pos = start
+            found = by_line.get(row)
+            if found is None:
+                by_line[row] = [m.group()]
+            else:
+                found.append(m.group())
+        json_rows = set()
         row, pos = 0, 0
         for m in _JSON_START.finditer(text):
-            row += text.count("\n", pos, m.start())
+            row += count("\n", pos, m.start())
             pos = m.start()
-            by_line.setdefault(row, [])
+            json_rows.add(row)
+        _, within, overlapping = self._literals
         out = []
-        for i in sorted(by_line):
+        for i in sorted(by_line.keys() | json_rows):
             line = lines[i]
-            obj = parse_json_line(line)
+            obj = parse_json_line(line) if i in json_rows else None
             if obj is not None:
                 sig = next((s for s in self._json if s.matches_obj(obj)), None)
             else:
-                sig = self._first(line, self._present(line, by_line[i]))
+                lits = by_line.get(i, ())
+                if len(lits) == 1 and not overlapping[lits[0]]:
+                    present: set[str] | frozenset[str] = within[lits[0]]  # the common case: one literal
+                else:
+                    present = self._present(line, lits)
+                sig = self._first(line, present)
             if sig is not None:
                 out.append((i, sig))
         return out
 
-    def _first(self, line: str, present: set[str]) -> Signature | None:
+    def _first(self, line: str, present: set[str] | frozenset[str]) -> Signature | None:
         """The first signature in library order among those of the literals ``present`` that matches."""
+        if len(present) == 1 and not self._always:
+            (p,) = present
+            if self._any[p].search(line) is None:
+                return None
+            return next((s for s in self._by_prefilter[p] if s.regex.search(line)), None)
         groups = [self._by_prefilter[p] for p in present if self._any[p].search(line)]
         if self._always:
             groups.append(self._always)
@@ -370,13 +388,12 @@ class Library:
                                                                    key=lambda s: self._order[s.id])
         return next((s for s in candidates if s.regex.search(line)), None)
 
-    def _present(self, line: str, matches: Iterable[re.Match[str]]) -> set[str]:
-        """The prefilter literals ``line`` contains (exactly those ``p in line`` holds for), from the scanner's
-        ``matches`` in it."""
+    def _present(self, line: str, literals: Iterable[str]) -> set[str]:
+        """The prefilter literals ``line`` contains (exactly those ``p in line`` holds for), from the ones the
+        scanner found in it (the longest at each place it matched, not overlapping)."""
         _, within, overlapping = self._literals
         found: set[str] = set()
-        for m in matches:
-            lit = m.group()
+        for lit in literals:
             found |= within[lit]
             found.update(q for q in overlapping[lit] if q in line)
         return found
