@@ -14,7 +14,11 @@ import yaml
 from click.testing import CliRunner
 
 from slurm_plugin.cli import main
+from slurm_plugin.cluster.procs import stop_pid
 from slurm_plugin.site import load_site
+
+from tests.integration.ipmi_bmc import HAVE_IPMI, add_sel_events, bmc_group, start_bmc, write_creds
+from tests.integration.ipmi_bmc import SKIP_REASON as IPMI_SKIP
 
 from .conftest import cluster_fixture
 
@@ -170,3 +174,31 @@ def test_drained_powered_down_node_is_not_powered_up_by_the_planner(hcluster, tm
         assert "armn1" not in ups and "armn[1" not in ups, ups
     finally:
         client.run("scontrol", "update", "nodename=armn1", "state=RESUME")
+
+
+@pytest.mark.skipif(not HAVE_IPMI, reason=IPMI_SKIP)
+def test_check_reads_the_nodes_bmc_sel_through_the_cli(hcluster, tmp_path):
+    """`health check --site` on a real node whose group names an IPMI BMC (ipmi_sim): an uncorrectable ECC event
+    the BMC logged is found through `ipmitool sel elist` and, with --dry-run, the node would be drained naming it."""
+    pid, port = start_bmc(tmp_path, "x86n1", powered=True)
+    try:
+        data = yaml.safe_load(Path(hcluster.state()["site_path"]).read_text())
+        creds = write_creds(tmp_path / "creds")
+        for g in data["clusters"][0]["node_groups"]:
+            if g["name"] == "cpu-x86":
+                g["bmc"] = bmc_group("x", "x86n", 1, port, creds)["bmc"]
+        site = tmp_path / "site.yaml"
+        site.write_text(yaml.safe_dump(data))
+        add_sel_events(port, ["0x04 0x0c 0x53 0x6f 0x01 0xff 0xff"], tmp_path)  # Memory: Uncorrectable ECC
+        res = CliRunner().invoke(main, ["health", "check", "--node", "x86n1", "--json", "--dry-run", "--no-tools",
+                                        "--state-dir", str(tmp_path / "state"), "--site", str(site),
+                                        "--bmc-timeout", "20", "--slurm-conf", str(hcluster.conf)])
+        assert res.exit_code == 0, res.output
+        out = json.loads(res.output)
+        assert out["bmc"] == {"protocol": "ipmi", "sel_entries": 1, "records": 0, "error": ""}, out
+        (drain,) = out["actions"]
+        assert drain["status"] == "ok" and "memory_uncorrected (replace) [ipmi-sel-memory-uncorrectable-ecc]" \
+            in " ".join(drain["commands"][0]), drain
+        assert "DRAIN" not in hcluster.client().show_node("x86n1")["State"]  # (dry run)
+    finally:
+        assert stop_pid(pid, "ipmi_sim")
