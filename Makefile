@@ -15,7 +15,7 @@ VENV ?= .venv
 TRAIN ?= auto
 DEMO_ROOT ?= /var/lib/hetsched/cluster
 APT_PACKAGES ?= python3 python3-venv ca-certificates slurmctld slurmd slurm-client munge lua-socket lua-cjson lua-posix \
-                lua5.1 ipmitool openipmi
+                lua5.1 ipmitool openipmi runc umoci busybox-static
 RELEASES ?= bookworm trixie
 PY := $(VENV)/bin/python
 # the venv's commands (hetsched, python, sushy-emulator) come first, as after `. .venv/bin/activate`

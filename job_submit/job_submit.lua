@@ -42,7 +42,7 @@ local NO_VAL16 = 65534           -- the same for 16-bit fields (cpus_per_task)
 
 -- job_desc fields sent as strings (tres_per_node goes out as "gres").
 local STRING_FIELDS = { "partition", "features", "qos", "account", "name", "comment", "wckey", "array_inx",
-                        "licenses", "req_nodes", "tres_per_job" }
+                        "licenses", "req_nodes", "tres_per_job", "container" }
 -- job_desc fields whose change on a modification re-runs admission (they feed class, tier or placement).
 local MODIFY_FIELDS = { "comment", "qos", "wckey", "account", "partition", "features", "tres_per_node",
                         "tres_per_job", "licenses", "req_nodes", "name" }
@@ -60,7 +60,7 @@ local NUMBER_FIELDS = {
 -- What a reply may set, and the Lua type each value must have. Nothing else is ever written.
 local SETTABLE = { partition = "string", features = "string", qos = "string", comment = "string",
                    site_factor = "number", cpus_per_task = "number", min_cpus = "number", pn_min_cpus = "number",
-                   min_mem_per_cpu = "number", min_mem_per_node = "number" }
+                   min_mem_per_cpu = "number", min_mem_per_node = "number", container = "string" }
 -- Range of each number a reply may set (right-sizing only ever sets positive counts and MB).
 -- site_factor: band x 4000 (+ level x 100 from the ranker); Slurm keeps it offset by 2^31 in a uint32.
 local NUMBER_RANGE = { site_factor = { -1000000000, 1000000000 }, cpus_per_task = { 1, NO_VAL16 - 1 },
@@ -180,6 +180,11 @@ local function job_fields(job_desc)
   local job = copy_strings(job_desc, STRING_FIELDS, {})
   local gres = read_field(job_desc, "tres_per_node")
   if type(gres) == "string" and #gres > 0 and #gres <= MAX_SEND_STRING then job.gres = gres end
+  -- a "#HETSCHED image=NAME[:TAG]" line of the batch script: the container image (deploy/form.py)
+  local script = read_field(job_desc, "script")
+  if type(script) == "string" and script:find("#HETSCHED image=", 1, true) then
+    job.image = script:match("\n#HETSCHED image=([%w%._:%-]+)")
+  end
   for key, spec in pairs(NUMBER_FIELDS) do
     local v = read_field(job_desc, spec[1])
     if type(v) == "number" and v >= 0 and v <= spec[2] and v == math.floor(v) then job[key] = v end
@@ -283,6 +288,7 @@ local function valid_value(key, value)
   end
   if #value > MAX_SET_STRING then return false end
   if key == "comment" then return not value:find("%c") end
+  if key == "container" then return value:find("^/[%w%._/@+%-]*$") ~= nil end
   return #value > 0 and value:find(NAME_CHARS) ~= nil
 end
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..deploy.form import DeployView, choose_form, deploy_active
 from ..snapshot import Snapshot
 from ..tags import format_tags
 from .accel import map_accelerators
@@ -32,6 +33,7 @@ class AdmissionOptions:
     ``rightsize``: class name -> right-sizing suggestion to apply to new jobs (site ``policy.rightsize``
     in ``apply`` mode; see :mod:`.rightsize`); None = off. ``accounting``: what slurmctld validates (read from
     slurm.conf by the daemon), so which ``--qos``/``--account`` may grant a tier/class (:mod:`.trust`).
+    ``deploy``: the image store and bundle cache as the daemon last read them (deploy/form.py).
     """
 
     set_qos: bool = False
@@ -39,6 +41,7 @@ class AdmissionOptions:
     annotate_comment: bool = True
     rightsize: Mapping[str, ClassSuggestion] | None = None
     accounting: Accounting = Accounting()
+    deploy: DeployView = DeployView()
 
 
 def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions = AdmissionOptions()) -> Admission:
@@ -72,6 +75,13 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
         if wclass and cls.priority_class != wclass.name:  # a claim not granted: say whose band it has
             changes["comment"] += f",band-of={cls.priority_class or '-'}"
     out.add("class", cls.why, **changes)
+    if deploy_active(site):
+        form = choose_form(req, wclass, site, options.deploy)
+        if form.refuse:
+            return Admission.reject(form.reason)
+        out.add("form", form.reason, **form.changes)
+        if "partition" in form.changes:  # route the job as it will run
+            req = replace(req, partition=form.changes["partition"])
     sized = rightsize_request(req, wclass.name if wclass else None, options.rightsize)
     if sized:
         resized, why, tag = sized

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 # job_desc fields a decision may set; the shim applies nothing else.
 SETTABLE = ("partition", "features", "qos", "site_factor", "comment",
-            "cpus_per_task", "min_cpus", "pn_min_cpus", "min_mem_per_cpu", "min_mem_per_node")
+            "cpus_per_task", "min_cpus", "pn_min_cpus", "min_mem_per_cpu", "min_mem_per_node", "container")
 
 
 @dataclass(frozen=True)

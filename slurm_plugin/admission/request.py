@@ -44,6 +44,8 @@ class JobRequest:
     array_inx: str | None = None
     licenses: str | None = None
     req_nodes: str | None = None
+    image: str | None = None  # the script's "#HETSCHED image=NAME" line (deploy/form.py)
+    container: str | None = None  # --container as given
     unanswered: int = 0  # calls the shim answered without the daemon since its last report (metrics only)
 
     @cached_property

@@ -49,6 +49,9 @@ GROUPS: dict[str, LazyCommand] = {
                                    "classes, run on Slurm."),
     "cost": LazyCommand(".cost:cost", "Cost and performance: hourly capacity plan, Pareto front, cost reports, "
                                       "scenario comparisons."),
+    "deploy": LazyCommand(".deploy:deploy", "Containers (images, bundle cache, oci.conf), isolated sensitive work "
+                                            "(audit, power cycle)."),
+    "fn": LazyCommand(".fn:fn", "Serverless functions on warm pilot jobs: deploy, invoke, serve the HTTP gateway."),
     "completion": LazyCommand(".docs:completion", "Print the shell completion script for SHELL."),
     "man": LazyCommand(".docs:man", "Write the man pages (troff) into DIRECTORY."),
 }

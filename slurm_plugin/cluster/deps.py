@@ -35,6 +35,12 @@ def requirements() -> list[Requirement]:
         Requirement("ipmitool", "the ipmi power backend (and its tests)", bool(shutil.which("ipmitool")), True),
         Requirement("openipmi", "ipmi_sim, the IPMI BMC emulator of the ipmi backend's tests",
                     bool(shutil.which("ipmi_sim")), True),
+        Requirement("runc", "the OCI runtime of container jobs (oci.conf; crun is the other choice)",
+                    bool(shutil.which("runc")), True),
+        Requirement("umoci", "OCI image layouts -> bundles (the bundle cache, the test image)",
+                    bool(shutil.which("umoci")), True),
+        Requirement("busybox-static", "the small test image built without a registry",
+                    shutil.which("busybox") is not None and glob.glob("/bin/busybox") != [], True),
     ]
 
 

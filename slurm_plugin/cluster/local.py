@@ -21,6 +21,7 @@ from pathlib import Path
 from ..conf import LocalLayout, render_site, write_atomic
 from ..conf.render import device_files
 from ..data import child_pythonpath, data_file
+from ..deploy.programs import deploy_files
 from ..site import Site, load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import deps
@@ -215,6 +216,9 @@ class LocalCluster(RecordedState):
         for sub in ("etc", "spool/ctld", "log", "run", "bin", "dev"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         files = render_site(site, layout)
+        etc_deploy, bin_deploy = deploy_files(site, layout, str(self.conf), f"{self.root}/log",
+                                              stamp_dir=f"{self.root}/run/stamps")
+        files.update(etc_deploy)
         if job_submit:
             if not JOB_SUBMIT_LUA.exists():
                 raise ClusterError(f"{JOB_SUBMIT_LUA} is missing")
@@ -224,6 +228,9 @@ class LocalCluster(RecordedState):
         write_atomic(self.root / "etc", files)
         self._make_devices(site, layout)
         self._write_power_programs()
+        if bin_deploy:
+            (self.root / "run" / "stamps").mkdir(parents=True, exist_ok=True)
+            write_atomic(self.root / "bin", bin_deploy, mode=0o755)
         was_running = self._ctld_running(state)
         # slurmctld died without `down` (its pid is still recorded): keep its jobs and node states
         warm = not was_running and bool(state.get("slurmctld_pid")) and (self.root / "spool/ctld/job_state").exists()

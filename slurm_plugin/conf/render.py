@@ -51,6 +51,10 @@ class DeployPaths:
     resume_fail_program: str = "/usr/lib/hetsched/resume-fail"
     health_check_program: str = "/usr/lib/hetsched/healthcheck"
     reboot_program: str = "/sbin/reboot"  # what the health check's drain_reboot has Slurm run on the node
+    prolog_program: str = "/usr/lib/hetsched/prolog"
+    epilog_program: str = "/usr/lib/hetsched/epilog"
+    oci_run: str = "/usr/lib/hetsched/oci-run"
+    oci_state: str = "/run/hetsched/oci"
     daemon_socket: str = "/run/hetsched/hetsched.sock"
     job_submit: bool = True
 
@@ -74,6 +78,8 @@ class LocalLayout(DeployPaths):
                    log_dir=f"{root}/log", run_dir=f"{root}/run", resume_program=f"{root}/bin/resume",
                    suspend_program=f"{root}/bin/suspend", resume_fail_program=f"{root}/bin/resume-fail",
                    health_check_program=f"{root}/bin/healthcheck", reboot_program=f"{root}/bin/reboot",
+                   prolog_program=f"{root}/bin/prolog",
+                   epilog_program=f"{root}/bin/epilog", oci_run=f"{root}/bin/oci-run", oci_state=f"{root}/run/oci",
                    root=root, slurmd_ports=ports,
                    job_submit=job_submit, daemon_socket=daemon_socket or f"{root}/run/hetsched.sock")
 
@@ -203,22 +209,24 @@ def _context(site: Site, layout: DeployPaths) -> dict:
     ]
     gres = [line for g in site.node_groups for line in _gres_lines(g, layout)]
     containers = isinstance(layout, ContainerLayout)
-    return {"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
+    return {"deploy_programs": bool(site.sensitive_partitions() or site.deploy.image_store),"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
             "containers": containers, "accounting": layout.accounting_addr if containers else "",
             "preempt": any(t.preempts for t in site.policy.qos_tiers), "groups": groups, "partitions": partitions, "gres_lines": gres, "fragments": False}
 
 
 def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]:
     """Render every config file for ``site`` as one standalone set; returns ``{file name: contents}`` and
-    writes nothing. The local cluster runs this; a real site merges :func:`render_fragments` instead."""
+    writes nothing. The local cluster runs this; a real site merges :func:`render_fragments` instead.
+    ``oci.conf`` (a site with ``deploy.image_store``) is :func:`slurm_plugin.deploy.oci.render_oci_conf`'s."""
     layout = layout or DeployPaths()
     env = _environment()
     ctx = _context(site, layout)
-    return {
+    out = {
         "slurm.conf": env.get_template("slurm.conf.j2").render(ctx),
         "gres.conf": env.get_template("gres.conf.j2").render(ctx),
         SHIM_CONFIG: json.dumps(shim_config(site, layout), indent=2, sort_keys=True) + "\n",
     }
+    return out
 
 
 # The parts of a site's config the suite owns, as files a site's slurm.conf / gres.conf include.

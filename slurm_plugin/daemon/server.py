@@ -21,10 +21,13 @@ import signal
 import socket
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from time import perf_counter
 
-from ..admission import AdmissionOptions, admit
+from ..admission import Admission, AdmissionOptions, admit
+from ..deploy.form import deploy_active
+from ..deploy.view import DeployViewer
 from ..site import Site
 from ..snapshot import SnapshotRefresher
 from .guard import EscapeControl, RateLimited, escape, secure_socket_dir
@@ -171,6 +174,8 @@ class AdmissionServer:
                  metrics: AdmissionMetrics | None = None):
         self.socket_path = Path(socket_path)
         self.site, self.refresher, self.allowed_uids, self.options = site, refresher, allowed_uids, options
+        # the image store and bundle cache, read only where the site deploys containers or isolated work
+        self.deployer = DeployViewer(site) if deploy_active(site) else None
         self.socket_mode, self.read_timeout_s = socket_mode, read_timeout_s
         self.max_connections, self.idle_timeout_s = max_connections, idle_timeout_s
         self.max_connections_per_user, self.priority_uid = max_connections_per_user, priority_uid
@@ -226,7 +231,16 @@ class AdmissionServer:
     def _decide(self, req) -> bytes:
         if req.unanswered:
             self.metrics.unanswered.inc(req.unanswered)
-        decision = admit(req, self.refresher.current, self.site, self.options)
+        options = self.options
+        if self.deployer is not None:
+            options = replace(options, deploy=self.deployer.current(req))
+        decision = admit(req, self.refresher.current, self.site, options)
+        if self.deployer is not None and "container" in decision.changes:
+            if self.deployer.prepare(str(decision.changes["container"])):  # stale view: read again, decide again
+                options = replace(options, deploy=self.deployer.refresh())
+                decision = admit(req, self.refresher.current, self.site, options)
+                if "container" in decision.changes and (why := self.deployer.prepare(str(decision.changes["container"]))):
+                    decision = Admission.reject(f"container bundle cannot be prepared: {why}")
         self.stats[decision.action] += 1
         self.metrics.decided(decision.action, bool(decision.changes), decision.kinds, decision.cause)
         log.log(logging.INFO if decision.action == "reject" else logging.DEBUG,

@@ -34,6 +34,7 @@ class Cause(str, enum.Enum):
     FAULT_SIGNATURE = "FAULT_SIGNATURE"  # the health check matched a fault signature (health/signatures/*.yaml)
     HEALTHY_AGAIN = "HEALTHY_AGAIN"  # the health check resumes a node it drained: the fault is over
     SLOW_NODE = "SLOW_NODE"  # a benchmark job found the node well below its group's median (hw/bench.py)
+    ISOLATION = "ISOLATION"  # a node that ran sensitive work is power-cycled before reuse (deploy/wipe.py)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,10 @@ CommentText = Annotated[str, Field(pattern=r"^[A-Za-z0-9 _.,:+()/@-]*$", max_len
 # Slurm time: [days-]hours[:minutes[:seconds]] or minutes (PriorityMaxAge, MaxTime).
 SlurmTime = Annotated[str, Field(pattern=r"^\d{1,6}(-\d{1,2})?(:\d{1,2}){0,2}$")]
 PosInt = Annotated[int, Field(gt=0)]
+# An image reference: name[:tag] (a directory of the image store and a tag in its index.json).
+ImageRef = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$")]
+# An absolute path that can be written into a config file (no spaces, quotes, '#', '%' or '$').
+AbsPath = Annotated[str, Field(pattern=r"^/[A-Za-z0-9_./@+-]*$", max_length=1024)]
 NonNegInt = Annotated[int, Field(ge=0)]
 NonNegFloat = Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)]
 
@@ -161,6 +165,9 @@ class NodeGroup(Strict):
     region: SlurmName | None = None
     timezone: str | None = None
     bmc: Bmc | None = None
+    sensitive: bool = Field(False, description="may run workload classes of form 'sensitive' (exclusive, audited, "
+                            "power-cycled after each such job)")
+    kvm: bool = Field(False, description="the hardware offers virtualization (documented; see slurm_plugin/deploy)")
     hw_profile: SlurmName | None = Field(None, description="vendor profile (BIOS settings) of these nodes: a name "
                                                             "in slurm_plugin/hw/profiles/*.yaml (`hetsched hw`)")
     speed_factor: Annotated[float, Field(gt=0, le=10)] = Field(
@@ -228,6 +235,7 @@ class Partition(Strict):
     max_time: str = Field("INFINITE", pattern=r"^(INFINITE|UNLIMITED|\d{1,6}(-\d{1,2})?(:\d{1,2}){0,2})$")
     priority_tier: Annotated[int, Field(ge=0, le=UINT16_MAX)] = 1
     state: Literal["UP", "DOWN", "DRAIN", "INACTIVE"] = "UP"
+    exclusive: bool = Field(False, description="OverSubscribe=EXCLUSIVE: every job gets whole nodes (sensitive work)")
 
 
 class WorkloadClass(Strict):
@@ -240,6 +248,25 @@ class WorkloadClass(Strict):
     accelerators: tuple[SlurmName, ...] = ()
     speed: dict[str, NonNegFloat] = Field(default_factory=dict)
     qos: SlurmName | None = None
+    form: Literal["batch", "container", "sensitive", "function"] = Field(
+        "batch", description="how admission deploys this class's jobs (slurm_plugin/deploy/form.py)")
+    image: ImageRef | None = Field(None, description="the container image of form 'container'/'function' jobs "
+                                   "that name none")
+
+
+class Deploy(Strict):
+    """Containers and serverless (issue 19): the OCI runtime Slurm calls (rendered into oci.conf), where images
+    (OCI layouts, one directory per image name) and the content-addressed bundle cache live, its size and age
+    bounds, the append-only audit log of sensitive jobs, and the function gateway's pilots."""
+
+    runtime: Literal["runc", "crun"] = "runc"
+    image_store: AbsPath | None = Field(None, description="OCI layouts <image_store>/<name>/ (None: containers off)")
+    bundle_cache: AbsPath = "/var/lib/hetsched/bundles"
+    cache_max_mb: Annotated[int, Field(gt=0, le=MAX_MEMORY_GB * 1024)] = 10240
+    cache_max_age_s: Seconds = 7 * 86400
+    audit_log: AbsPath = "/var/log/hetsched/sensitive-audit.jsonl"
+    fn_idle_timeout_s: Annotated[int, Field(gt=0, le=86400)] = 60
+    fn_max_pilots: Annotated[int, Field(gt=0, le=1024)] = 4
 
 
 class QosTier(Strict):
@@ -398,6 +425,7 @@ class Site(Strict):
         None, max_length=4096, description="measured speed factors per node group (a file written by `hetsched hw "
                                            "bench analyze --factors`, relative to the site file): the loader sets "
                                            "each named group's speed_factor from it")
+    deploy: Deploy = Deploy()
 
     @property
     def node_groups(self) -> tuple[NodeGroup, ...]:
@@ -413,6 +441,11 @@ class Site(Strict):
     def gres_types(self) -> tuple[str, ...]:
         """GRES names present anywhere in the site (for GresTypes=)."""
         return tuple(dict.fromkeys(name for g in self.node_groups for name, _, _ in g.gres))
+
+    def sensitive_partitions(self) -> tuple[str, ...]:
+        """Partitions that are exclusive and made only of node groups marked ``sensitive`` (deploy/form.py)."""
+        return tuple(p.name for p in self.partitions
+                     if p.exclusive and all(self.group(g).sensitive for g in p.node_groups))
 
     def node_count(self) -> int:
         return sum(g.count for g in self.node_groups)

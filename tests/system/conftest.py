@@ -13,7 +13,7 @@ import dataclasses
 import os
 import shutil
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +38,9 @@ class Needs:
     daemon is started too (most shim tests run their own, to kill, hang or garble it); ``accounting``: slurmdbd
     accounting, which the local cluster does not run, so a test that needs it FAILS saying so (it is never
     skipped, a skip would read as a pass); ``policy``: keys replacing the site's ``policy`` keys; ``slurm``:
-    keys replacing the site's ``slurm`` keys (``suspend_timeout``, ``resume_timeout``...; not the ports)."""
+    keys replacing the site's ``slurm`` keys (``suspend_timeout``, ``resume_timeout``...; not the ports);
+    ``patch``: a function that edits the site file's data in place (node groups, partitions, ``deploy``) given
+    the cluster's root, after the overrides."""
 
     site: str = "demo"
     job_submit: bool = False
@@ -46,6 +48,7 @@ class Needs:
     accounting: bool = False
     policy: Mapping[str, object] = field(default_factory=dict)
     slurm: Mapping[str, object] = field(default_factory=dict)
+    patch: Callable[[dict, Path], None] | None = None
 
 
 def _bindable(first: int, count: int) -> bool:
@@ -104,6 +107,8 @@ def start_cluster(name: str, needs: Needs | None = None, **kw) -> LocalCluster:
     data["slurm"].update(needs.slurm)
     data["slurm"].update(cluster_name=f"hs-test-{name}", slurmctld_port=ctld_port, slurmd_port=ctld_port + 1)
     data["policy"].update(needs.policy)
+    if needs.patch:
+        needs.patch(data, root)
     site_file = root / "site.yaml"
     site_file.write_text(yaml.safe_dump(data, sort_keys=False))
     cluster = LocalCluster(root)

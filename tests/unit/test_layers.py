@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "plain data and I/O every layer may use: the package root (version only), atomic files, package data, "
      "the site model, the Slurm client, snapshots, the job comment-tag format, process start/stop helpers, "
      "the Prometheus exposition (metrics.py)"),
-    ("policies", ("admission", "rank", "pack", "scale", "power", "conf", "workload", "decision", "policy", "dag",
+    ("policies", ("admission", "rank", "pack", "scale", "power", "conf", "workload", "decision", "policy", "dag", "deploy",
                   "sla", "health", "hw"),
      "pure decisions and their inputs: admission, ranking, packing, scaling, power backends, conf rendering, "
      "workload readers, the Decision/actions/applier, the PolicySpec (data the sim and the cycle are "
@@ -36,7 +36,8 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "what runs the simulator to learn or compare policies (the DQN's training and evaluation, the twin), the "
      "cost plan/Pareto front/scenario comparisons and the intent parser checked against the plan"),
     ("cycle", ("cycle",), "the live steering cycle: snapshot -> decide -> applier"),
-    ("services", ("daemon", "cluster"), "long-running processes: the admission daemon, the local test cluster"),
+    ("services", ("daemon", "cluster", "deploy.fn"),
+     "long-running processes: the admission daemon, the local test cluster, the function gateway and pilots"),
     ("cli", ("cli", "__main__"), "the hetsched command: may use everything"),
 ]
 

@@ -1,0 +1,29 @@
+"""The deployment parts the system tests and ``hetsched bench deploy`` add to a site file's data (the demo
+site): image store, bundle cache and audit log under the cluster's root; node group ``cpu-x86`` marked
+sensitive with the exclusive partition ``secure`` over it; classes ``boxed`` (container, busybox), ``secret``
+(sensitive) and ``burst`` (function, busybox), granted to ``users`` (default root)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SENSITIVE_GROUP = "cpu-x86"
+SECURE = "secure"
+CLASSES = ({"name": "boxed", "form": "container", "image": "busybox"},
+           {"name": "secret", "form": "sensitive"},
+           {"name": "burst", "form": "function", "image": "busybox"})
+
+
+def patch_site(data: dict, root: Path, users: tuple[str, ...] = ("root",)) -> None:
+    """Edit the site file ``data`` in place (see the module docstring)."""
+    root = Path(root).resolve()
+    data["deploy"] = {"image_store": f"{root}/store", "bundle_cache": f"{root}/bundles",
+                      "audit_log": f"{root}/audit.jsonl", "fn_idle_timeout_s": 10}
+    for cluster in data["clusters"]:
+        for group in cluster["node_groups"]:
+            if group["name"] == SENSITIVE_GROUP:
+                group["sensitive"] = True
+    data["partitions"].append({"name": SECURE, "node_groups": [SENSITIVE_GROUP], "exclusive": True})
+    policy = data.setdefault("policy", {})
+    policy["workload_classes"] = [*policy.get("workload_classes", []), *CLASSES]
+    policy["grants"] = [*policy.get("grants", []), {"users": list(users), "classes": [c["name"] for c in CLASSES]}]

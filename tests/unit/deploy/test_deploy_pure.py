@@ -1,0 +1,141 @@
+"""Pure parts of slurm_plugin/deploy: the form admission chooses, oci.conf per Slurm version, the audit
+chain, the wipe sequence, image references."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from slurm_plugin.admission import AdmissionOptions, admit
+from slurm_plugin.admission.request import JobRequest
+from slurm_plugin.deploy import audit
+from slurm_plugin.deploy.cache import CacheView
+from slurm_plugin.deploy.form import DeployView, choose_form
+from slurm_plugin.deploy.images import Image, ImageError, parse_ref
+from slurm_plugin.deploy.oci import render_oci_conf
+from slurm_plugin.deploy.site_patch import patch_site
+from slurm_plugin.deploy.wipe import drain_reason, plan_wipes
+from slurm_plugin.site import SITE_CONFIGS, Site
+from slurm_plugin.snapshot import Snapshot
+from slurm_plugin.snapshot.model import NodeState
+
+IMAGE = Image("busybox", "latest", Path("/s/busybox"), "sha256:" + "ab" * 32, 1 << 20)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    data = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
+    patch_site(data, tmp_path_factory.mktemp("root"))
+    return Site.model_validate(data)
+
+
+def _view(unpacked=True, used=0, max_bytes=1 << 30):
+    return DeployView({IMAGE.ref: IMAGE}, CacheView("/c", frozenset(), frozenset({IMAGE.key} if unpacked else ()),
+                                                    used, max_bytes))
+
+
+def _cls(site, name):
+    return next(c for c in site.policy.workload_classes if c.name == name) if name else None
+
+
+@pytest.mark.parametrize("req, cls, view, form, refuse, text", [
+    (JobRequest(), None, _view(), "batch", False, "form batch (class -)"),
+    (JobRequest(image="busybox"), None, _view(), "container", False, "(warm)"),
+    (JobRequest(comment="image=busybox"), None, _view(False), "container", False, "cold: unpacked on the node"),
+    (JobRequest(), "boxed", _view(), "container", False, "form container (class boxed)"),
+    (JobRequest(image="nosuch:1"), None, _view(), "container", True, "unknown image nosuch:1"),
+    (JobRequest(image="Bad Ref"), None, _view(), "container", True, "is not name[:tag]"),
+    (JobRequest(image="busybox"), None, _view(False, used=1 << 30), "container", True, "no room for image"),
+    (JobRequest(), "secret", _view(), "sensitive", False, "exclusive nodes of partition secure"),
+    (JobRequest(partition="secure"), None, _view(), "batch", True, "holds only sensitive work"),
+    (JobRequest(), "burst", _view(), "function", False, "hetsched fn invoke"),
+    (JobRequest(comment="class=burst fn=echo"), "burst", _view(), "function", False, "pilot job"),
+])
+def test_form_table(site, req, cls, view, form, refuse, text):
+    choice = choose_form(req, _cls(site, cls), site, view)
+    assert (choice.form, choice.refuse) == (form, refuse) and text in choice.reason, choice
+    if form == "container" and not refuse:
+        assert choice.changes == {"container": f"/c/{IMAGE.key}"}
+
+
+def test_admission_says_the_form_and_routes_sensitive_jobs(site):
+    d = admit(JobRequest(comment="class=secret", user_id=0), Snapshot(), site, AdmissionOptions(deploy=_view()))
+    assert d.action == "accept" and d.changes["partition"] == "secure" and "form sensitive" in d.reason
+    d = admit(JobRequest(image="nosuch", user_id=0), Snapshot(), site, AdmissionOptions(deploy=_view()))
+    assert d.action == "reject" and "unknown image nosuch:latest" in d.reason
+
+
+def test_admission_of_a_site_without_deployment_is_unchanged():
+    demo = Site.model_validate(yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text()))
+    d = admit(JobRequest(user_id=0), Snapshot(), demo)
+    assert "form" not in d.kinds and "form" not in d.reason
+
+
+def test_a_sensitive_class_without_an_enclave_is_refused(site):
+    bare = site.model_copy(update={"partitions": tuple(p for p in site.partitions if p.name != "secure")})
+    choice = choose_form(JobRequest(), _cls(site, "secret"), bare, _view())
+    assert choice.refuse and "no exclusive partition" in choice.reason
+
+
+@pytest.mark.parametrize("version, line", [((22, 5), "CreateEnvFile=false"), ((24, 11), "CreateEnvFile=disabled")])
+def test_oci_conf_syntax_per_version(site, version, line):
+    text = render_oci_conf(site, "/opt/oci-run", "/run/oci", version)
+    assert line in text and 'RunTimeRun="/opt/oci-run %b %n.%u.%j.%s.%t"' in text
+    assert 'RunTimeDelete="runc --root=/run/oci delete --force %n.%u.%j.%s.%t"' in text
+    assert "RunTimeCreate" not in text.split("#")[-1]  # Run excludes Create/Start
+
+
+def test_oci_conf_refuses_a_path_it_cannot_hold(site):
+    with pytest.raises(ValueError, match="cannot be written into oci.conf"):
+        render_oci_conf(site, "/opt/oci run", "/run/oci", (22, 5))
+
+
+def test_partition_renders_exclusive(site):
+    from slurm_plugin.conf import render_site
+
+    conf = render_site(site)["slurm.conf"]
+    assert "PartitionName=secure Nodes=x86n[1-2]" in conf and "OverSubscribe=EXCLUSIVE" in conf
+    assert "Prolog=/usr/lib/hetsched/prolog" in conf and "Epilog=/usr/lib/hetsched/epilog" in conf
+
+
+def test_image_refs():
+    assert parse_ref("busybox") == ("busybox", "latest") and parse_ref("a.b-c:1.2") == ("a.b-c", "1.2")
+    for bad in ("", "Busybox", "x:", "x y", "../etc"):
+        with pytest.raises(ImageError):
+            parse_ref(bad)
+
+
+def test_audit_chain_is_append_only_and_tamper_evident(tmp_path):
+    log = tmp_path / "audit.jsonl"
+    for job in (1, 2, 3):
+        audit.append(log, "start", job_id=job, user="alice", node="x86n1")
+    assert audit.verify(log) == [] and [r["job_id"] for r in audit.records(log)] == [1, 2, 3]
+    lines = log.read_text().splitlines()
+    edited = json.loads(lines[1]) | {"user": "mallory"}
+    log.write_text("\n".join([lines[0], json.dumps(edited, sort_keys=True), lines[2]]) + "\n")
+    assert audit.verify(log) == [f"{log}:3: prev does not match line 2 (edited or removed)"]
+    log.write_text("\n".join([lines[0], lines[2]]) + "\n")  # a removed line
+    assert audit.verify(log) == [f"{log}:2: prev does not match line 1 (edited or removed)"]
+
+
+def _node(name, state, reason="", flags=(), alloc=0):
+    return NodeState(name=name, state=state, flags=tuple(flags), cpus=4, alloc_cpus=alloc, reason=reason)
+
+
+@pytest.mark.parametrize("node, expected", [
+    (_node("n1", "IDLE", drain_reason(7), ("DRAIN",)), [("POWER_DOWN_FORCE", "n1")]),
+    (_node("n1", "IDLE", drain_reason(7), ("DRAIN", "COMPLETING")), []),  # the job is still being cleaned up
+    (_node("n1", "IDLE", "hetsched: deploy: wiping after sensitive job 7", ("DRAIN", "POWERING_DOWN")), []),
+    (_node("n1", "IDLE", "hetsched: deploy: wiping after sensitive job 7", ("DRAIN", "POWERED_DOWN")),
+     [("DRAIN", "n1"), ("POWER_UP", "n1")]),
+    (_node("n1", "IDLE", "hetsched: deploy: wiped after sensitive job 7", ("DRAIN", "POWERING_UP")), []),
+    (_node("n1", "IDLE", "hetsched: deploy: wiped after sensitive job 7", ("DRAIN",)), [("RESUME", "n1")]),
+    (_node("n1", "IDLE", "hetsched: health: ECC", ("DRAIN",)), []),  # not ours
+])
+def test_wipe_sequence(node, expected):
+    decision = plan_wipes(Snapshot(nodes=(node,)))
+    assert [(a.action, a.nodes[0]) for a in decision.actions] == expected
+    assert all(a.cause.value == "ISOLATION" for a in decision.actions)
