@@ -190,18 +190,28 @@ def epilog(audit_log: str, slurm_conf: str | None) -> None:
 @click.option("--watch", type=float, default=0.0, help="Repeat every this many seconds (0: once).")
 @click.option("--until-idle", is_flag=True, help="With --watch: stop when no node is in the sequence.")
 @click.option("--dry-run", is_flag=True, help="Print the scontrol commands, change nothing.")
-def wipe(site: str | None, slurm_conf: str | None, watch: float, until_idle: bool, dry_run: bool) -> None:
+@click.option("--state", default="/var/lib/hetsched/deploy", show_default=True, type=click.Path(file_okay=False),
+              help="Where the sequence's memory (wipe.json: node -> phase) is kept across runs.")
+def wipe(site: str | None, slurm_conf: str | None, watch: float, until_idle: bool, dry_run: bool,
+         state: str) -> None:
     """Power-cycle nodes that ran sensitive work, then resume them (the same step the cycle runs)."""
+    from pathlib import Path
+
     from ..decision.applier import SlurmApplier, commands_for
+    from ..fsio import write_file_atomic
     from ..deploy.wipe import plan_wipes
     from ..snapshot.collect import collect_snapshot
     from ..slurm import SlurmClient
 
     client = SlurmClient(conf=slurm_conf) if slurm_conf else SlurmClient()
     applier = SlurmApplier(client, dry_run=dry_run)
+    memory_file = Path(state) / "wipe.json"
+    memory = json.loads(memory_file.read_text()) if memory_file.exists() else {}
     while True:
         snap = collect_snapshot(client)
-        decision = plan_wipes(snap)
+        decision, memory = plan_wipes(snap, memory)
+        if not dry_run:
+            write_file_atomic(memory_file, json.dumps(memory) + "\n")
         for action in decision.actions:
             click.echo(f"{action.nodes[0]}: {action.action} ({action.reason})")
             if dry_run:
@@ -209,7 +219,7 @@ def wipe(site: str | None, slurm_conf: str | None, watch: float, until_idle: boo
                     click.echo("  " + " ".join(cmd))
         if not dry_run:
             applier.apply(decision)
-        busy = any("deploy: wip" in n.reason for n in snap.nodes)
+        busy = bool(memory) or any("deploy: wip" in n.reason for n in snap.nodes)
         if not watch or (until_idle and not busy and not decision.actions):
             return
         time.sleep(watch)

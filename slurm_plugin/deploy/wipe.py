@@ -6,8 +6,10 @@ action through the one applier and Slurm's power programs (the site's power back
 
 - drained ``wipe after ...``, idle, powered on  -> POWER_DOWN_FORCE (SuspendProgram: the backend powers it
   off), reason ``hetsched: deploy: wiping ...``;
-- ``wiping``, powered down                      -> DRAIN reason ``hetsched: deploy: wiped ...`` + POWER_UP
-  (ResumeProgram boots it: a fresh OS, nothing of the job left in memory or local scratch);
+- ``wiping``, powered down                      -> POWER_UP (ResumeProgram boots it: a fresh OS, nothing of
+  the job left in memory or local scratch) + DRAIN reason ``hetsched: deploy: wiped ...`` (in this order:
+  Slurm 22.05 clears the reason on POWER_UP, and a powering-down node shows no DRAIN flag; it cannot take
+  work before it has booted, so a job that asks for it meanwhile gets a freshly booted node);
 - ``wiped``, powered on and responding          -> RESUME (other work may land again).
 
 A node still powering down or booting waits; a job still running (COMPLETING) waits.
@@ -39,21 +41,29 @@ def _in_transition(node) -> bool:
     return any(s in text for s in ("POWERING_DOWN", "POWERING_UP", "POWER_DOWN", "COMPLETING", "NOT_RESPONDING"))
 
 
-def plan_wipes(snapshot, cause: Cause = Cause.ISOLATION) -> Decision:
-    """The next action for every node in the wipe sequence (see the module docstring)."""
+def plan_wipes(snapshot, memory: dict | None = None, cause: Cause = Cause.ISOLATION) -> tuple[Decision, dict]:
+    """The next action for every node in the wipe sequence (see the module docstring) and the new memory
+    (node -> [phase, job]; the phase is remembered, not read back from the reason: Slurm 22.05 drops a
+    powered-up node's reason when a pending job wants it). Pure: the caller persists the memory."""
+    memory = {k: list(v) for k, v in (memory or {}).items()}
     actions = []
     for node in snapshot.nodes:
         reason = node.reason.removeprefix(TAG).strip()
-        job = reason.rsplit(" ", 1)[-1] if reason.startswith("deploy:") else ""
-        if reason.startswith(PENDING):
+        phase, job = memory.get(node.name, [None, ""])
+        if phase is None and reason.startswith(PENDING):
+            phase, job = "pending", reason.rsplit(" ", 1)[-1]
+        if phase == "pending":
             if not _powered_down(node) and not _in_transition(node) and node.alloc_cpus == 0:
                 actions.append(PowerNodes((node.name,), "POWER_DOWN_FORCE", f"{WIPING} after sensitive job {job}",
                                           cause))
-        elif reason.startswith(WIPING):
+                memory[node.name] = ["wiping", job]
+        elif phase == "wiping":
             if _powered_down(node):
-                actions.append(DrainNodes((node.name,), "DRAIN", f"{WIPED} after sensitive job {job}", cause))
                 actions.append(PowerNodes((node.name,), "POWER_UP", f"{WIPED} after sensitive job {job}", cause))
-        elif reason.startswith(WIPED):
+                actions.append(DrainNodes((node.name,), "DRAIN", f"{WIPED} after sensitive job {job}", cause))
+                memory[node.name] = ["wiped", job]
+        elif phase == "wiped":
             if not _powered_down(node) and not _in_transition(node):
                 actions.append(DrainNodes((node.name,), "RESUME", f"wiped after sensitive job {job}", cause))
-    return Decision(tuple(actions), source="wipe")
+                memory.pop(node.name, None)
+    return Decision(tuple(actions), source="wipe"), memory

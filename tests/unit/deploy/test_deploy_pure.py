@@ -125,17 +125,29 @@ def _node(name, state, reason="", flags=(), alloc=0):
     return NodeState(name=name, state=state, flags=tuple(flags), cpus=4, alloc_cpus=alloc, reason=reason)
 
 
-@pytest.mark.parametrize("node, expected", [
-    (_node("n1", "IDLE", drain_reason(7), ("DRAIN",)), [("POWER_DOWN_FORCE", "n1")]),
-    (_node("n1", "IDLE", drain_reason(7), ("DRAIN", "COMPLETING")), []),  # the job is still being cleaned up
-    (_node("n1", "IDLE", "hetsched: deploy: wiping after sensitive job 7", ("DRAIN", "POWERING_DOWN")), []),
-    (_node("n1", "IDLE", "hetsched: deploy: wiping after sensitive job 7", ("DRAIN", "POWERED_DOWN")),
-     [("DRAIN", "n1"), ("POWER_UP", "n1")]),
-    (_node("n1", "IDLE", "hetsched: deploy: wiped after sensitive job 7", ("DRAIN", "POWERING_UP")), []),
-    (_node("n1", "IDLE", "hetsched: deploy: wiped after sensitive job 7", ("DRAIN",)), [("RESUME", "n1")]),
-    (_node("n1", "IDLE", "hetsched: health: ECC", ("DRAIN",)), []),  # not ours
+@pytest.mark.parametrize("node, memory, expected", [
+    (_node("n1", "IDLE", drain_reason(7), ("DRAIN",)), {}, [("POWER_DOWN_FORCE", "n1")]),
+    (_node("n1", "IDLE", drain_reason(7), ("DRAIN", "COMPLETING")), {}, []),  # the job is still being cleaned up
+    (_node("n1", "IDLE", "", ("POWERING_DOWN",)), {"n1": ["wiping", "7"]}, []),
+    (_node("n1", "IDLE", "", ("POWERED_DOWN",)), {"n1": ["wiping", "7"]}, [("POWER_UP", "n1"), ("DRAIN", "n1")]),
+    (_node("n1", "IDLE", "", ("DRAIN", "NOT_RESPONDING", "POWERING_UP")), {"n1": ["wiped", "7"]}, []),
+    (_node("n1", "IDLE", "", ("DRAIN",)), {"n1": ["wiped", "7"]}, [("RESUME", "n1")]),  # reason dropped by Slurm
+    (_node("n1", "IDLE", "hetsched: health: ECC", ("DRAIN",)), {}, []),  # not ours
 ])
-def test_wipe_sequence(node, expected):
-    decision = plan_wipes(Snapshot(nodes=(node,)))
+def test_wipe_sequence(node, memory, expected):
+    decision, after = plan_wipes(Snapshot(nodes=(node,)), memory)
     assert [(a.action, a.nodes[0]) for a in decision.actions] == expected
     assert all(a.cause.value == "ISOLATION" for a in decision.actions)
+    if expected and expected[-1][0] == "RESUME":
+        assert after == {}
+
+
+def test_wipe_memory_walks_the_whole_sequence():
+    memory: dict = {}
+    steps = [(drain_reason(3), ("DRAIN",)), ("x", ("POWERING_DOWN",)), ("x", ("POWERED_DOWN",)),
+             ("", ("DRAIN", "POWERING_UP")), ("", ("DRAIN",))]
+    seen = []
+    for reason, flags in steps:
+        decision, memory = plan_wipes(Snapshot(nodes=(_node("n1", "IDLE", reason, flags),)), memory)
+        seen += [a.action for a in decision.actions]
+    assert seen == ["POWER_DOWN_FORCE", "POWER_UP", "DRAIN", "RESUME"] and memory == {}
