@@ -5,9 +5,114 @@ Each subcommand imports its solver/simulator only when it runs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from ..site import SiteError
+from ..workload import WorkloadError
+from .common import emit_json, handle_errors
 
 
 @click.group()
 def cost() -> None:
     """Cost and performance: hourly capacity plan, Pareto front, cost reports, scenario comparisons."""
+
+
+def _instance(site_name: str | None, workload: str, horizon: str):
+    from ..cost.plan_model import build_instance, parse_horizon
+    from ..site import load_site, resolve_site_path
+    from ..workload.loader import load_workload
+
+    try:
+        hours = parse_horizon(horizon)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--horizon") from None
+    site = load_site(resolve_site_path(site_name))
+    work = load_workload(workload, site)
+    try:
+        return build_instance(site, work.jobs, hours, name=f"{site.name}:{work.name}:{horizon}")
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+
+
+_SITE = click.option("--site", "site_name", help="Site name or file (default: the embedded demo).")
+_WORKLOAD = click.option("-w", "--workload", default="synthetic:jobs=2000,seed=1,load=0.8", show_default=True,
+                         help="Work to plan for: a trace file or generator spec (as `hetsched sim run -w`).")
+
+
+@cost.command()
+@_SITE
+@_WORKLOAD
+@click.option("--horizon", default="7d", show_default=True, help="Hours to plan from the first submit: Nd or Nh.")
+@click.option("--max-loss", type=click.FloatRange(0, 0.99), default=0.05, show_default=True,
+              help="Performance the chosen plan may lose against the performance-optimal plan (0.05 = 5 %).")
+@click.option("--time-limit", type=click.FloatRange(0.1), default=120.0, show_default=True,
+              help="Seconds per MILP solve.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the chosen plan as a site-file fragment (policy.calendars + plan.power) here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary and the hourly plan as JSON.")
+@handle_errors(SiteError, WorkloadError, RuntimeError, OSError)
+def plan(site_name, workload, horizon, max_loss, time_limit, out, as_json) -> None:
+    """Hourly capacity plan: which node groups are on each hour and where the work runs, the cheapest within
+    --max-loss of the performance-optimal plan (time-of-use prices, burst nodes, QoS tiers, SLA penalties)."""
+    from ..cost.plan import choose, plan_document
+    from ..fsio import write_file_atomic
+
+    inst = _instance(site_name, workload, horizon)
+    choice = choose(inst, max_loss, time_limit_s=time_limit)
+    doc = plan_document(inst, choice.chosen)
+    summary = {"instance": inst.summary(), **choice.summary(inst)}
+    if out:
+        import yaml
+
+        write_file_atomic(out, yaml.safe_dump(doc, sort_keys=False))
+    if as_json:
+        emit_json({**summary, **doc})
+        return
+    s = summary
+    click.echo(f"{inst.name}: {inst.hours} h, {len(inst.groups)} node groups, "
+               f"{s['instance']['demand_node_hours']} node-hours of work")
+    for label, key in (("performance-optimal", "performance_optimal"), ("chosen", "chosen")):
+        p = s[key]
+        click.echo(f"  {label:20s} cost {p['cost']:12.2f} {inst.currency}  performance {p['performance']:.4f}  "
+                   f"node-hours on {p['node_hours_on']:.1f}")
+    click.echo(f"  cost {s['cost_change_pct']:+.2f} % at {s['performance_loss_pct']:.2f} % performance loss")
+    for g, name in enumerate(inst.groups):
+        on = choice.chosen.on[g]
+        click.echo(f"  {name:16s} on {int((on > 0).sum()):4d}/{inst.hours} h, mean {on.mean():.2f}/"
+                   f"{inst.count[g]} nodes")
+    if choice.attainable:
+        click.echo(f"  QoS not attainable even with every node on (bounded by the best): {choice.attainable}")
+
+
+@cost.command()
+@_SITE
+@_WORKLOAD
+@click.option("--horizon", default="24h", show_default=True, help="Hours to plan: Nd or Nh.")
+@click.option("--points", type=click.IntRange(2, 200), default=10, show_default=True,
+              help="Epsilon-constraint points of the MILP front.")
+@click.option("--pop", "pop_size", type=click.IntRange(4, 10000), default=60, show_default=True,
+              help="NSGA-II population.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--time-limit", type=click.FloatRange(0.1), default=60.0, show_default=True,
+              help="Seconds per MILP solve.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write {instance, pareto: [{method, hypervolume, points, wall_s, ...}]} here.")
+@handle_errors(SiteError, WorkloadError, RuntimeError, OSError)
+def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, json_out) -> None:
+    """Cost/performance Pareto front of the capacity plan: the epsilon-constraint MILP (HiGHS) and NSGA-II
+    (pymoo, given the MILP's CPU time) side by side, with hypervolume and time."""
+    import json
+
+    from ..cost.pareto import compare
+    from ..fsio import write_file_atomic
+
+    inst = _instance(site_name, workload, horizon)
+    result = compare(inst, points=points, pop_size=pop_size, seed=seed, time_limit_s=time_limit)
+    if json_out:
+        write_file_atomic(json_out, json.dumps(result, indent=1) + "\n")
+    click.echo(f"{inst.name}: {inst.hours} h, {len(inst.groups)} groups, {len(inst.classes)} classes")
+    for p in result["pareto"]:
+        click.echo(f"  {p['method']:6s} hypervolume {p['hypervolume']:.4f}  points {p['points']:3d}  "
+                   f"wall {p['wall_s']:8.2f} s  cpu {p['cpu_s']:8.2f} s")

@@ -73,6 +73,12 @@ class Strict(BaseModel):
         return data
 
 
+def _check_hhmm(value: str) -> str:
+    if value != "24:00" and not _HHMM.match(value):
+        raise ValueError(f"time '{value}' is not HH:MM (00:00 .. 24:00)")
+    return value
+
+
 def _check_tz(value: str | None) -> str | None:
     if value is None:
         return value
@@ -164,6 +170,8 @@ class NodeGroup(Strict):
     shutdown_time_s: Seconds = 30
     region: SlurmName | None = None
     timezone: str | None = None
+    burst: bool = Field(False, description="pay-per-use nodes (cloud burst): cost_per_hour is paid only for the "
+                                           "hours they are on; `hetsched cost plan` turns them on when worth it")
     bmc: Bmc | None = None
     sensitive: bool = Field(False, description="may run workload classes of form 'sensitive' (exclusive, audited, "
                             "power-cycled after each such job)")
@@ -209,10 +217,32 @@ class NodeGroup(Strict):
         return tuple(dict.fromkeys(feats))
 
 
+class PriceWindow(Strict):
+    """A time-of-use electricity price: ``price_kwh`` during the weekly window (read in each node group's own
+    time zone; an end not after the start runs past midnight)."""
+
+    days: tuple[Weekday, ...] = WEEKDAYS
+    start: str = "00:00"
+    end: str = "24:00"
+    price_kwh: NonNegFloat
+
+    _hhmm = field_validator("start", "end")(classmethod(lambda cls, v: _check_hhmm(v)))
+
+
+class Tariff(Strict):
+    """Electricity price of a region: ``price_kwh`` (currency per kWh) except in ``windows`` (first match wins)."""
+
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "EUR"
+    price_kwh: NonNegFloat
+    windows: tuple[PriceWindow, ...] = Field((), max_length=64)
+
+
 class Cluster(Strict):
     name: SlurmName
     region: SlurmName | None = None
     timezone: str = "UTC"
+    tariff: Tariff | None = Field(None, description="time-of-use electricity price of this cluster's region "
+                                                    "(`hetsched cost plan`); none: energy costs nothing")
     node_groups: tuple[NodeGroup, ...] = Field(min_length=1, max_length=1024)
 
     _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
@@ -279,6 +309,8 @@ class QosTier(Strict):
     max_wall: SlurmTime | None = Field(None, description="the longest time limit a job of this tier may ask")
     max_wait: SlurmTime | None = Field(None, description="the SLA: target_pct % of this tier's jobs start within this "
                                        "wait (Slurm time, e.g. 5:00); `hetsched sla report` measures it")
+    sla_penalty: NonNegFloat = Field(0.0, description="currency per node-hour of this tier's work still waiting "
+                                                      "past max_wait, per hour (`hetsched cost plan`)")
     grp_tres: Annotated[str, Field(pattern=r"^[a-z]+(/[A-Za-z0-9_:.-]+)?=\d+(,[a-z]+(/[A-Za-z0-9_:.-]+)?=\d+)*$")] | None = Field(
         None, description="what all running jobs of this tier may hold together, Slurm's GrpTRES (cpu=64,gres/gpu=4)")
 
@@ -288,12 +320,7 @@ class Window(Strict):
     start: str = "00:00"
     end: str = "24:00"
 
-    @field_validator("start", "end")
-    @classmethod
-    def _hhmm(cls, v: str) -> str:
-        if v != "24:00" and not _HHMM.match(v):
-            raise ValueError(f"time '{v}' is not HH:MM (00:00 .. 24:00)")
-        return v
+    _hhmm = field_validator("start", "end")(classmethod(lambda cls, v: _check_hhmm(v)))
 
 
 class Calendar(Strict):
