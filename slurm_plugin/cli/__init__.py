@@ -52,6 +52,11 @@ GROUPS: dict[str, LazyCommand] = {
     "deploy": LazyCommand(".deploy:deploy", "Containers (images, bundle cache, oci.conf), isolated sensitive work "
                                             "(audit, power cycle)."),
     "fn": LazyCommand(".fn:fn", "Serverless functions on warm pilot jobs: deploy, invoke, serve the HTTP gateway."),
+    "submit": LazyCommand(".submit:submit", "Submit SCRIPT with the sbatch options an intent derives (class, GPUs, "
+                                            "types, array, begin, deadline, time limit, cost bound), checked "
+                                            "against the site and the cost plan first; refused with the reason "
+                                            "(exit 1) when it cannot be met, exit 2 on a parse error (the column "
+                                            "is named)."),
     "completion": LazyCommand(".docs:completion", "Print the shell completion script for SHELL."),
     "man": LazyCommand(".docs:man", "Write the man pages (troff) into DIRECTORY."),
 }
