@@ -60,12 +60,18 @@ local NUMBER_FIELDS = {
 -- What a reply may set, and the Lua type each value must have. Nothing else is ever written.
 local SETTABLE = { partition = "string", features = "string", qos = "string", comment = "string",
                    site_factor = "number", cpus_per_task = "number", min_cpus = "number", pn_min_cpus = "number",
-                   min_mem_per_cpu = "number", min_mem_per_node = "number", container = "string" }
+                   min_mem_per_cpu = "number", min_mem_per_node = "number", container = "string",
+                   time_limit = "number", begin_time = "number", deadline = "number" }
 -- Range of each number a reply may set (right-sizing only ever sets positive counts and MB).
 -- site_factor: band x 4000 (+ level x 100 from the ranker); Slurm keeps it offset by 2^31 in a uint32.
 local NUMBER_RANGE = { site_factor = { -1000000000, 1000000000 }, cpus_per_task = { 1, NO_VAL16 - 1 },
                        min_cpus = { 1, NO_VAL - 1 }, pn_min_cpus = { 1, NO_VAL16 - 1 },
-                       min_mem_per_cpu = { 1, NO_VAL - 1 }, min_mem_per_node = { 1, NO_VAL - 1 } }
+                       min_mem_per_cpu = { 1, NO_VAL - 1 }, min_mem_per_node = { 1, NO_VAL - 1 },
+                       time_limit = { 1, NO_VAL - 1 }, begin_time = { 1, 4102444800 }, deadline = { 1, 4102444800 } }
+-- A batch script line "#HETSCHED intent <text>" (slurm_plugin/intent) is sent as job.intent; a script without
+-- it costs one plain find.
+local INTENT_MARK = "#HETSCHED intent "
+local MAX_INTENT = 512
 -- Characters allowed in values written to partition/features/qos (comment: any printable text).
 local NAME_CHARS = "^[%w%-%._:|&,%[%]%(%)%*!]*$"
 
@@ -174,6 +180,19 @@ local function copy_strings(src, names, into)
     if type(v) == "string" and #v > 0 and #v <= MAX_SEND_STRING then into[name] = v end
   end
   return into
+end
+
+-- The text of the script's "#HETSCHED intent ..." line (at the start of a line), or nil.
+local function intent_line(job_desc)
+  local script = read_field(job_desc, "script")
+  if type(script) ~= "string" then return nil end
+  local at = script:find(INTENT_MARK, 1, true)
+  while at and at > 1 and script:sub(at - 1, at - 1) ~= "\n" do
+    at = script:find(INTENT_MARK, at + 1, true)
+  end
+  if not at then return nil end
+  local text = script:sub(at + #INTENT_MARK, at + #INTENT_MARK + MAX_INTENT):match("^([^\r\n]*)")
+  return text
 end
 
 local function job_fields(job_desc)
@@ -394,6 +413,7 @@ local function decide(job_desc, op, job_id, base)
   for key, value in pairs(base or {}) do
     if job[key] == nil then job[key] = value end
   end
+  if op == "submit" then job.intent = intent_line(job_desc) end
   local request = { v = PROTOCOL, op = op, job = job }
   if job_id then request.job_id = job_id end
   local reported = legacy_peer and 0 or unanswered

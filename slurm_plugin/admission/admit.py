@@ -62,6 +62,14 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     if req.op == "modify":  # checked and re-classified (logged); class and tier are re-derived by the cycle
         refused = map_accelerators(req, snap, None, AdmissionBuilder())
         return refused or Admission(reasons=("modification checked", classify(req, site, options.accounting).why))
+    if req.intent is not None:  # the script's #HETSCHED intent line: its fields, then admission as usual
+        from ..intent.admission import intent_fields
+
+        derived = intent_fields(req, site)
+        if isinstance(derived, str):
+            return Admission.reject(derived, cause="intent")
+        out.add("intent", derived[1], **derived[0])
+        req = replace(req, **{k: v for k, v in derived[0].items() if k in ("features", "comment", "time_limit")})
     cls = snap.memo(("class", req.comment, req.wckey, req.account, req.qos, req.user_id, id(site)),
                     lambda: classify(req, site, options.accounting))
     wclass = cls.workload_class

@@ -97,10 +97,11 @@ def plan(site_name, workload, horizon, max_loss, time_limit, out, as_json) -> No
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--time-limit", type=click.FloatRange(0.1), default=60.0, show_default=True,
               help="Seconds per MILP solve.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write {instance, pareto: [{method, hypervolume, points, wall_s, ...}]} here.")
+@click.option("--output", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write {instance, pareto: [{method, hypervolume, points, wall_s, ...}]} here as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print that JSON instead of the summary.")
 @handle_errors(SiteError, WorkloadError, RuntimeError, OSError)
-def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, json_out) -> None:
+def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, json_out, as_json) -> None:
     """Cost/performance Pareto front of the capacity plan: the epsilon-constraint MILP (HiGHS) and NSGA-II
     (pymoo, given the MILP's CPU time) side by side, with hypervolume and time."""
     import json
@@ -112,6 +113,9 @@ def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, jso
     result = compare(inst, points=points, pop_size=pop_size, seed=seed, time_limit_s=time_limit)
     if json_out:
         write_file_atomic(json_out, json.dumps(result, indent=1) + "\n")
+    if as_json:
+        emit_json(result)
+        return
     click.echo(f"{inst.name}: {inst.hours} h, {len(inst.groups)} groups, {len(inst.classes)} classes")
     for p in result["pareto"]:
         click.echo(f"  {p['method']:6s} hypervolume {p['hypervolume']:.4f}  points {p['points']:3d}  "

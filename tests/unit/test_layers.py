@@ -27,14 +27,14 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "the site model, the Slurm client, snapshots, the job comment-tag format, process start/stop helpers, "
      "the Prometheus exposition (metrics.py)"),
     ("policies", ("admission", "rank", "pack", "scale", "power", "conf", "workload", "decision", "policy", "dag", "deploy",
-                  "sla", "health", "hw"),
+                  "sla", "health", "hw", "intent"),
      "pure decisions and their inputs: admission, ranking, packing, scaling, power backends, conf rendering, "
      "workload readers, the Decision/actions/applier, the PolicySpec (data the sim and the cycle are "
-     "both built from) and the SLA report's rows"),
+     "both built from), the SLA report's rows and the intent parser (admission reads a script's intent line)"),
     ("sim", ("sim",), "the simulator, its policies' adapters (sim.scaling, sim.packing) and the policy builder"),
-    ("evaluation", ("training", "tune", "evaluation", "dag.sim", "cost", "intent"),
+    ("evaluation", ("training", "tune", "evaluation", "dag.sim", "cost"),
      "what runs the simulator to learn or compare policies (the DQN's training and evaluation, the twin), the "
-     "cost plan/Pareto front/scenario comparisons and the intent parser checked against the plan"),
+     "cost plan/Pareto front and scenario comparisons"),
     ("cycle", ("cycle",), "the live steering cycle: snapshot -> decide -> applier"),
     ("services", ("daemon", "cluster", "deploy.fn"),
      "long-running processes: the admission daemon, the local test cluster, the function gateway and pilots"),

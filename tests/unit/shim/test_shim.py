@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[3]
 SHIM = REPO / "job_submit" / "job_submit.lua"
 DRIVE = REPO / "job_submit" / "standin" / "drive.lua"
 SETTABLE = {"partition", "features", "qos", "comment", "site_factor", "cpus_per_task", "min_cpus", "pn_min_cpus",
-            "min_mem_per_cpu", "min_mem_per_node"}
+            "min_mem_per_cpu", "min_mem_per_node", "time_limit", "begin_time", "deadline"}
 
 pytestmark = pytest.mark.skipif(not shutil.which("lua5.1"), reason="lua5.1 not installed (apt-get install lua5.1)")
 
@@ -65,6 +65,21 @@ def test_request_carries_whitelisted_fields_without_no_val(where):
     assert sent["job"] == {"partition": "batch", "features": "aarch64|x86_64", "gres": "gres:gpu:1", "min_cpus": 4,
                            "mem_per_node_mb": 2048, "time_limit": 60, "comment": "class=web", "name": "j",
                            "user_id": 1000}  # NO_VAL numbers, script and environment never leave slurmctld
+
+
+@pytest.mark.parametrize("script,intent", [
+    ("#!/bin/sh\n#SBATCH -n 1\n#HETSCHED intent train on 4 GPUs, cheapest\nrun\n", "train on 4 GPUs, cheapest"),
+    ("#HETSCHED intent render 5 frames\r\n", "render 5 frames"),
+    ("#!/bin/sh\necho '#HETSCHED intent not at a line start'\n", None),
+    ("#!/bin/sh\nsrun true\n", None),
+])
+def test_intent_line_sent_only_when_the_script_has_one(where, script, intent):
+    daemon = serve(where, lambda line: accept({"time_limit": 120, "begin_time": 1796000000}))
+    result = run(config(where), {"script": script})
+    sent = daemon.request()
+    daemon.close()
+    assert sent["job"].get("intent") == intent
+    assert result["rc"] == 0 and result["set"] == {"time_limit": 120, "begin_time": 1796000000}
 
 
 def test_answer_applied_and_user_told(where):
