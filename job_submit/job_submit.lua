@@ -61,13 +61,13 @@ local NUMBER_FIELDS = {
 local SETTABLE = { partition = "string", features = "string", qos = "string", comment = "string",
                    site_factor = "number", cpus_per_task = "number", min_cpus = "number", pn_min_cpus = "number",
                    min_mem_per_cpu = "number", min_mem_per_node = "number", container = "string",
-                   time_limit = "number", begin_time = "number", deadline = "number" }
+                   time_limit = "number", begin_time = "number" }
 -- Range of each number a reply may set (right-sizing only ever sets positive counts and MB).
 -- site_factor: band x 4000 (+ level x 100 from the ranker); Slurm keeps it offset by 2^31 in a uint32.
 local NUMBER_RANGE = { site_factor = { -1000000000, 1000000000 }, cpus_per_task = { 1, NO_VAL16 - 1 },
                        min_cpus = { 1, NO_VAL - 1 }, pn_min_cpus = { 1, NO_VAL16 - 1 },
                        min_mem_per_cpu = { 1, NO_VAL - 1 }, min_mem_per_node = { 1, NO_VAL - 1 },
-                       time_limit = { 1, NO_VAL - 1 }, begin_time = { 1, 4102444800 }, deadline = { 1, 4102444800 } }
+                       time_limit = { 1, NO_VAL - 1 }, begin_time = { 1, 4102444800 } }
 -- A batch script line "#HETSCHED intent <text>" (slurm_plugin/intent) is sent as job.intent; a script without
 -- it costs one plain find.
 local INTENT_MARK = "#HETSCHED intent "

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..deploy.form import DeployView, choose_form, deploy_active
+from ..intent.admission import intent_fields
 from ..snapshot import Snapshot
 from ..tags import format_tags
 from .accel import map_accelerators
@@ -63,8 +64,6 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
         refused = map_accelerators(req, snap, None, AdmissionBuilder())
         return refused or Admission(reasons=("modification checked", classify(req, site, options.accounting).why))
     if req.intent is not None:  # the script's #HETSCHED intent line: its fields, then admission as usual
-        from ..intent.admission import intent_fields
-
         derived = intent_fields(req, site)
         if isinstance(derived, str):
             return Admission.reject(derived, cause="intent")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 # job_desc fields a decision may set; the shim applies nothing else.
 SETTABLE = ("partition", "features", "qos", "site_factor", "comment",
             "cpus_per_task", "min_cpus", "pn_min_cpus", "min_mem_per_cpu", "min_mem_per_node", "container",
-            "time_limit", "begin_time", "deadline")  # the last three: a script's #HETSCHED intent line
+            "time_limit", "begin_time")  # the last two: a script's #HETSCHED intent line
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..pack.classes import accel_type, per_node, speed_table
 from .grammar import Intent, When
 
 if TYPE_CHECKING:
@@ -103,8 +104,6 @@ def _class(site: Site, verb: str | None) -> str:
 
 def _candidates(site: Site, cls: str, intent: Intent) -> list[tuple[NodeGroup, float, str | None]]:
     """(group, speed, accelerator type) of every group the class can run on that has what the intent asks."""
-    from ..pack.classes import accel_type, speed_table
-
     out = []
     for g in site.node_groups:
         speed = dict(speed_table(site, g)).get(cls, 1.0) if site.policy.workload_classes else 1.0
@@ -124,8 +123,6 @@ def _candidates(site: Site, cls: str, intent: Intent) -> list[tuple[NodeGroup, f
 
 def _share(g: NodeGroup, intent: Intent) -> tuple[float, int]:
     """(nodes of this group one task takes, fractional; nodes it spans)."""
-    from ..pack.classes import per_node
-
     node = per_node(g)
     if intent.resource in ("gpu", "npu"):
         nodes = math.ceil(intent.amount / max(node.accels, 1))

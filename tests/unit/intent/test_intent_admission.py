@@ -22,8 +22,8 @@ def test_intent_fields_become_job_desc_changes():
     site = load_site(resolve_site_path("demo"))
     changes, why = intent_fields(request("train on 4 GPUs, a100 or h100, for 2 hours, finish by Friday 18:00"),
                                  site, NOW)
-    assert changes == {"features": "h100|a100", "comment": "class=ai-training", "time_limit": 120,
-                       "deadline": int(dt.datetime(2026, 12, 4, 18, 0, tzinfo=dt.timezone.utc).timestamp())}
+    assert changes == {"features": "h100|a100", "comment": "class=ai-training deadline=2026-12-04T18:00",
+                       "time_limit": 120}
     assert "class ai-training" in why
     # what the user set on the command line wins
     changes, _ = intent_fields(request("train on 4 GPUs, a100, for 2 hours", time_limit=30, features="a100"), site,

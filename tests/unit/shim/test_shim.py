@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[3]
 SHIM = REPO / "job_submit" / "job_submit.lua"
 DRIVE = REPO / "job_submit" / "standin" / "drive.lua"
 SETTABLE = {"partition", "features", "qos", "comment", "site_factor", "cpus_per_task", "min_cpus", "pn_min_cpus",
-            "min_mem_per_cpu", "min_mem_per_node", "time_limit", "begin_time", "deadline"}
+            "min_mem_per_cpu", "min_mem_per_node", "time_limit", "begin_time"}
 
 pytestmark = pytest.mark.skipif(not shutil.which("lua5.1"), reason="lua5.1 not installed (apt-get install lua5.1)")
 
