@@ -37,6 +37,18 @@ def _instance(site_name: str | None, workload: str, horizon: str):
 
 
 _SITE = click.option("--site", "site_name", help="Site name or file (default: the embedded demo).")
+
+
+def _horizon(default: str):
+    return click.option("--horizon", default=default, show_default=True,
+                        help="Hours to plan from the first submit: Nd or Nh.")
+
+
+def _time_limit(default: float):
+    return click.option("--time-limit", type=click.FloatRange(0.1), default=default, show_default=True,
+                        help="Seconds per MILP solve.")
+
+
 _WORKLOAD = click.option("-w", "--workload", default="synthetic:jobs=2000,seed=1,load=0.8", show_default=True,
                          help="Work to plan for: a trace file or generator spec (as `hetsched sim run -w`).")
 
@@ -44,12 +56,11 @@ _WORKLOAD = click.option("-w", "--workload", default="synthetic:jobs=2000,seed=1
 @cost.command()
 @_SITE
 @_WORKLOAD
-@click.option("--horizon", default="7d", show_default=True, help="Hours to plan from the first submit: Nd or Nh.")
+@_horizon("7d")
 @click.option("--max-loss", type=click.FloatRange(0, 0.99), default=0.05, show_default=True,
               help="Performance the chosen plan may lose against the performance-optimal plan (0.05 = 5 %).")
-@click.option("--time-limit", type=click.FloatRange(0.1), default=120.0, show_default=True,
-              help="Seconds per MILP solve.")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+@_time_limit(120.0)
+@click.option("--output", "out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the chosen plan as a site-file fragment (policy.calendars + plan.power) here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and the hourly plan as JSON.")
 @handle_errors(SiteError, WorkloadError, RuntimeError, OSError)
@@ -89,14 +100,13 @@ def plan(site_name, workload, horizon, max_loss, time_limit, out, as_json) -> No
 @cost.command()
 @_SITE
 @_WORKLOAD
-@click.option("--horizon", default="24h", show_default=True, help="Hours to plan: Nd or Nh.")
+@_horizon("24h")
 @click.option("--points", type=click.IntRange(2, 200), default=10, show_default=True,
               help="Epsilon-constraint points of the MILP front.")
 @click.option("--pop", "pop_size", type=click.IntRange(4, 10000), default=60, show_default=True,
               help="NSGA-II population.")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--time-limit", type=click.FloatRange(0.1), default=60.0, show_default=True,
-              help="Seconds per MILP solve.")
+@_time_limit(60.0)
 @click.option("--output", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write {instance, pareto: [{method, hypervolume, points, wall_s, ...}]} here as JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Print that JSON instead of the summary.")

@@ -18,7 +18,7 @@ from .common import EXIT_USAGE, emit_json, fail, handle_errors
                    '(grammar: docs/intent.md).')
 @click.option("--site", "site_name", help="Site name or file (default: the embedded demo).")
 @click.option("--plan", "plan_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Cost plan (`hetsched cost plan --out F`): refuse when it keeps the job's node groups off.")
+              help="Cost plan (`hetsched cost plan --output F`): refuse when it keeps the job's node groups off.")
 @click.option("--dry-run", is_flag=True, help="Print the sbatch command, submit nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print what the intent became as JSON.")
 @click.argument("script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -43,7 +43,7 @@ def submit(text, site_name, plan_file, dry_run, as_json, script, sbatch_args) ->
         plan = (doc or {}).get("plan") if isinstance(doc, dict) else None
         if not isinstance(plan, dict) or "power" not in plan or "start" not in plan:
             fail(f"{plan_file}: not a cost plan (no plan.start / plan.power; write one with "
-                 "`hetsched cost plan --out`)", EXIT_USAGE)
+                 "`hetsched cost plan --output`)", EXIT_USAGE)
     try:
         derived = resolve(parse_intent(text), site, plan=plan)
     except IntentSyntaxError as err:

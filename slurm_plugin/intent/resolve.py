@@ -18,7 +18,7 @@ What becomes what:
 
 Refusals (``IntentRefused``, with the reason): a deadline in the past or before begin + time limit; a type or
 resource the site does not have for the class; an estimate over the budget; a cost plan that keeps every group
-the job can use off for too much of the window (``plan.power`` of ``hetsched cost plan --out``).
+the job can use off for too much of the window (``plan.power`` of ``hetsched cost plan --output``).
 """
 
 from __future__ import annotations
