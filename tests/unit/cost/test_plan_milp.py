@@ -105,3 +105,36 @@ def test_parse_horizon(text, hours):
 def test_parse_horizon_refuses(text):
     with pytest.raises(ValueError, match="horizon"):
         parse_horizon(text)
+
+
+def test_choice_within_the_loss_and_written_as_calendars():
+    from slurm_plugin.cost.plan import choose, plan_document
+
+    inst = tiny([[2, 1, 0, 0, 1, 3]], max_wait=(6,), count=(2, 2))
+    choice = choose(inst, max_loss=0.2, rel_gap=0.0)
+    assert choice.chosen.cost <= choice.fast.cost
+    assert choice.chosen.job_hours <= choice.fast.job_hours / 0.8 + 1e-6
+    summary = choice.summary(inst)
+    assert summary["performance_loss_pct"] <= 20.0 + 1e-6 and summary["cost_change_pct"] <= 0
+    doc = plan_document(inst, choice.chosen)
+    assert doc["plan"]["power"]["g0"] == [int(v) for v in choice.chosen.on[0]]
+    for cal in doc["policy"]["calendars"]:  # one per group the plan turns off, windows = its hours on (UTC)
+        g = inst.groups.index(cal["name"].removeprefix("plan-"))
+        on_hours = sum(int(w["end"][:2]) - int(w["start"][:2]) for w in cal["windows"])
+        assert on_hours == int((choice.chosen.on[g] > 0).sum())
+    from slurm_plugin.site.schema import Calendar
+
+    [Calendar(**c) for c in doc["policy"]["calendars"]]  # valid site calendars
+
+
+def test_plot_fronts(tmp_path):
+    import json
+
+    from slurm_plugin.cost.pareto_plot import plot_fronts
+
+    doc = {"instance": {"name": "tiny"}, "pareto": [
+        {"method": "milp", "hypervolume": 0.9, "points": 2, "cpu_s": 1.0, "front": [[1, 5], [2, 3]]},
+        {"method": "nsga2", "hypervolume": 0.5, "points": 1, "cpu_s": 1.0, "front": [[2, 4]]}]}
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    out = plot_fronts([tmp_path / "a.json"], tmp_path / "p.png")
+    assert out.read_bytes()[:4] == b"\x89PNG"
