@@ -57,3 +57,24 @@ def test_script_without_the_line_is_untouched(env, tmp_path):
     assert proc.returncode == 0, proc.stderr
     job = env.job(job_id)
     assert job["TimeLimit"] == "00:05:00" and job["Deadline"] == "N/A"
+
+
+def test_hetsched_submit_intent_passes_the_deadline_to_sbatch(env, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\ntrue\n")
+    day = (dt.date.today() + dt.timedelta(days=2)).isoformat()
+    run = lambda text: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "slurm_plugin", "submit", "--intent", text, str(script), "--hold", "-o", "/dev/null"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "SLURM_CONF": str(env.root / "etc" / "slurm.conf")})
+    ok = run(f"simulate on 2 cores for 30 min, finish by {day} 12:00")
+    assert ok.returncode == 0, ok.stderr
+    job_id = int(ok.stdout.split()[3])
+    job = env.job(job_id)
+    assert (job["Deadline"], job["TimeLimit"]) == (f"{day}T12:00:00", "00:30:00")
+    refused = run("simulate on 2 cores for 3 days, finish by tomorrow 10:00")
+    assert refused.returncode == 1 and "cannot finish by" in refused.stderr
