@@ -68,8 +68,7 @@ local NUMBER_RANGE = { site_factor = { -1000000000, 1000000000 }, cpus_per_task 
                        min_cpus = { 1, NO_VAL - 1 }, pn_min_cpus = { 1, NO_VAL16 - 1 },
                        min_mem_per_cpu = { 1, NO_VAL - 1 }, min_mem_per_node = { 1, NO_VAL - 1 },
                        time_limit = { 1, NO_VAL - 1 }, begin_time = { 1, 4102444800 } }
--- A batch script line "#HETSCHED intent <text>" (slurm_plugin/intent) is sent as job.intent; a script without
--- it costs one plain find.
+-- A batch script line "#HETSCHED intent <text>" (slurm_plugin/intent) is sent as job.intent.
 local INTENT_MARK = "#HETSCHED intent "
 local MAX_INTENT = 512
 -- Characters allowed in values written to partition/features/qos (comment: any printable text).
@@ -183,26 +182,27 @@ local function copy_strings(src, names, into)
 end
 
 -- The text of the script's "#HETSCHED intent ..." line (at the start of a line), or nil.
-local function intent_line(job_desc)
-  local script = read_field(job_desc, "script")
-  if type(script) ~= "string" then return nil end
+local function intent_line(script)
   local at = script:find(INTENT_MARK, 1, true)
   while at and at > 1 and script:sub(at - 1, at - 1) ~= "\n" do
     at = script:find(INTENT_MARK, at + 1, true)
   end
   if not at then return nil end
-  local text = script:sub(at + #INTENT_MARK, at + #INTENT_MARK + MAX_INTENT):match("^([^\r\n]*)")
-  return text
+  return script:sub(at + #INTENT_MARK, at + #INTENT_MARK + MAX_INTENT):match("^([^\r\n]*)")
 end
 
 local function job_fields(job_desc)
   local job = copy_strings(job_desc, STRING_FIELDS, {})
   local gres = read_field(job_desc, "tres_per_node")
   if type(gres) == "string" and #gres > 0 and #gres <= MAX_SEND_STRING then job.gres = gres end
-  -- a "#HETSCHED image=NAME[:TAG]" line of the batch script: the container image (deploy/form.py)
+  -- "#HETSCHED ..." lines of the batch script (one plain find when it has none): "image=NAME[:TAG]", the
+  -- container image (deploy/form.py); "intent <text>" (slurm_plugin/intent)
   local script = read_field(job_desc, "script")
-  if type(script) == "string" and script:find("#HETSCHED image=", 1, true) then
-    job.image = script:match("\n#HETSCHED image=([%w%._:%-]+)")
+  if type(script) == "string" and script:find("#HETSCHED ", 1, true) then
+    if script:find("#HETSCHED image=", 1, true) then
+      job.image = script:match("\n#HETSCHED image=([%w%._:%-]+)")
+    end
+    job.intent = intent_line(script)
   end
   for key, spec in pairs(NUMBER_FIELDS) do
     local v = read_field(job_desc, spec[1])
@@ -413,7 +413,6 @@ local function decide(job_desc, op, job_id, base)
   for key, value in pairs(base or {}) do
     if job[key] == nil then job[key] = value end
   end
-  if op == "submit" then job.intent = intent_line(job_desc) end
   local request = { v = PROTOCOL, op = op, job = job }
   if job_id then request.job_id = job_id end
   local reported = legacy_peer and 0 or unanswered
