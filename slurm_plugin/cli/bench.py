@@ -20,6 +20,9 @@ BENCHMARKS: dict[str, LazyCommand] = {
                          "CPU seconds of parse, each cycle step and decide on synthetic snapshots at site scale."),
     "cli": LazyCommand(".bench_cli:cli_cmd",
                        "Start-up time of `hetsched --help` and `hetsched power resume --help` in fresh processes."),
+    "deploy": LazyCommand(".bench_deploy:deploy_cmd",
+                          "Container start (job start on the node -> first instruction), function invoke round trip "
+                          "and cold start, isolation over mixed submissions, on a real local cluster."),
     "power": LazyCommand(".bench_power:power_cmd",
                          "Wall time of `hetsched power resume` for N nodes through sushy-tools' Redfish emulator "
                          "(target < 10 s)."),

@@ -43,7 +43,7 @@ def test_sensitive_jobs_never_share_a_node_and_the_node_is_cycled_before_reuse(c
             if is_sensitive:
                 sensitive.add(job)
                 assert "form sensitive" in proc.stderr, proc.stderr
-        until(lambda: not client.run("squeue", "-h", "-o", "%i", check=False).stdout.strip(), timeout=240, step=2)
+        until(lambda: not client.run("squeue", "-h", "-o", "%i", check=False).stdout.strip(), timeout=420, step=2)
         events = isolation.parse(trace.read_text())
         assert {e.job for e in events if e.kind == "end"} == set(ids)  # every job ran to its end
         assert isolation.violations(events, sensitive) == []
