@@ -71,23 +71,27 @@ _sim_options = stack(_semantics, _power, _suspend, _drop, _compress, _model)
 @_workload
 @click.option("--policy", "-p", type=click.Choice(POLICIES), default="fcfs", show_default=True)
 @click.option("--backfill/--no-backfill", default=True, show_default=True, help="EASY backfill.")
+@click.option("--sla", is_flag=True, help="Also per QoS tier the share of jobs started within its max_wait "
+              "(the site's tiers; the rule of `hetsched sla report`).")
 @_sim_options
 @policy_file_option
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
-def run_cmd(site, workload, policy, backfill, semantics, power, suspend_time, drop_unfit, compress, policy_file,
+def run_cmd(site, workload, policy, backfill, sla, semantics, power, suspend_time, drop_unfit, compress, policy_file,
             as_json, output) -> None:
     """Simulate one policy; print (and optionally write) the result row. With --policy-file the ranking,
     packing and scaling come from the file (the policy `hetsched cycle --policy-file` runs live)."""
     from ..sim.run import prepare, provenance, simulate
     spec = load_policy_file(policy_file, ("policy", "power", "suspend_time", "semantics"))
     p = prepare(workload, site, drop_unfit, compress)
+    if sla and p.site is None:
+        raise ValueError("--sla needs a site (--site): the QoS tiers and their max_wait come from it")
     with _progress(len(p.workload.jobs), spec.ranking.name if spec else policy) as bar:
         if spec is not None:
             from ..sim.policy import simulate_policy
-            row, _ = simulate_policy(p, spec, backfill, progress=bar)
+            row, _ = simulate_policy(p, spec, backfill, progress=bar, sla=sla)
         else:
-            row, _ = simulate(p, policy, backfill, semantics, power, suspend_time, progress=bar)
+            row, _ = simulate(p, policy, backfill, semantics, power, suspend_time, progress=bar, sla=sla)
     row["provenance"] = provenance()
     deliver(row, as_json, output, lambda: _key_values(row))
 

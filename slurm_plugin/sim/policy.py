@@ -54,15 +54,17 @@ def sim_packing(spec: PackingSpec) -> tuple[str | None, dict]:
     return ("milp", {"time_cap_s": spec.time_cap_s}) if spec.enabled else (None, {})
 
 
-def simulate_policy(p: Prepared, spec: PolicySpec, backfill: bool = True, progress=None) -> tuple[dict, Outcome]:
-    """One simulation of ``spec`` (Slurm semantics); the row also carries the spec itself (``policy_spec``)."""
+def simulate_policy(p: Prepared, spec: PolicySpec, backfill: bool = True, progress=None,
+                    sla: bool = False) -> tuple[dict, Outcome]:
+    """One simulation of ``spec`` (Slurm semantics); the row also carries the spec itself (``policy_spec``).
+    ``sla`` as in :func:`.run.simulate`."""
     if spec.packing.enabled and p.site is None:
         raise ValueError("the policy packs (packing.enabled) but the workload names no site: give --site, or set "
                          "packing: {enabled: false}")
     packing, packing_kw = sim_packing(spec.packing)
     row, out = simulate(p, sim_ranking(spec.ranking, p.site, float(p.machine.cores)), backfill, "slurm",
                         sim_scaling(spec.scaling, p.machine, p.workload.jobs), progress=progress, packing=packing,
-                        packing_kw=packing_kw)
+                        packing_kw=packing_kw, sla=sla)
     row["policy_spec"] = spec.as_dict()
     return row, out
 

@@ -71,11 +71,12 @@ def prepare(workload: str, site: str | None = None, drop_unfit: bool = False, co
 
 def simulate(p: Prepared, policy: str | RankingPolicy, backfill: bool = True, semantics: str = "slurm",
              power: str | ScalingPolicy = "always-on", suspend_time_s: float = 600.0, progress=None,
-             packing: str | None = None, packing_kw: dict | None = None) -> tuple[dict, Outcome]:
+             packing: str | None = None, packing_kw: dict | None = None, sla: bool = False) -> tuple[dict, Outcome]:
     """One run; returns (result row, outcome). ``policy`` and ``power`` are names in the hooks' registries or
     built hooks (:mod:`.policy` builds them from a policy spec). ``packing`` (a name in ``hooks.PACKINGS``, "off"
     included, with ``packing_kw``) also turns on the site's speed factors, so runs with packing on and off
-    compare the same physics; None: neither."""
+    compare the same physics; None: neither. ``sla``: metrics also get ``sla`` (per QoS tier, the share of jobs
+    started within its ``max_wait``: :func:`slurm_plugin.sim.sla.sla_metrics`; needs a site)."""
     if packing is not None and semantics != "slurm":
         raise ValueError(f"packing runs only under --semantics slurm (got {semantics})")
     extra: dict = {}
@@ -95,6 +96,9 @@ def simulate(p: Prepared, policy: str | RankingPolicy, backfill: bool = True, se
     else:
         raise ValueError(f"unknown semantics '{semantics}' (valid: {', '.join(SEMANTICS)})")
     metrics = compute_metrics(p.workload.jobs, out, p.machine)
+    if sla and p.site is not None:
+        from .sla import sla_metrics
+        metrics["sla"] = sla_metrics(p.workload.jobs, out, p.site)
     row = {
         "workload": p.workload.name, "site": p.site.name if p.site else None, "machine": p.machine.name,
         "nodes": p.machine.nodes, "cores": p.machine.cores, "policy": _name(policy), "backfill": backfill,
