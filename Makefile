@@ -86,7 +86,7 @@ CONTAINER_ROOT ?= /var/lib/hetsched/containers
 CONTAINER_SITE ?= demo
 containers-deps: install
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="podman runc debootstrap"
-	@$(PY) -c 'import podman_compose' 2>/dev/null || $(PY) -m pip install -q -e '.[test,containers]'
+	@$(PY) -c 'import podman_compose, compose_spec' 2>/dev/null || $(PY) -m pip install -q -e '.[test,containers]'
 
 containers-up: containers-deps
 	$(RUN) hetsched cluster up --containers $(CONTAINER_SITE) --root $(CONTAINER_ROOT) --release $(RELEASE)

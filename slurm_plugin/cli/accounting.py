@@ -72,3 +72,22 @@ def export(since: str, until: str, out: Path, root: Path | None) -> None:
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
     click.echo(f"{out}: {n} job(s) from slurmdbd ({since} .. {until})")
+
+
+@accounting.command()
+@click.argument("name")
+@click.argument("clusters", nargs=-1, required=True)
+@click.option("--dry-run", is_flag=True, help="Print the sacctmgr command without running it.")
+@containers_root_option("Federate through")
+@handle_errors(SlurmError, RuntimeError, OSError, ValueError)
+def federate(name: str, clusters: tuple[str, ...], dry_run: bool, root: Path | None) -> None:
+    """Make NAME a Slurm federation of CLUSTERS (each registered with the same slurmdbd, e.g. container
+    clusters brought up with `cluster up --containers --member-of ROOT`). Idempotent: a cluster of another
+    federation is refused."""
+    from ..conf.accounting import federate as make_federation
+
+    cmds = make_federation(accounting_client(root)[0], name, list(clusters), dry_run=dry_run)
+    for cmd in cmds:
+        click.echo("sacctmgr -i " + " ".join(cmd))
+    click.echo(f"# {len(cmds)} change(s){' (dry run: nothing applied)' if dry_run else ''}"
+               if cmds else "# nothing to change")

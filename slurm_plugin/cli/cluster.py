@@ -68,9 +68,13 @@ def deps_cmd(install: bool) -> None:
 @click.option("--cycle-args", default=None, metavar="OPTIONS",
               help="With --containers: options of the suite container's `hetsched cycle run` (default: "
                    "'--interval 30').")
+@click.option("--member-of", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="ROOT",
+              help="With --containers: use the network, MariaDB and slurmdbd of the running container cluster at "
+                   "ROOT (one accounting database: a Slurm federation, `hetsched accounting federate`).")
 @handle_errors(ClusterError, SlurmError, OSError, RuntimeError)
 def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: bool, release: str,
-       users: tuple[str, ...], write_only: bool, no_suite: bool, cycle_args: str | None) -> None:
+       users: tuple[str, ...], write_only: bool, no_suite: bool, cycle_args: str | None,
+       member_of: Path | None) -> None:
     """Start the local cluster for SITE (default: the embedded demo site). Harmless if already up.
 
     With --containers: the container cluster (images built when missing, configs rendered and mounted,
@@ -85,7 +89,7 @@ def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: 
         click.echo(f"wrote {state['root']}/compose.yaml and etc/: docker compose -f {state['root']}/compose.yaml up -d")
         return
     if containers:
-        _containers_up(site, _root(root, True), release, users, wait, not no_suite, cycle_args)
+        _containers_up(site, _root(root, True), release, users, wait, not no_suite, cycle_args, member_of)
         return
     state = LocalCluster(root).up(site, job_submit=job_submit, wait=wait)
     click.echo(f"cluster '{state['site_name']}' up at {root} (Slurm {state['slurm_version']}); "
@@ -93,7 +97,7 @@ def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: 
 
 
 def _containers_up(site: str | None, root: Path, release: str, users: tuple[str, ...], wait: float, suite: bool,
-                   cycle_args: str) -> None:
+                   cycle_args: str, member_of: Path | None = None) -> None:
     import time
 
     from ..conf.accounting import apply_site
@@ -101,7 +105,8 @@ def _containers_up(site: str | None, root: Path, release: str, users: tuple[str,
 
     t0 = time.monotonic()
     c = ContainerCluster(root)
-    state = c.up(site, release=release, users=list(users), wait=wait, suite=suite, cycle_args=cycle_args)
+    state = c.up(site, release=release, users=list(users), wait=wait, suite=suite, cycle_args=cycle_args,
+                 member_of=member_of)
     done = apply_site(c.client(), load_site(state["site_path"]), state["users"])
     click.echo(f"container cluster '{state['site_name']}' up at {root} (Slurm {state['slurm_version']}, "
                f"{release}) in {time.monotonic() - t0:.0f} s; accounting: {len(done)} sacctmgr change(s)")

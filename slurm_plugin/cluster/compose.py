@@ -3,12 +3,17 @@
 One Compose-spec file (works with ``docker compose`` and ``podman-compose``) with a service per role: ``db``
 (MariaDB), ``dbd`` (slurmdbd), ``ctl`` (slurmctld), ``hetsched`` (the suite: admission daemon and cycle;
 optional) and one per site node (slurmd; hostname = NodeName, its fake accelerator devices made at start).
-Every container runs the Slurm image (``containers/Containerfile``; ``hetsched`` runs ``Containerfile.suite``,
-the same plus Python) and the same entry script, mounted with the rendered configs from the cluster's ``etc/``.
+Every container runs one of three images on the same Debian minbase (``containers/Containerfile``: Slurm;
+``Containerfile.db``: MariaDB for ``db``; ``Containerfile.suite``: Slurm's clients and Python for ``hetsched``)
+and the same entry script, mounted with the rendered configs from the cluster's ``etc/``.
 All of them sit on a private bridge network at fixed addresses (``.2`` db, ``.3`` dbd, ``.4`` ctl, ``.5``
 hetsched, ``.10`` on the nodes), which the host reaches directly: slurm.conf names addresses, so no DNS is
 needed. slurmctld's job_submit.lua asks the daemon through a socket in ``<root>/run`` (``/run/hetsched`` in
 both containers).
+
+Federation: a second cluster can be a *member* of a first one's accounting (``plan(member_of=...)``): it has no
+``db``/``dbd`` of its own, joins the first cluster's network (addresses after the first one's) and its slurmctld
+registers with the first one's slurmdbd, so ``sacctmgr add federation`` can join both clusters.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from ..site import Site
 RELEASES = {"bookworm": "22.05", "trixie": "24.11"}  # Debian release -> its Slurm
 IMAGE = "localhost/hetsched-slurm:{release}"
 SUITE_IMAGE = "localhost/hetsched-suite:{release}"
+DB_IMAGE = "localhost/hetsched-db:{release}"
+IMAGES = {"Containerfile": IMAGE, "Containerfile.db": DB_IMAGE, "Containerfile.suite": SUITE_IMAGE}
 SUITE = "hetsched"  # the suite's service
 METRICS_PORT = 9817  # the daemon's Prometheus endpoint, on the suite's address
 # MariaDB runs from the bookworm image (10.11) for every release: trixie's MariaDB 11.8 answers slurmdbd 24.11.5's
@@ -52,6 +59,7 @@ class Plan:
     release: str
     subnet: str
     addrs: dict[str, str]  # service (db, dbd, ctl, NodeName) -> IPv4 address
+    shared_net: str = ""  # a member of another cluster's accounting: that cluster's network (its db/dbd in addrs)
 
     @property
     def image(self) -> str:
@@ -64,9 +72,10 @@ class Plan:
 
     @property
     def images(self) -> list[tuple[str, str]]:
-        """(release, Containerfile) of every image this cluster runs (its own, MariaDB's, the suite's)."""
-        out = [(r, "Containerfile") for r in dict.fromkeys([self.release, DB_RELEASE])]
-        return out + ([(self.release, "Containerfile.suite")] if self.suite else [])
+        """(release, Containerfile) of every image this cluster runs (Slurm's, MariaDB's, the suite's): each
+        built from the release's minbase image alone, so they build in parallel."""
+        return ([(self.release, "Containerfile")] + ([(DB_RELEASE, "Containerfile.db")] if self.own_db else [])
+                + ([(self.release, "Containerfile.suite")] if self.suite else []))
 
     def data(self, what: str) -> str:
         """Where (under root) the accounting database (``db``) or slurmctld's state (``ctld``) of this release
@@ -75,14 +84,20 @@ class Plan:
 
     @property
     def network(self) -> str:
-        return f"{self.prefix}-net"
+        return self.shared_net or f"{self.prefix}-net"
+
+    @property
+    def own_db(self) -> bool:
+        """Whether this cluster runs its own MariaDB and slurmdbd (not a member of another's accounting)."""
+        return not self.shared_net
 
     def container(self, service: str) -> str:
         return f"{self.prefix}-{service}"
 
     @property
     def services(self) -> list[str]:
-        return list(self.addrs)
+        """The containers this cluster runs (a member's ``db``/``dbd`` are the other cluster's)."""
+        return [s for s in self.addrs if self.own_db or s not in ("db", "dbd")]
 
     @property
     def nodes(self) -> list[str]:
@@ -107,24 +122,36 @@ def pick_subnet(prefix: str, taken: list[str]) -> str:
 
 
 def plan(site: Site, root: Path, release: str, taken_subnets: list[str], subnet: str | None = None,
-         suite: bool = True) -> Plan:
+         suite: bool = True, member_of: Plan | None = None) -> Plan:
     """Lay the site out: ``subnet`` (a running cluster's) or a free one, and an address per service (the
-    suite's only with ``suite``)."""
+    suite's only with ``suite``). With ``member_of`` (a running cluster's plan): that cluster's network,
+    MariaDB and slurmdbd, and addresses after all of its own."""
     if release not in RELEASES:
         raise ComposeError(f"unknown release '{release}' (known: {', '.join(RELEASES)})")
+    if member_of is not None and member_of.release != release:
+        raise ComposeError(f"a member cluster must run the release of {member_of.root} ({member_of.release})")
     hosts = [h for g in site.node_groups for h in g.hostnames]
-    if len(hosts) > MAX_NODES:
-        raise ComposeError(f"site '{site.name}' has {len(hosts)} nodes; the container cluster holds at most "
-                           f"{MAX_NODES} (one /24 network)")
     clash = set(hosts) & set(ROLES)
     if clash:
         raise ComposeError(f"node names {sorted(clash)} clash with the cluster's own containers {ROLES}")
     prefix = prefix_for(root)
-    subnet = subnet or pick_subnet(prefix, taken_subnets)
-    base = ipaddress.ip_network(subnet).network_address
-    addrs = {role: str(base + 2 + i) for i, role in enumerate(ROLES) if suite or role != SUITE}
-    addrs.update({h: str(base + FIRST_NODE + i) for i, h in enumerate(hosts)})
-    return Plan(root, prefix, release, subnet, addrs)
+    if member_of is None:
+        subnet = subnet or pick_subnet(prefix, taken_subnets)
+        base = ipaddress.ip_network(subnet).network_address
+        addrs = {role: str(base + 2 + i) for i, role in enumerate(ROLES) if suite or role != SUITE}
+        first = base + FIRST_NODE
+    else:
+        subnet = member_of.subnet
+        addrs = {"db": member_of.addrs["db"], "dbd": member_of.addrs["dbd"]}
+        nxt = max(ipaddress.ip_address(a) for a in member_of.addrs.values()) + 1
+        addrs.update({role: str(nxt + i) for i, role in enumerate(("ctl", SUITE)) if suite or role != SUITE})
+        first = nxt + 2
+    last = ipaddress.ip_network(subnet).network_address + FIRST_NODE + MAX_NODES - 1
+    if hosts and first + len(hosts) - 1 > last:
+        room = max(0, int(last) - int(first) + 1)
+        raise ComposeError(f"site '{site.name}' has {len(hosts)} nodes; its network {subnet} has room for {room}")
+    addrs.update({h: str(first + i) for i, h in enumerate(hosts)})
+    return Plan(root, prefix, release, subnet, addrs, member_of.network if member_of else "")
 
 
 def layout(p: Plan) -> ContainerLayout:
@@ -171,7 +198,7 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
             cycle_args: str = "") -> dict:
     """The Compose-spec document (a dict; :func:`compose_text` gives its YAML).
 
-    ``users`` (name -> uid) are created in every container; ``containers_dir`` holds the Containerfile (the
+    ``users`` (name -> uid) are created in every container; ``containers_dir`` holds the Containerfiles (the
     ``build:`` section, used by ``docker compose`` when the image is missing; BASE is Debian's official image
     there, while ``hetsched`` builds from the local debootstrap image instead). ``code``: the suite
     container's volume lines that mount this package at /opt/hetsched; ``cycle_args``: extra options of its
@@ -181,12 +208,11 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
     devices = node_devices(site, layout(p))
 
     def service(name: str, env: dict[str, str], volumes: list[str], privileged: bool = False,
-                release: str = p.release, image: str = IMAGE) -> dict:
-        suite = image == SUITE_IMAGE
+                release: str = p.release, containerfile: str = "Containerfile") -> dict:
         return {
-            "image": image.format(release=release),
-            "build": {"context": str(containers_dir), "dockerfile": "Containerfile.suite" if suite else "Containerfile",
-                      "args": {"BASE": IMAGE.format(release=release) if suite else f"debian:{release}"}},
+            "image": IMAGES[containerfile].format(release=release),
+            "build": {"context": str(containers_dir), "dockerfile": containerfile,
+                      "args": {"BASE": f"debian:{release}"}},
             "container_name": p.container(name),
             "hostname": name,
             "privileged": privileged,
@@ -200,8 +226,11 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
         }
 
     services = {
-        "db": service("db", {"HETSCHED_ROLE": "db"}, [f"{root}/{p.data('db')}:/var/lib/mysql"], release=DB_RELEASE),
+        "db": service("db", {"HETSCHED_ROLE": "db"}, [f"{root}/{p.data('db')}:/var/lib/mysql"], release=DB_RELEASE,
+                      containerfile="Containerfile.db"),
         "dbd": service("dbd", {"HETSCHED_ROLE": "dbd", "HETSCHED_DB": p.addrs["db"]}, [f"{root}/log/dbd:/var/log/slurm"]),
+    } if p.own_db else {}
+    services |= {
         "ctl": service("ctl", {"HETSCHED_ROLE": "ctl", "HETSCHED_DBD": p.addrs["dbd"],
                                "HETSCHED_CLUSTER": site.slurm.cluster_name},
                        [f"{root}/log/ctl:/var/log/slurm", f"{root}/{p.data('ctld')}:/var/spool/slurmctld",
@@ -211,16 +240,15 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
         services[SUITE] = service(SUITE, {"HETSCHED_ROLE": "suite", "HETSCHED_CYCLE_ARGS": cycle_args,
                                           "HETSCHED_CTL": f"{p.addrs['ctl']}:{site.slurm.slurmctld_port}"},
                                   [f"{root}/run:/run/hetsched", f"{root}/log/{SUITE}:/var/log/hetsched",
-                                   f"{root}/{p.data('suite')}:/var/lib/hetsched", *code], image=SUITE_IMAGE)
+                                   f"{root}/{p.data('suite')}:/var/lib/hetsched", *code],
+                                  containerfile="Containerfile.suite")
     for host in p.nodes:
         services[host] = service(host, {"HETSCHED_ROLE": "node", "HETSCHED_DEVICES": " ".join(devices.get(host, []))},
                                  [f"{root}/log/{host}:/var/log/slurm"], privileged=True)
-    return {
-        "name": p.prefix,
-        "services": services,
-        "networks": {"net": {"name": p.network, "ipam": {"config": [
-            {"subnet": p.subnet, "gateway": str(ipaddress.ip_network(p.subnet).network_address + 1)}]}}},
-    }
+    net = {"name": p.network, "ipam": {"config": [
+        {"subnet": p.subnet, "gateway": str(ipaddress.ip_network(p.subnet).network_address + 1)}]}}
+    return {"name": p.prefix, "services": services,
+            "networks": {"net": net if p.own_db else {"name": p.network, "external": True}}}
 
 
 def compose_text(doc: dict) -> str:

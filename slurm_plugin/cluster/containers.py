@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..conf import render_site, write_atomic
@@ -47,6 +48,8 @@ runtime = "runc"
 cgroup_manager = "cgroupfs"
 """
 FIRST_UID = 2001
+# Downloads of the image builds (apt's .debs, pip's wheels), kept on the host across builds
+BUILD_CACHE = Path(os.environ.get("HETSCHED_BUILD_CACHE", "/var/cache/hetsched-build"))
 RELAY = "slurm_plugin.cluster.power_relay"
 # The suite container's cycle: every 30 s (power actions go through slurmctld's programs and the power relay)
 DEFAULT_CYCLE_ARGS = "--interval 30"
@@ -118,44 +121,60 @@ class ContainerCluster(RecordedState):
         nets = json.loads(self.podman("network", "inspect", *names).stdout or "[]")
         return [s["subnet"] for n in nets for s in n.get("subnets") or []]
 
-    def ensure_image(self, release: str, containerfile: str = "Containerfile") -> bool:
-        """Build the image of ``containerfile`` for ``release`` unless it exists from the same file(s); returns
-        whether it built. ``Containerfile`` (``localhost/hetsched-slurm:RELEASE``) starts from the cached
-        debootstrap image of ``containers/base-image.sh``; ``Containerfile.suite``
-        (``localhost/hetsched-suite:RELEASE``) from that Slurm image, so its label covers both files."""
-        folder = containers_dir()
-        suite = containerfile == "Containerfile.suite"
-        files = ["Containerfile", *([containerfile] if suite else [])]
-        digest = hashlib.sha256(b"".join((folder / f).read_bytes() for f in files)).hexdigest()[:16]
-        image = (cc.SUITE_IMAGE if suite else cc.IMAGE).format(release=release)
-        have = self.podman("image", "inspect", "--format", '{{index .Labels "io.hetsched.containerfile"}}', image,
-                           check=False)
-        if have.returncode == 0 and have.stdout.strip() == digest:
-            return False
-        logfile = self.root / "log" / f"image-{release}{'-suite' if suite else ''}.log"
+    def image_current(self, release: str, containerfile: str = "Containerfile") -> bool:
+        """Whether ``containerfile``'s image for ``release`` exists, built from this very file (its label)."""
+        have = self.podman("image", "inspect", "--format", '{{index .Labels "io.hetsched.containerfile"}}',
+                           cc.IMAGES[containerfile].format(release=release), check=False)
+        return have.returncode == 0 and have.stdout.strip() == _digest(containerfile)
+
+    def base_image(self, release: str) -> str:
+        """The release's debootstrap minbase image (``containers/base-image.sh``: built once, then cached)."""
+        logfile = self.root / "log" / f"base-{release}.log"
         with open(logfile, "w") as out:
-            if suite:
-                base_image = cc.IMAGE.format(release=release)
-            else:
-                base = subprocess.run([str(folder / "base-image.sh"), release], stdout=subprocess.PIPE, stderr=out,
-                                      text=True, env=self.engine_env, timeout=1800)
-                if base.returncode != 0:
-                    raise ContainerError(f"the {release} base image could not be built; see {logfile}")
-                base_image = base.stdout.strip()
+            base = subprocess.run([str(containers_dir() / "base-image.sh"), release], stdout=subprocess.PIPE,
+                                  stderr=out, text=True, env=self.engine_env, timeout=1800)
+        if base.returncode != 0:
+            raise ContainerError(f"the {release} base image could not be built; see {logfile}")
+        return base.stdout.strip()
+
+    def build_image(self, release: str, containerfile: str, base: str) -> None:
+        """``podman build`` of ``containerfile`` for ``release`` on ``base``, under ``nice``, labelled with the
+        file's digest. Downloads are kept on the host (:data:`BUILD_CACHE`, one apt archive per image so
+        parallel builds never wait for each other's apt lock; pip's wheels), so a rebuild downloads nothing."""
+        image = cc.IMAGES[containerfile].format(release=release)
+        kind = containerfile.partition(".")[2] or "slurm"
+        cache = BUILD_CACHE / f"{release}-{kind}"
+        for sub in ("apt", "pip"):
+            (cache / sub).mkdir(parents=True, exist_ok=True)
+        logfile = self.root / "log" / f"image-{release}-{kind}.log"
+        with open(logfile, "w") as out:
             proc = subprocess.run(["nice", "-n", "15", "podman", "build", "--isolation", "chroot", "--build-arg",
-                                   f"BASE={base_image}", "--label", f"io.hetsched.containerfile={digest}",
-                                   "-t", image, "-f", str(folder / containerfile), str(folder)],
+                                   f"BASE={base}", "--label", f"io.hetsched.containerfile={_digest(containerfile)}",
+                                   "-v", f"{cache / 'apt'}:/var/cache/apt/archives",
+                                   "-v", f"{cache / 'pip'}:/root/.cache/pip",
+                                   "-t", image, "-f", str(containers_dir() / containerfile), str(containers_dir())],
                                   stdout=out, stderr=subprocess.STDOUT, env=self.engine_env, timeout=1800)
         if proc.returncode != 0:
             raise ContainerError(f"building {image} failed; see {logfile}")
-        return True
+
+    def ensure_images(self, images: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Build every (release, Containerfile) whose image is missing or from another version of its file:
+        each release's base first, then all the images at once (each needs only its base). Returns what
+        it built."""
+        todo = [i for i in images if not self.image_current(*i)]
+        bases = {r: self.base_image(r) for r in dict.fromkeys(r for r, _ in todo)}
+        with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+            for job in [pool.submit(self.build_image, r, f, bases[r]) for r, f in todo]:
+                job.result()
+        return todo
 
     # --- the cluster ------------------------------------------------------------------------------------
     def plan(self) -> cc.Plan:
         state = self.state()
         if not state:
             raise ContainerError(f"no container cluster at {self.root} (run `hetsched cluster up --containers`)")
-        return cc.Plan(self.root, state["prefix"], state["release"], state["subnet"], state["addrs"])
+        return cc.Plan(self.root, state["prefix"], state["release"], state["subnet"], state["addrs"],
+                       state.get("shared_net", ""))
 
     @property
     def socket(self) -> Path:
@@ -224,7 +243,8 @@ class ContainerCluster(RecordedState):
         return state
 
     def up(self, site_name: str | None = None, release: str = "bookworm", users: list[str] = (),
-           wait: float = 120.0, suite: bool = True, cycle_args: str = DEFAULT_CYCLE_ARGS) -> dict:
+           wait: float = 120.0, suite: bool = True, cycle_args: str = DEFAULT_CYCLE_ARGS,
+           member_of: str | Path | None = None) -> dict:
         """Build what is missing (images), write the configs and compose file, and start every container;
         harmless when already up (a changed config is applied with ``scontrol reconfigure``).
 
@@ -233,6 +253,10 @@ class ContainerCluster(RecordedState):
 
         ``users`` get accounts in every container (uids from 2001, in the order given). Returns the recorded
         state; raises :class:`ContainerError` with a remedy when a tool is missing or Slurm does not come up.
+
+        ``member_of``: the root of a running container cluster whose network, MariaDB and slurmdbd this one
+        uses (no db/dbd of its own): both clusters then share one accounting database, as a Slurm federation
+        needs (:func:`slurm_plugin.conf.accounting.federate`).
         """
         for tool in ("podman", "runc"):
             if not shutil.which(tool):
@@ -255,17 +279,24 @@ class ContainerCluster(RecordedState):
         if "ctl" in running and state.get("suite", False) != suite:
             raise ContainerError(f"{self.root} runs {'with' if state.get('suite') else 'without'} the suite's "
                                  "container: run `hetsched cluster down --containers` first")
-        p = cc.plan(site, self.root, release, self._taken_subnets(f"{prefix}-net"),
-                    subnet=state.get("subnet") if own_net else None, suite=suite)
+        host = None
+        if member_of is not None:
+            host = ContainerCluster(member_of)
+            if host.container_states().get("ctl", ("", ""))[1] != "running":
+                raise ContainerError(f"no running container cluster at {member_of} "
+                                     "(bring it up first: its accounting is shared)")
+        p = cc.plan(site, self.root, release, [] if host else self._taken_subnets(f"{prefix}-net"),
+                    subnet=state.get("subnet") if own_net else None, suite=suite,
+                    member_of=host.plan() if host else None)
         all_users = {u: FIRST_UID + i for i, u in enumerate(dict.fromkeys([*state.get("users", []), *users]))}
         changed = self._write_files(site, site_path, p, all_users, cycle_args)
         state = {**state, "root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
                  "prefix": p.prefix, "release": release, "subnet": p.subnet, "addrs": p.addrs,
                  "users": list(all_users), "slurm_version": cc.RELEASES[release], "suite": suite,
-                 "cycle_args": cycle_args}
+                 "cycle_args": cycle_args, "shared_net": p.shared_net}
         self._save_state(state)
         t0 = time.monotonic()
-        built = [r for r in p.images if self.ensure_image(*r)]
+        built = self.ensure_images(p.images)
         state["image_build_s"] = round(time.monotonic() - t0, 1) if built else 0
         if "ctl" in running:
             if changed:
@@ -315,10 +346,10 @@ class ContainerCluster(RecordedState):
     def _remove_leftovers(self, p: cc.Plan) -> None:
         """Remove this cluster's containers that exist but are not running (after a crash or a host reboot),
         by the exact names only this root uses."""
-        for svc in p.services:
-            name = p.container(svc)
-            if self.podman("container", "exists", name, check=False).returncode == 0:
-                self.podman("rm", "-f", name)
+        names = [p.container(svc) for svc in p.services]
+        found = self.podman("container", "inspect", "--format", "{{.Name}}", *names, check=False).stdout.split()
+        if found:
+            self.podman("rm", "-f", *[n for n in found if n in names])
 
     def _wait(self, client: SlurmClient, hosts: list[str], wait: float) -> None:
         deadline = time.monotonic() + wait
@@ -374,7 +405,7 @@ class ContainerCluster(RecordedState):
             self.podman("rm", "-f", *ids, check=False)
             stopped += [svc for svc, (_, st) in states.items() if st == "running"]
         state = self.state()
-        if state.get("prefix"):
+        if state.get("prefix") and not state.get("shared_net"):  # a member leaves the shared network alone
             net = f"{state['prefix']}-net"
             if self.podman("network", "exists", net, check=False).returncode == 0:
                 self.podman("network", "rm", net, check=False)
@@ -383,6 +414,11 @@ class ContainerCluster(RecordedState):
             state.pop("relay_pid", None)
             self._save_state(state)
         return stopped
+
+
+def _digest(containerfile: str) -> str:
+    """What labels an image as built from this version of its Containerfile."""
+    return hashlib.sha256((containers_dir() / containerfile).read_bytes()).hexdigest()[:16]
 
 
 def code_volumes() -> list[str]:

@@ -158,3 +158,29 @@ def apply_site(client: SlurmClient, site: Site, users: list[str] = (), dry_run: 
     if not dry_run:
         apply(client, cmds)
     return cmds
+
+
+def federation_plan(name: str, clusters: list[str], have: dict[str, set[str]]) -> list[list[str]]:
+    """The ``sacctmgr -i`` argument lists that make federation ``name`` hold exactly ``clusters`` (pure;
+    ``have``: federation -> its clusters now). A cluster of another federation is refused: Slurm moves it
+    silently, which would break that federation."""
+    elsewhere = sorted(f"{c} ({f})" for f, cs in have.items() if f != name for c in cs if c in clusters)
+    if elsewhere:
+        raise ValueError(f"cluster(s) {', '.join(elsewhere)} already in another federation")
+    want = ",".join(sorted(clusters))
+    if name not in have:
+        return [["add", "federation", name, f"clusters={want}"]]
+    return [] if have[name] == set(clusters) else [["modify", "federation", "where", f"name={name}", "set",
+                                                    f"clusters={want}"]]
+
+
+def federate(client: SlurmClient, name: str, clusters: list[str], dry_run: bool = False) -> list[list[str]]:
+    """Make ``name`` a Slurm federation of ``clusters`` (all registered with this slurmdbd), idempotently;
+    returns the commands (run unless ``dry_run``)."""
+    have: dict[str, set[str]] = {}
+    for row in _rows(client, "federation", "format=federation,cluster"):  # 22.05 adds more columns
+        have.setdefault(row[0], set()).update(row[1:2] if len(row) > 1 and row[1] else [])
+    cmds = federation_plan(name, clusters, have)
+    if not dry_run:
+        apply(client, cmds)
+    return cmds

@@ -74,7 +74,9 @@ def test_write_only_writes_every_file_with_safe_modes(tmp_path):
     assert "--backend" not in (etc / "hetsched-resume").read_text()  # the ctl container only hands it on
     doc = yaml.safe_load((tmp_path / "compose.yaml").read_text())
     assert doc["services"]["ctl"]["image"] == "localhost/hetsched-slurm:trixie"
-    assert doc["services"]["db"]["image"] == "localhost/hetsched-slurm:bookworm"  # MariaDB 10.11 (see DB_RELEASE)
+    assert doc["services"]["db"]["image"] == "localhost/hetsched-db:bookworm"  # MariaDB 10.11 (see DB_RELEASE)
+    assert doc["services"]["db"]["build"] == {"context": doc["services"]["ctl"]["build"]["context"],
+                                              "dockerfile": "Containerfile.db", "args": {"BASE": "debian:bookworm"}}
     assert state["users"] == ["alice"] and "alice:2001" in doc["services"]["x86n1"]["environment"]["HETSCHED_USERS"]
 
 
@@ -84,7 +86,8 @@ def test_the_suite_container_shares_the_daemons_socket_with_slurmctld_and_can_be
     doc = cc.compose(site, p, {}, Path("/c"), ["/src:/opt/hetsched:ro"], "--interval 5")
     suite, ctl = doc["services"]["hetsched"], doc["services"]["ctl"]
     assert suite["image"] == "localhost/hetsched-suite:bookworm" and suite["environment"]["HETSCHED_ROLE"] == "suite"
-    assert suite["build"]["dockerfile"] == "Containerfile.suite"
+    assert suite["build"]["dockerfile"] == "Containerfile.suite" and suite["build"]["args"]["BASE"] == "debian:bookworm"
+    assert p.images == [("bookworm", "Containerfile"), ("bookworm", "Containerfile.db"), ("bookworm", "Containerfile.suite")]
     assert suite["environment"]["HETSCHED_CYCLE_ARGS"] == "--interval 5"
     assert suite["environment"]["HETSCHED_CTL"] == f"{p.addrs['ctl']}:{site.slurm.slurmctld_port}"
     assert f"{ROOT}/run:/run/hetsched" in suite["volumes"] and f"{ROOT}/run:/run/hetsched" in ctl["volumes"]
@@ -93,6 +96,24 @@ def test_the_suite_container_shares_the_daemons_socket_with_slurmctld_and_can_be
     assert "JobSubmitPlugins=lua" in files["slurm.conf"]
     assert '"socket": "/run/hetsched/hetsched.sock"' in files["hetsched-shim.json"]
     bare = cc.plan(site, ROOT, "bookworm", [], suite=False)
-    assert "hetsched" not in bare.addrs and [f for _, f in bare.images] == ["Containerfile"]
+    assert "hetsched" not in bare.addrs and bare.images == [("bookworm", "Containerfile"),
+                                                            ("bookworm", "Containerfile.db")]
     assert "hetsched" not in cc.compose(site, bare, {}, Path("/c"))["services"]
     assert "JobSubmitPlugins" not in render_site(site, cc.layout(bare))["slurm.conf"]
+
+
+def test_a_member_cluster_uses_the_other_clusters_network_and_slurmdbd():
+    site = load_site("demo")
+    host = cc.plan(site, ROOT, "bookworm", [])
+    member = cc.plan(site, Path("/b"), "bookworm", [], member_of=host)
+    assert (member.subnet, member.network, member.own_db) == (host.subnet, host.network, False)
+    assert member.addrs["dbd"] == host.addrs["dbd"] and "db" not in member.services and "dbd" not in member.services
+    own = {a for s, a in member.addrs.items() if s not in ("db", "dbd")}
+    assert len(own) == len(member.addrs) - 2 and not own & set(host.addrs.values())
+    assert f"AccountingStorageHost={host.addrs['dbd']}" in render_site(site, cc.layout(member))["slurm.conf"]
+    doc = cc.compose(site, member, {}, Path("/c"))
+    assert set(doc["services"]) == {"ctl", "hetsched", *member.nodes}
+    assert [f for _, f in member.images] == ["Containerfile", "Containerfile.suite"]  # no MariaDB of its own
+    assert doc["networks"]["net"] == {"name": host.network, "external": True}
+    with pytest.raises(cc.ComposeError, match="release of"):
+        cc.plan(site, Path("/b"), "trixie", [], member_of=host)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from slurm_plugin.conf.accounting import Account, Current, Qos, plan, setup_from_site
+from slurm_plugin.conf.accounting import Account, Current, Qos, federation_plan, plan, setup_from_site
 from slurm_plugin.site import SiteError, load_site, resolve_site_path
 from slurm_plugin.site.loader import parse_site
 
@@ -85,3 +85,15 @@ def test_a_tier_preempting_an_unknown_tier_is_refused():
     with pytest.raises(SiteError, match=r"qos_tiers\[0\]\.preempts\[0\].*unknown QoS tier 'bronz'"):
         _site(tiers="[{name: gold, target_pct: 99.99, priority: 1000, preempts: [bronz]},"
                     " {name: bronze, target_pct: 99.0}]")
+
+
+def test_federation_plan_adds_modifies_or_leaves_it():
+    assert federation_plan("f", ["b", "a"], {}) == [["add", "federation", "f", "clusters=a,b"]]
+    assert federation_plan("f", ["a", "b"], {"f": {"a", "b"}}) == []
+    assert federation_plan("f", ["a", "b"], {"f": {"a"}}) == [["modify", "federation", "where", "name=f", "set",
+                                                               "clusters=a,b"]]
+
+
+def test_a_cluster_of_another_federation_is_refused():
+    with pytest.raises(ValueError, match=r"b \(g\) already in another federation"):
+        federation_plan("f", ["a", "b"], {"g": {"b", "c"}})

@@ -108,3 +108,18 @@ def test_node_addr_and_values_slurm_conf_cannot_hold():
     for bad in ("/a\nPrologSlurmctld=/tmp/evil", "/a#b", '/a"b'):
         with pytest.raises(ConfValueError, match="cannot be written into slurm.conf"):
             conf_value(bad)
+
+
+def test_a_site_without_gres_has_no_empty_gres_types_line():
+    """slurmctld 22.05 refuses ``GresTypes=`` with nothing after it (a parse error: it does not start)."""
+    import yaml
+
+    from slurm_plugin.site import resolve_site_path
+    from slurm_plugin.site.loader import parse_site
+
+    doc = yaml.safe_load(resolve_site_path("demo").read_text())
+    doc["clusters"][0]["node_groups"] = [g for g in doc["clusters"][0]["node_groups"] if g["name"] == "cpu-x86"]
+    doc["partitions"] = [{"name": "batch", "node_groups": ["cpu-x86"], "default": True}]
+    doc["policy"].pop("reshapes", None)
+    conf = render_site(parse_site(doc, "no-gres.yaml"))["slurm.conf"]
+    assert "GresTypes" not in conf
