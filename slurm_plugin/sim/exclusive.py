@@ -87,7 +87,7 @@ def run(e, progress: Callable[[int], None] | None = None):
     # the smallest), so a pass whose outcome no order can change is not scored: see ``_exact_sums``
     ask = [0] * (total_nodes + 2) if pure and not static else None
     ask_sum, ask_min = 0, total_nodes + 1
-    begin = [None] * n
+    begin = [np.nan] * n  # start times; NaN: never started
     dw = [cpn * k * dyn_w for k in knodes]  # extra watts while a job runs (the meter's load_change, same floats)
     exact = ask is not None and _exact_sums(e, dw, cpn)
     heappush, heappop, insort = heapq.heappush, heapq.heappop, bisect.insort
@@ -97,7 +97,7 @@ def run(e, progress: Callable[[int], None] | None = None):
     heap: list = []  # (end, seq, job): job ends
     seq = 0
     ends: list = []  # sorted (planned end, seq, nodes) of running jobs, for plans
-    pend_of: dict[int, tuple] = {}  # job -> its entry in ``ends``
+    pend_of: list = [None] * n  # job -> its entry in ``ends`` while it runs
     epoch = 0
     resv_job, resv_epoch, resv_time, held = -1, -1, 0.0, 0  # the head's plan: job, epoch, time, idle nodes held
     pending = 0
@@ -105,7 +105,11 @@ def run(e, progress: Callable[[int], None] | None = None):
     core_s = float(e.group_core_s[0])
     fresh: list = []  # static: ranks queued since the last pass
     scanned = (-1, -1, -1)  # static: (epoch, head rank, last rank in its window) of the last backfill scan
-    tl: list = []  # after each event time: (t, pending, idle nodes, watts)
+    # after each event time (one point per distinct time): time, pending jobs, idle nodes, watts
+    tl_t: list = []
+    tl_q: list = []
+    tl_idle: list = []
+    tl_w: list = []
     last_t = None
     nxt = events = last_report = 0
 
@@ -173,7 +177,7 @@ def run(e, progress: Callable[[int], None] | None = None):
         while heap and heap[0][0] <= t:
             j = heappop(heap)[2]
             free += knodes[j]
-            del ends[bisect_left(ends, pend_of.pop(j))]  # an equal entry: the same sorted list remains
+            del ends[bisect_left(ends, pend_of[j])]  # an equal entry: the same sorted list remains
             watts -= dw[j]
             epoch += 1
         while submit[nxt] <= t:
@@ -197,9 +201,18 @@ def run(e, progress: Callable[[int], None] | None = None):
                 key = queue[0]
                 j = by_rank[key]
                 k = knodes[j]
-                if k <= free:
+                if k <= free:  # start(j, t), inlined: the commonest start
                     del queue[0]
-                    start(j, t)
+                    free -= k
+                    watts += dw[j]
+                    r = run_eff[j]
+                    begin[j] = t
+                    core_s += cpn * r * k
+                    seq += 1
+                    entry = (t + limit[j], k)
+                    insort(ends, entry)
+                    pend_of[j] = entry
+                    heappush(heap, (t + r, seq, j))
                     pending -= 1
                     epoch += 1
                     continue
@@ -262,9 +275,12 @@ def run(e, progress: Callable[[int], None] | None = None):
             fresh.clear()
         events += 1
         if t == last_t:  # the engine's _sample: one point per distinct time
-            tl[-1] = (t, pending, free, watts)
+            tl_q[-1], tl_idle[-1], tl_w[-1] = pending, free, watts
         else:
-            tl.append((t, pending, free, watts))
+            tl_t.append(t)
+            tl_q.append(pending)
+            tl_idle.append(free)
+            tl_w.append(watts)
             last_t = t
         if progress and nxt - last_report >= 2000:
             progress(nxt - last_report)
@@ -274,12 +290,11 @@ def run(e, progress: Callable[[int], None] | None = None):
             break
     if progress:
         progress(nxt - last_report)
-    b = np.array([np.nan if x is None else x for x in begin], dtype=float)
+    b = np.array(begin, dtype=float)
     e.alloc[:] = b
     e.begin[:] = b
     e.end[:] = b + e.run_eff
     e.group_core_s[0] = core_s
-    tl_t, tl_q, tl_idle, tl_w = (list(c) for c in zip(*tl)) if tl else ([], [], [], [])
     joules, cost = _meter(tl_t, tl_w, e.meter.cost_rate)
     e.meter.joules, e.meter.cost, e.meter.watts, e.meter.t = joules, cost, watts, tl_t[-1] if tl_t else None
     e.pending = pending
