@@ -29,7 +29,9 @@ import numpy as np
 class QueueView:
     """The pending jobs as arrays: submit (s), limit (requested time, s), procs (total cores), qos priority;
     ``able`` (optional): cores of the nodes whose arch/GRES suit each job (None = the whole machine);
-    ``nodes`` (optional): nodes each job asks for (Slurm's job size factor counts them)."""
+    ``nodes`` (optional): nodes each job asks for (Slurm's job size factor counts them).
+    ``rows`` and ``table`` (optional, the simulator's): the jobs' rows in ``table``, a view of every job of the
+    run (the same object on every pass), so a ranking may compute what depends on the job alone once per run."""
 
     submit: np.ndarray
     limit: np.ndarray
@@ -38,6 +40,8 @@ class QueueView:
     now: float
     able: np.ndarray | None = None
     nodes: np.ndarray | None = None
+    rows: np.ndarray | None = None
+    table: QueueView | None = None
 
 
 def fcfs(q: QueueView) -> np.ndarray:

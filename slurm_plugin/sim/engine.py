@@ -100,6 +100,8 @@ class Engine:
             self._rank_of = np.empty(n, dtype=np.int64)
             self._rank_of[order] = np.arange(n)
             self._by_rank = order
+        # every job, for rankings that compute per-job figures once per run (QueueView.rows/table)
+        self._table = QueueView(jobs.submit, jobs.limit, self.procs, jobs.qos_priority, 0.0, self.able, jobs.nodes)
         self.timeline: dict[str, list[float]] = {"t": [], "queue": [], "busy_cores": [], "watts": []}
         self._deps = None if after is None else _Dependencies(after, n)
 
@@ -263,7 +265,7 @@ class Engine:
         q = self._lo + np.flatnonzero(self._queued[self._lo:self._hi])
         jobs = self.jobs
         view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t,
-                         None if self.able is None else self.able[q], jobs.nodes[q])
+                         None if self.able is None else self.able[q], jobs.nodes[q], q, self._table)
         score = self.ranking.scores(view)
         # the queue is in (submit, id) order already, so a stable sort by score is the full priority order
         if head is not None and len(q) > 2 * head:

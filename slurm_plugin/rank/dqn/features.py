@@ -74,13 +74,20 @@ def job_features(submit: np.ndarray, limit: np.ndarray, procs: np.ndarray, qos: 
     if n == 0:
         return np.empty((0, N_FEATURES), dtype=np.float32)
     c = max(float(total_cores), 1.0)
-    log2_c, log10_cw = _machine_denominators(c)
     t = np.empty((N_FEATURES, n))
     procs = np.asarray(procs, dtype=float)
     limit = np.maximum(np.asarray(limit, dtype=float), 1.0)
-    wait = np.subtract(now, np.asarray(submit, dtype=float))
-    np.maximum(wait, 0.0, out=wait)
     area = procs * limit
+    _job_columns(t, procs, limit, area, c, scarcity)
+    _queue_columns(t, submit, procs, limit, area, qos, now, c, max_qos)
+    return t.T.astype(np.float32, order="C")
+
+
+def _job_columns(t: np.ndarray, procs: np.ndarray, limit: np.ndarray, area: np.ndarray, c: float,
+                 scarcity: np.ndarray | None) -> None:
+    """Fill the columns of ``t`` (12 x n, float64) that depend on the job alone: 0-2, 5 and 10. ``limit`` is
+    already at least 1 s and ``area`` is procs x limit."""
+    log2_c, log10_cw = _machine_denominators(c)
     col = t[0]
     np.divide(procs, c, out=col)
     np.minimum(col, 1.0, out=col)
@@ -92,6 +99,18 @@ def job_features(submit: np.ndarray, limit: np.ndarray, procs: np.ndarray, qos: 
     np.log10(limit, out=col)
     col /= _LOG10_WEEK
     np.minimum(col, 1.5, out=col)
+    col = t[5]
+    np.add(area, 1.0, out=col)
+    np.log10(col, out=col)
+    col /= log10_cw
+    t[10] = 0.0 if scarcity is None else np.clip(scarcity, 0.0, 1.0)
+
+
+def _queue_columns(t: np.ndarray, submit: np.ndarray, procs: np.ndarray, limit: np.ndarray, area: np.ndarray,
+                   qos: np.ndarray, now: float, c: float, max_qos: float | None) -> None:
+    """Fill the columns of ``t`` that depend on the time or on the whole queue: 3, 4, 6-9 and 11."""
+    wait = np.subtract(now, np.asarray(submit, dtype=float))
+    np.maximum(wait, 0.0, out=wait)
     col = t[3]
     np.log1p(wait, out=col)
     col /= _LOG1P_WEEK
@@ -101,22 +120,44 @@ def job_features(submit: np.ndarray, limit: np.ndarray, procs: np.ndarray, qos: 
     np.log1p(col, out=col)
     col /= _LOG1P_100
     np.minimum(col, 1.5, out=col)
-    col = t[5]
-    np.add(area, 1.0, out=col)
-    np.log10(col, out=col)
-    col /= log10_cw
     t[6] = _pct(limit)
     t[7] = _pct(procs)
     t[8] = min(np.log1p(area.sum() / c / 3600.0) / _LOG1P_1000, 1.5)
     t[9] = min(procs.sum() / c, 4.0) / 4.0
-    t[10] = 0.0 if scarcity is None else np.clip(scarcity, 0.0, 1.0)
     qos = np.asarray(qos, dtype=float)
     top = max_qos if max_qos else float(qos.max(initial=0.0))
     if top > 0:
         np.divide(qos, top, out=t[11])
     else:
         t[11] = 0.0
-    return t.T.astype(np.float32, order="C")
+
+
+class TableFeatures:
+    """:func:`job_features` of queues drawn from one fixed set of jobs (a simulation's job table): the columns
+    that depend on the job alone are computed once for every job, each queue's rows are taken from them and only
+    the time- and queue-dependent columns are computed per call. Same numbers, bit for bit: every column is an
+    element-wise formula or a reduction over the queue's own values in its order, as in :func:`job_features`."""
+
+    def __init__(self, submit: np.ndarray, limit: np.ndarray, procs: np.ndarray, qos: np.ndarray,
+                 total_cores: float, scarcity: np.ndarray | None = None, max_qos: float | None = None):
+        self.c = max(float(total_cores), 1.0)
+        self.max_qos = max_qos
+        self.submit = np.asarray(submit, dtype=float)
+        self.procs = np.asarray(procs, dtype=float)
+        self.limit = np.maximum(np.asarray(limit, dtype=float), 1.0)
+        self.area = self.procs * self.limit
+        self.qos = np.asarray(qos, dtype=float)
+        self.fixed = np.empty((N_FEATURES, len(self.submit)))
+        _job_columns(self.fixed, self.procs, self.limit, self.area, self.c, scarcity)
+
+    def __call__(self, rows: np.ndarray, now: float) -> np.ndarray:
+        """Features (len(rows) x 12, float32) of the queue made of the jobs ``rows`` (in that order) at ``now``."""
+        if len(rows) == 0:
+            return np.empty((0, N_FEATURES), dtype=np.float32)
+        t = self.fixed[:, rows]
+        _queue_columns(t, self.submit[rows], self.procs[rows], self.limit[rows], self.area[rows], self.qos[rows],
+                       now, self.c, self.max_qos)
+        return t.T.astype(np.float32, order="C")
 
 
 def scarcity_of(able_cores: np.ndarray, total_cores: float) -> np.ndarray:

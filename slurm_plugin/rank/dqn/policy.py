@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..heuristics import QueueView
-from .features import job_features, scarcity_of
+from .features import TableFeatures, job_features, scarcity_of
 from .model import DEFAULT_MODEL, DqnModel, load_model
 
 log = logging.getLogger(__name__)
@@ -29,14 +29,20 @@ DELTA = 0.25  # decades of time limit per band
 def band_scores(limit: np.ndarray, bands: np.ndarray) -> np.ndarray:
     """log10(max(limit, 1 s)) + DELTA x band: the learned order (lower = sooner). Example: a 1 h job in band 0
     scores 3.56, a 10 min job in band 4 scores 3.78, so the hour-long job goes first."""
-    return np.log10(np.maximum(np.asarray(limit, dtype=float), 1.0)) + DELTA * np.asarray(bands, dtype=float)
+    return _log_limit(limit) + DELTA * np.asarray(bands, dtype=float)
+
+
+def _log_limit(limit: np.ndarray) -> np.ndarray:
+    return np.log10(np.maximum(np.asarray(limit, dtype=float), 1.0))
 
 
 @dataclass
 class DqnRanking:
     """Scores = :func:`band_scores` of the Q-network's greedy bands on :func:`.features.job_features`.
     ``total_cores`` is the machine's; ``max_qos`` the top QoS priority (None = the queue's own maximum);
-    scarcity comes from ``view.able`` (the engine fills it because ``needs_able``)."""
+    scarcity comes from ``view.able`` (the engine fills it because ``needs_able``). A view that carries its rows in
+    the simulator's job table (``view.rows``/``view.table``) is scored from per-job figures computed once per
+    table (:class:`.features.TableFeatures`): the same scores, bit for bit, for a fraction of the work."""
 
     model: DqnModel
     total_cores: float
@@ -46,13 +52,26 @@ class DqnRanking:
     needs_able: bool = True
     pure: bool = True  # counting calls aside, no side effect: the simulator may skip passes that cannot start a job
     calls: int = field(default=0, repr=False)
+    _cache: tuple | None = field(default=None, repr=False)  # (table, its TableFeatures, log10 limits)
 
     def features(self, view: QueueView) -> np.ndarray:
+        if view.rows is not None and view.table is not None:
+            return self._table(view.table)[1](view.rows, view.now)
         return view_features(view, self.total_cores, self.max_qos)
 
     def scores(self, view: QueueView) -> np.ndarray:
         self.calls += 1
-        return band_scores(view.limit, self.model.bands(self.features(view)))
+        bands = self.model.bands(self.features(view))
+        if view.rows is not None and view.table is not None:
+            return self._table(view.table)[2][view.rows] + DELTA * np.asarray(bands, dtype=float)
+        return band_scores(view.limit, bands)
+
+    def _table(self, table: QueueView) -> tuple:
+        if self._cache is None or self._cache[0] is not table:
+            scarce = None if table.able is None else scarcity_of(table.able, self.total_cores)
+            self._cache = (table, TableFeatures(table.submit, table.limit, table.procs, table.qos, self.total_cores,
+                                                scarce, self.max_qos), _log_limit(table.limit))
+        return self._cache
 
 
 def view_features(view: QueueView, total_cores: float, max_qos: float | None = None) -> np.ndarray:

@@ -133,3 +133,28 @@ def test_features_bands_and_scores_are_the_reference_ones_on_trace_queues():
                 want = band_scores(limit, _bands_reference(m, ref))
                 assert _same_bits(np.asarray(got, dtype=float), want)
     assert gated  # the shortcut was taken on some queues (and gave the network's scores)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_table_features_are_the_reference_bits(seed):
+    """Queues drawn from one job table (the simulator's case): per-job columns computed once, then taken by row,
+    give the reference bits for any subset, in any order, at any time; and DqnRanking scores such a view (rows
+    and table set) exactly as a plain view of the same jobs."""
+    from slurm_plugin.rank.dqn.features import TableFeatures
+    rng = np.random.default_rng(100 + seed)
+    model = load_model(DEFAULT_MODEL)
+    for submit, limit, procs, qos, now, total, scarcity, max_qos in _random_queues(seed, 30):
+        n = len(submit)
+        table = TableFeatures(submit, limit, procs, qos, total, scarcity, max_qos)
+        able = None if scarcity is None else rng.choice([0.0, total / 2, total], n)
+        whole = QueueView(submit, limit, procs, qos, 0.0, able)
+        ranking = DqnRanking(model, total, max_qos)
+        for _ in range(4):
+            rows = rng.permutation(n)[:int(rng.integers(0, n + 1))]
+            sub = [a[rows] for a in (submit, limit, procs, qos)]
+            scarce = None if scarcity is None else scarcity[rows]
+            t = now + float(rng.choice([-50.0, 0.0, 3600.0]))
+            assert _same_bits(table(rows, t), job_features_reference(*sub, t, total, scarce, max_qos))
+            plain = QueueView(*sub, t, None if able is None else able[rows])
+            tabled = QueueView(*sub, t, None if able is None else able[rows], rows=rows, table=whole)
+            assert _same_bits(ranking.scores(tabled), DqnRanking(model, total, max_qos).scores(plain))
