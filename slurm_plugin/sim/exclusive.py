@@ -201,18 +201,9 @@ def run(e, progress: Callable[[int], None] | None = None):
                 key = queue[0]
                 j = by_rank[key]
                 k = knodes[j]
-                if k <= free:  # start(j, t), inlined: the commonest start
+                if k <= free:
                     del queue[0]
-                    free -= k
-                    watts += dw[j]
-                    r = run_eff[j]
-                    begin[j] = t
-                    core_s += cpn * r * k
-                    seq += 1
-                    entry = (t + limit[j], k)
-                    insort(ends, entry)
-                    pend_of[j] = entry
-                    heappush(heap, (t + r, seq, j))
+                    start(j, t)
                     pending -= 1
                     epoch += 1
                     continue
