@@ -12,7 +12,9 @@ action through the one applier and Slurm's power programs (the site's power back
   work before it has booted, so a job that asks for it meanwhile gets a freshly booted node);
 - ``wiped``, powered on and responding          -> RESUME (other work may land again).
 
-A node still powering down or booting waits; a job still running (COMPLETING) waits.
+A node still powering down or booting waits; a job still running (COMPLETING) waits. A powered-down node shows
+no DRAIN flag in 22.05, so Slurm may boot it again for a pending job before this step sees it off: that boot
+completes the cycle too (the node was off), and a new ``wipe after`` reason starts the sequence again.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ def plan_wipes(snapshot, memory: dict | None = None, cause: Cause = Cause.ISOLAT
     for node in snapshot.nodes:
         reason = node.reason.removeprefix(TAG).strip()
         phase, job = memory.get(node.name, [None, ""])
-        if phase is None and reason.startswith(PENDING):
-            phase, job = "pending", reason.rsplit(" ", 1)[-1]
+        if reason.startswith(PENDING) and (phase is None or reason.rsplit(" ", 1)[-1] != job):
+            phase, job = "pending", reason.rsplit(" ", 1)[-1]  # a new sensitive job ended there
         if phase == "pending":
             if not _powered_down(node) and not _in_transition(node) and node.alloc_cpus == 0:
                 actions.append(PowerNodes((node.name,), "POWER_DOWN_FORCE", f"{WIPING} after sensitive job {job}",
@@ -62,6 +64,10 @@ def plan_wipes(snapshot, memory: dict | None = None, cause: Cause = Cause.ISOLAT
                 actions.append(PowerNodes((node.name,), "POWER_UP", f"{WIPED} after sensitive job {job}", cause))
                 actions.append(DrainNodes((node.name,), "DRAIN", f"{WIPED} after sensitive job {job}", cause))
                 memory[node.name] = ["wiped", job]
+            elif not _in_transition(node):  # Slurm booted it again for a pending job: the cycle is done
+                memory.pop(node.name, None)
+                if "DRAIN" in " ".join(node.flags).upper() and not reason.startswith(PENDING):
+                    actions.append(DrainNodes((node.name,), "RESUME", f"wiped after sensitive job {job}", cause))
         elif phase == "wiped":
             if not _powered_down(node) and not _in_transition(node):
                 actions.append(DrainNodes((node.name,), "RESUME", f"wiped after sensitive job {job}", cause))

@@ -133,6 +133,9 @@ def _node(name, state, reason="", flags=(), alloc=0):
     (_node("n1", "IDLE", "", ("DRAIN", "NOT_RESPONDING", "POWERING_UP")), {"n1": ["wiped", "7"]}, []),
     (_node("n1", "IDLE", "", ("DRAIN",)), {"n1": ["wiped", "7"]}, [("RESUME", "n1")]),  # reason dropped by Slurm
     (_node("n1", "IDLE", "hetsched: health: ECC", ("DRAIN",)), {}, []),  # not ours
+    # Slurm booted it for a job before the step saw it off: cycle done; a later sensitive job starts over
+    (_node("n1", "MIXED", "", ()), {"n1": ["wiping", "7"]}, []),
+    (_node("n1", "IDLE", drain_reason(9), ("DRAIN",)), {"n1": ["wiping", "7"]}, [("POWER_DOWN_FORCE", "n1")]),
 ])
 def test_wipe_sequence(node, memory, expected):
     decision, after = plan_wipes(Snapshot(nodes=(node,)), memory)
