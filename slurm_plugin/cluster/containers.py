@@ -353,7 +353,7 @@ class ContainerCluster(RecordedState):
 
     def _wait(self, client: SlurmClient, hosts: list[str], wait: float) -> None:
         deadline = time.monotonic() + wait
-        while not client.ping():
+        while not _answers(client):
             if time.monotonic() > deadline:
                 raise ContainerError(f"slurmctld did not answer within {wait:.0f} s; see {self.root}/log/ctl/ "
                                      f"and `podman logs {self.plan().container('ctl')}`")
@@ -414,6 +414,14 @@ class ContainerCluster(RecordedState):
             state.pop("relay_pid", None)
             self._save_state(state)
         return stopped
+
+
+def _answers(client: SlurmClient) -> bool:
+    """Whether slurmctld answers a ping; a ``podman exec`` that timed out (a loaded host) is "not yet"."""
+    try:
+        return client.ping()
+    except SlurmError:
+        return False
 
 
 def _digest(containerfile: str) -> str:

@@ -54,6 +54,16 @@ def fed(cluster):
             c.down()
 
 
+@pytest.fixture(autouse=True)
+def _no_jobs_left(fed):
+    """Each test ends with no job on a running member (a failed test leaves no node taken)."""
+    yield
+    for c in fed.values():
+        if c.container_states().get("ctl", ("", ""))[1] == "running":
+            client = c.client()
+            client.cancel(*map(int, client.run("squeue", "--local", "-h", "-o", "%A", check=False).stdout.split()))
+
+
 def _fed_active(client) -> bool:
     out = client.run("scontrol", "show", "federation", check=False).stdout
     return FEDERATION in out and "fed-a" in out and "fed-b" in out and "Synced:Yes" in out
@@ -76,10 +86,10 @@ def test_a_job_for_a_full_cluster_starts_on_the_other(fed):
     assert until(lambda: _running_where(a, blocker), 60, 0.5) == "fa1"
     job = a.sbatch(*JOB, wrap="sleep 300")  # submitted to A; a federated job may run on every cluster
     assert until(lambda: _running_where(b, job), 60, 0.5) == "fb1"
-    origin = a.show_job(job)  # A, the origin, revoked its sibling when B's started
-    assert (origin["JobState"], origin["FedOrigin"], origin["FedActiveSiblings"]) == ("REVOKED", "fed-a", "fed-b")
-    a.cancel(blocker)
-    b.cancel(job)
+    # A, the origin, revoked its own sibling when B's started (its scontrol shows REVOKED on 22.05, the running
+    # sibling's record on 24.11)
+    origin = a.show_job(job)
+    assert (origin["FedOrigin"], origin["FedActiveSiblings"]) == ("fed-a", "fed-b") and not _running_where(a, job)
 
 
 def test_with_a_stopped_new_work_runs_on_b(fed):
@@ -92,4 +102,3 @@ def test_with_a_stopped_new_work_runs_on_b(fed):
     # sbatch asks each allowed cluster (their controllers' addresses come from slurmdbd): A does not answer
     job = login.sbatch("-M", "fed-a,fed-b", *JOB, wrap="sleep 300")
     assert until(lambda: _running_where(fed["fed-b"].client(), job), 60, 0.5) == "fb1"
-    fed["fed-b"].client().cancel(job)
