@@ -130,3 +130,13 @@ def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, jso
     for p in result["pareto"]:
         click.echo(f"  {p['method']:6s} hypervolume {p['hypervolume']:.4f}  points {p['points']:3d}  "
                    f"wall {p['wall_s']:8.2f} s  cpu {p['cpu_s']:8.2f} s")
+
+
+def _comparisons() -> None:
+    """costsim's commands (compare, offpeak) live in cli/cost_compare.py."""
+    from .cost_compare import compare_cmd, offpeak_cmd
+    cost.add_command(compare_cmd, "compare")
+    cost.add_command(offpeak_cmd, "offpeak")
+
+
+_comparisons()

@@ -43,7 +43,7 @@ def load_workload(spec: str, site: Site | None = None) -> Workload:
     if name.endswith((".swf", ".swf.gz")):
         return read_swf(path)
     if name.endswith(".trace"):
-        return read_philly(path)
+        return read_philly(path, site=site)
     if name.endswith(".json"):
         return read_sacct_json(path)
     if name.endswith(".csv") and is_openb_pod_list(path):
