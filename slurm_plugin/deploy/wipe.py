@@ -5,16 +5,19 @@ released, so nothing else starts there). Then, cycle after cycle, each node move
 action through the one applier and Slurm's power programs (the site's power backend):
 
 - drained ``wipe after ...``, idle, powered on  -> POWER_DOWN_FORCE (SuspendProgram: the backend powers it
-  off), reason ``hetsched: deploy: wiping ...``;
+  off) + DRAIN, reason ``hetsched: deploy: wiping ...`` (POWER_DOWN_FORCE clears the drain on 22.05, and a
+  powered-down node without it is Slurm's to boot for the next pending job of its partition: measured on the
+  real cluster, such a job is allocated the node at once, and the POWER_UP + DRAIN below then makes Slurm
+  requeue it; with the drain restored the job waits, ReqNodeNotAvail);
 - ``wiping``, powered down                      -> POWER_UP (ResumeProgram boots it: a fresh OS, nothing of
   the job left in memory or local scratch) + DRAIN reason ``hetsched: deploy: wiped ...`` (in this order:
   Slurm 22.05 clears the reason on POWER_UP, and a powering-down node shows no DRAIN flag; it cannot take
   work before it has booted, so a job that asks for it meanwhile gets a freshly booted node);
 - ``wiped``, powered on and responding          -> RESUME (other work may land again).
 
-A node still powering down or booting waits; a job still running (COMPLETING) waits. A powered-down node shows
-no DRAIN flag in 22.05, so Slurm may boot it again for a pending job before this step sees it off: that boot
-completes the cycle too (the node was off), and a new ``wipe after`` reason starts the sequence again.
+A node still powering down or booting waits; a job still running (COMPLETING) waits. Should Slurm boot a node
+in the ``wiping`` phase anyway (an admin resumed it), that boot completes the cycle too (the node was off), and a
+new ``wipe after`` reason starts the sequence again.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def plan_wipes(snapshot, memory: dict | None = None, cause: Cause = Cause.ISOLAT
             if not _powered_down(node) and not _in_transition(node) and node.alloc_cpus == 0:
                 actions.append(PowerNodes((node.name,), "POWER_DOWN_FORCE", f"{WIPING} after sensitive job {job}",
                                           cause))
+                actions.append(DrainNodes((node.name,), "DRAIN", f"{WIPING} after sensitive job {job}", cause))
                 memory[node.name] = ["wiping", job]
         elif phase == "wiping":
             if _powered_down(node):
