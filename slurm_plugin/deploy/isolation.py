@@ -1,10 +1,12 @@
 """Checking isolation on a real cluster: a mix of sensitive and other jobs, each of which appends
-``start|end JOB NODE UPTIME`` to one trace file (O_APPEND: one total order of events across the nodes of a
-one-host cluster), and the pure check of that trace.
+``start|end JOB NODE UPTIME WALLCLOCK`` to one trace file (O_APPEND: one total order of events across the nodes
+of a one-host cluster), and the pure check of that trace.
 
 A violation is: another job's event on a node between a sensitive job's start and end there (shared node),
 a sensitive job starting while another job is active on its node, or a job starting on a node after a
-sensitive job there without the node having rebooted in between (its uptime did not go back: no power cycle).
+sensitive job there without the node having booted in between: its boot time (wall clock minus uptime) is not
+later than the sensitive job's end. (Comparing uptimes alone is wrong: a job that starts long after the reboot
+shows a larger uptime than the sensitive job had at its end; the lead's CI hit exactly that.)
 """
 
 from __future__ import annotations
@@ -21,10 +23,16 @@ class TraceEvent:
     job: str
     node: str
     uptime: float
+    wall: float  # Unix time of the event (not namespaced, unlike the local cluster's per-boot uptime)
+
+    @property
+    def boot(self) -> float:
+        """When the node last booted, as this event saw it."""
+        return self.wall - self.uptime
 
 
 def job_script(trace: str, seconds: float) -> str:
-    line = 'echo "{0} $SLURM_JOB_ID $SLURMD_NODENAME $(cut -d" " -f1 /proc/uptime)" >> ' + trace
+    line = 'echo "{0} $SLURM_JOB_ID $SLURMD_NODENAME $(cut -d" " -f1 /proc/uptime) $(date +%s.%N)" >> ' + trace
     return f"#!/bin/sh\n{line.format('start')}\nsleep {seconds}\n{line.format('end')}\n"
 
 
@@ -45,8 +53,8 @@ def parse(text: str) -> list[TraceEvent]:
     events = []
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[0] in ("start", "end"):
-            events.append(TraceEvent(parts[0], parts[1], parts[2], float(parts[3])))
+        if len(parts) == 5 and parts[0] in ("start", "end"):
+            events.append(TraceEvent(parts[0], parts[1], parts[2], float(parts[3]), float(parts[4])))
     return events
 
 
@@ -64,9 +72,9 @@ def violations(events: list[TraceEvent], sensitive: set[str]) -> list[str]:
                 if other in sensitive:
                     problems.append(f"job {ev.job} started on {ev.node} beside sensitive job {other}")
             prev = last_sensitive.get(ev.node)
-            if prev is not None and ev.uptime >= prev.uptime:
+            if prev is not None and ev.boot <= prev.wall:
                 problems.append(f"job {ev.job} started on {ev.node} after sensitive job {prev.job} without a "
-                                f"power cycle (uptime {ev.uptime} >= {prev.uptime})")
+                                f"power cycle (booted at {ev.boot:.2f}, before that job ended at {prev.wall:.2f})")
             last_sensitive.pop(ev.node, None)
             on.add(ev.job)
         else:

@@ -156,3 +156,18 @@ def test_wipe_memory_walks_the_whole_sequence():
         decision, memory = plan_wipes(Snapshot(nodes=(_node("n1", "IDLE", reason, flags),)), memory)
         seen += [a.action for a in decision.actions]
     assert seen == ["POWER_DOWN_FORCE", "DRAIN", "POWER_UP", "DRAIN", "RESUME"] and memory == {}
+
+
+def test_isolation_check_reads_a_reboot_from_boot_times_not_uptimes():
+    from slurm_plugin.deploy.isolation import parse, violations
+
+    # sensitive job 16 ends at uptime 5.67; the node reboots at t=1012; job 24 starts 130 s after the boot
+    cycled = parse("start 16 x86n1 5.17 1000.0\nend 16 x86n1 5.67 1000.5\nstart 24 x86n1 129.79 1141.79\n")
+    assert violations(cycled, {"16", "24"}) == []  # an uptime comparison called this a violation
+    # no reboot: job 3 starts on the same boot (its uptime grew by the wall time that passed)
+    same_boot = parse("start 16 x86n1 5.17 1000.0\nend 16 x86n1 5.67 1000.5\nstart 3 x86n1 9.67 1004.5\n")
+    assert violations(same_boot, {"16"}) == [
+        "job 3 started on x86n1 after sensitive job 16 without a power cycle (booted at 994.83, before that "
+        "job ended at 1000.50)"]
+    shared = parse("start 16 x86n1 5.17 1000.0\nstart 3 x86n1 5.20 1000.03\nend 16 x86n1 5.67 1000.5\n")
+    assert violations(shared, {"16"}) == ["job 3 started on x86n1 beside sensitive job 16"]
