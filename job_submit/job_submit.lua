@@ -137,6 +137,20 @@ local function read_config()
   if type(doc.daemon_uid) == "number" and doc.daemon_uid >= 0 and doc.daemon_uid < NO_VAL then
     cfg.daemon_uid = doc.daemon_uid
   end
+  local sens = doc.sensitive
+  if type(sens) == "table" and type(sens.classes) == "table" and type(sens.partitions) == "table" then
+    local ok_names = function(name) return type(name) == "string" and #name > 0 and #name <= 64
+                                       and name:find("^[%w%-%._]+$") ~= nil end
+    local classes, parts = {}, {}
+    for name, is_sensitive in pairs(sens.classes) do
+      if ok_names(name) and type(is_sensitive) == "boolean" then classes[name] = is_sensitive end
+    end
+    for _, name in ipairs(sens.partitions) do
+      if ok_names(name) then parts[#parts + 1] = name end
+    end
+    local default = ok_names(sens.default_class) and sens.default_class or nil
+    cfg.sensitive = { classes = classes, partitions = parts, default_class = default }
+  end
   local fb = type(doc.fallback) == "table" and doc.fallback.gres
   if type(fb) == "table" then
     cfg.fallback = {}
@@ -382,14 +396,104 @@ local function fallback_partition(cfg, job_desc)
   return chosen
 end
 
+-- ------------------------------------------------------------------------------- sensitive, without the daemon
+-- The workload class a job claims, by admission's rule (slurm_plugin/admission/classify.py, _find_class): a
+-- "class=" word of the comment (an unknown name: the default class), else the wckey ("NAME" or "class=NAME"),
+-- else the account, else (no account given) the owner's default account, else the policy's default class.
+local function claimed_class(sens, job)
+  local classes = sens.classes
+  local tagged
+  for word in tostring(job.comment or ""):gmatch("[^%s,;]+") do
+    local key, value = word:match("^([^=]*)=(.+)$")
+    if key and not tagged then
+      key = key:lower():gsub("^hetsched:", "")
+      if key == "class" then tagged = value end
+    end
+  end
+  if tagged then return classes[tagged] ~= nil and tagged or sens.default_class end
+  local wckey = type(job.wckey) == "string" and job.wckey:gsub("^class=", "") or nil
+  if wckey and classes[wckey] ~= nil then return wckey end
+  if type(job.account) == "string" and job.account ~= "" then
+    if classes[job.account] ~= nil then return job.account end
+  elseif type(job.default_account) == "string" and classes[job.default_account] ~= nil then
+    return job.default_account
+  end
+  return sens.default_class
+end
+
+-- Of a comma-separated partition list: whether every one is sensitive, and the first sensitive one (or nil).
+local function enclave_parts(sens, partition)
+  local enclave = {}
+  for _, name in ipairs(sens.partitions) do enclave[name] = true end
+  local any, all, first = false, true, nil
+  for name in tostring(partition or ""):gmatch("[^,]+") do
+    any = true
+    if enclave[name] then first = first or name else all = false end
+  end
+  return any and all, first
+end
+
+-- Isolation does not fail open (docs/trust.md): without the daemon, a job of a class whose form is
+-- "sensitive" goes to the site's sensitive partitions (the static routing admission would give it; the
+-- Prolog/Epilog audit and wipe by partition), and a modification that would leave it outside them is
+-- refused; a job of another class that asks for a sensitive partition is refused, as admission would.
+-- Returns nil (not concerned), or the rc to return.
+local function sensitive_without_daemon(cfg, what, why, job_desc, base)
+  local sens = cfg.sensitive
+  if not sens or not job_desc then return nil end
+  local job = {}
+  for _, name in ipairs({ "comment", "wckey", "account", "partition" }) do
+    local value = read_field(job_desc, name)
+    if value == nil and base then value = base[name] end
+    job[name] = value
+  end
+  if job.account == nil then job.default_account = read_field(job_desc, "default_account") end
+  local cname = claimed_class(sens, job)
+  if cname and sens.classes[cname] then
+    if #sens.partitions == 0 then
+      log_info(what .. ": " .. why .. "; class " .. cname .. " is sensitive and the site has no sensitive partition: refusing")
+      log_user("hetsched: class " .. cname .. " is sensitive but admission is unavailable; please retry shortly")
+      return rc_error()
+    end
+    local enclave = table.concat(sens.partitions, ",")
+    if what == "submit" then
+      if pcall(assign, job_desc, "partition", enclave) then
+        log_info(what .. ": " .. why .. "; sensitive class " .. cname .. ": partition=" .. enclave .. " (static)")
+        log_user("hetsched: partition=" .. enclave .. " (class " .. cname .. " is sensitive; admission unavailable)")
+        return rc_success()
+      end
+    elseif (enclave_parts(sens, job.partition)) then
+      return nil
+    end
+    log_info(what .. ": " .. why .. "; sensitive class " .. cname .. " cannot be routed: refusing")
+    log_user("hetsched: class " .. cname .. " is sensitive and admission is unavailable to route it; please retry shortly")
+    return rc_error()
+  end
+  local _, asked = enclave_parts(sens, job.partition)
+  if asked then
+    log_info(what .. ": " .. why .. "; partition " .. asked .. " holds only sensitive work: refusing")
+    log_user("hetsched: partition " .. asked .. " holds only sensitive work (class " .. tostring(cname) .. ")")
+    return rc_error()
+  end
+  return nil
+end
+
 -- Calls answered without the daemon since the last report; sent as "unanswered" with the next request and
 -- taken off once a reply came back, so the daemon's metrics show a daemon that was dead or slow.
 local unanswered = 0
 
 -- The daemon could not answer usefully: accept (open; a GPU/NPU request that names no partition goes to
 -- the partition of the static fallback table, which Slurm would otherwise refuse) or refuse (closed).
-local function without_daemon(cfg, what, why, job_desc)
+local function without_daemon(cfg, what, why, job_desc, base)
   unanswered = unanswered + 1
+  if cfg.fail ~= "closed" then
+    local ok, rc = pcall(sensitive_without_daemon, cfg, what, why, job_desc, base)
+    if not ok then
+      log_info(what .. ": " .. why .. "; the sensitive check failed (" .. tostring(rc) .. "): refusing")
+      return rc_error()
+    end
+    if rc ~= nil then return rc end
+  end
   if cfg.fail == "closed" then
     log_info(what .. ": " .. why .. "; refusing (fail=closed)")
     log_user("hetsched: job admission is unavailable right now (" .. why .. "); please retry shortly")
@@ -408,7 +512,7 @@ end
 -- base: fields of the job as it is (modifications), under the ones job_desc changes.
 local function decide(job_desc, op, job_id, base)
   local cfg = current_config()
-  if not json_ok then return without_daemon(cfg, op, "lua-cjson is not installed", job_desc) end
+  if not json_ok then return without_daemon(cfg, op, "lua-cjson is not installed", job_desc, base) end
   local job = job_fields(job_desc)
   for key, value in pairs(base or {}) do
     if job[key] == nil then job[key] = value end
@@ -418,7 +522,7 @@ local function decide(job_desc, op, job_id, base)
   local reported = legacy_peer and 0 or unanswered
   if reported > 0 then request.unanswered = reported end
   local line, err = cjson.encode(request)
-  if not line then return without_daemon(cfg, op, "cannot encode the request: " .. tostring(err), job_desc) end
+  if not line then return without_daemon(cfg, op, "cannot encode the request: " .. tostring(err), job_desc, base) end
   local answer
   answer, err = exchange(cfg, line .. "\n")
   if answer and reported > 0 and answer:find("unknown keys", 1, true) and answer:find("unanswered", 1, true) then
@@ -426,12 +530,12 @@ local function decide(job_desc, op, job_id, base)
     legacy_peer, reported, request.unanswered = true, 0, nil
     answer, err = exchange(cfg, cjson.encode(request) .. "\n")
   end
-  if not answer then return without_daemon(cfg, op, err, job_desc) end
+  if not answer then return without_daemon(cfg, op, err, job_desc, base) end
   local reply
   reply, err = checked_reply(answer)
   if not reply then
     drop()  -- a peer that answered nonsense is not asked again on this connection
-    return without_daemon(cfg, op, err, job_desc)
+    return without_daemon(cfg, op, err, job_desc, base)
   end
   unanswered = math.max(unanswered - reported, 0)
   local reason = type(reply.reason) == "string" and reply.reason:sub(1, 1000) or ""
@@ -447,15 +551,6 @@ local function decide(job_desc, op, job_id, base)
   return rc_success()
 end
 
--- Entry points called by slurmctld. Nothing below can raise: a failure inside is caught and fails open.
-local function guarded(fn, op, job_desc, ...)
-  local ok, rc = pcall(fn, job_desc, ...)
-  if ok and type(rc) == "number" then return rc end
-  pcall(drop)
-  local cfg_ok, cfg = pcall(current_config)
-  return without_daemon(cfg_ok and cfg or DEFAULTS, op, "shim error: " .. tostring(rc), job_desc)
-end
-
 -- What a modification's request starts from: the job record's claims and owner (job_desc holds the changes).
 local function job_rec_fields(job_rec)
   local base = copy_strings(job_rec, JOB_REC_FIELDS, {})
@@ -464,21 +559,39 @@ local function job_rec_fields(job_rec)
   return base
 end
 
+-- Entry points called by slurmctld. Nothing below can raise: a failure inside is caught and handled as "no
+-- daemon" (base: the job record's fields for a modification, so the sensitive check still sees the job).
+local function guarded(fn, op, job_desc, base)
+  local ok, rc = pcall(fn, job_desc, base)
+  if ok and type(rc) == "number" then return rc end
+  pcall(drop)
+  local cfg_ok, cfg = pcall(current_config)
+  return without_daemon(cfg_ok and cfg or DEFAULTS, op, "shim error: " .. tostring(rc), job_desc, base)
+end
+
+local function submit(job_desc)
+  return decide(job_desc, "submit", nil)
+end
+
+local function modify(job_desc, base, job_rec)
+  -- Changes of what feeds class, tier or placement re-run admission; anything else costs no round trip.
+  local touched = false
+  for _, name in ipairs(MODIFY_FIELDS) do
+    if read_field(job_desc, name) ~= nil then touched = true; break end
+  end
+  if not touched then return rc_success() end
+  local job_id = read_field(job_rec, "job_id")
+  return decide(job_desc, "modify", type(job_id) == "number" and job_id or nil, base)
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
-  return guarded(decide, "submit", job_desc, "submit", nil)
+  return guarded(submit, "submit", job_desc, nil)
 end
 
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-  return guarded(function()
-    -- Changes of what feeds class, tier or placement re-run admission; anything else costs no round trip.
-    local touched = false
-    for _, name in ipairs(MODIFY_FIELDS) do
-      if read_field(job_desc, name) ~= nil then touched = true; break end
-    end
-    if not touched then return rc_success() end
-    local job_id = read_field(job_rec, "job_id")
-    return decide(job_desc, "modify", type(job_id) == "number" and job_id or nil, job_rec_fields(job_rec))
-  end, "modify", job_desc)
+  local base_ok, base = pcall(job_rec_fields, job_rec)
+  return guarded(function(desc, fields) return modify(desc, fields, job_rec) end, "modify", job_desc,
+                 base_ok and base or nil)
 end
 
 local loaded_ok = pcall(function() log_info("loaded (config " .. CONFIG_PATH .. ")") end)

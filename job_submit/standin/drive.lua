@@ -2,7 +2,8 @@
 drive.lua: run the real job_submit.lua outside slurmctld, with a stand-in `slurm` table and job_desc.
 
   lua5.1 drive.lua SHIM CONFIG once   JOB_JSON     -- one slurm_job_submit call, prints a JSON result
-  lua5.1 drive.lua SHIM CONFIG modify JOB_JSON     -- one slurm_job_modify call (JOB_JSON may hold job_id)
+  lua5.1 drive.lua SHIM CONFIG modify JOB_JSON     -- one slurm_job_modify call (JOB_JSON may hold job_id, or
+                                                   -- job_rec: the job record's fields)
   lua5.1 drive.lua SHIM CONFIG bench  RATE SECONDS JOB_JSON
                                                    -- calls at a steady RATE per second for SECONDS, prints
                                                    -- {"latencies_us": [...], "rc": {...}, "sets": n}
@@ -55,12 +56,14 @@ end
 
 local function call(op, fields)
   logs, user_msgs = {}, {}
+  local rec = fields.job_rec or { job_id = fields.job_id or 1 }  -- a modification's job record (strings, numbers)
+  fields.job_rec = nil
   local desc, writes = make_job_desc(fields)
   local w0 = run_queue_us()
   local t0 = socket.gettime()
   local rc
   if op == "modify" then
-    rc = slurm_job_modify(desc, { job_id = fields.job_id or 1 }, {}, 0)
+    rc = slurm_job_modify(desc, rec, {}, 0)
   else
     rc = slurm_job_submit(desc, {}, 0)
   end

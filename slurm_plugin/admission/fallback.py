@@ -1,4 +1,5 @@
-"""The shim's static routing table for when no trusted daemon answers (``fallback.gres`` in hetsched-shim.json).
+"""The shim's static tables for when no trusted daemon answers (``fallback.gres`` and ``sensitive`` in
+hetsched-shim.json).
 
 Slurm refuses a GPU/NPU job that names no partition when the default partition has no such GRES ("Requested
 node configuration is not available"), so failing open would lose it. The table maps each GRES name, and each
@@ -29,3 +30,15 @@ def gres_fallback(site: Site) -> dict[str, str]:
         for key, nodes in held.items():
             scores.setdefault(key, []).append(((nodes, nodes / total, -order), part.name))
     return {key: max(options)[1] for key, options in sorted(scores.items())}
+
+
+def sensitive_fallback(site: Site) -> dict | None:
+    """What the shim needs to keep isolation without the daemon (job_submit.lua, sensitive_without_daemon):
+    ``{"classes": {name: form is "sensitive"}, "default_class": name or None, "partitions": [...]}``, the
+    sensitive partitions in site order; None when the site has neither a sensitive class nor a sensitive
+    partition (the shim then skips the check)."""
+    classes = {c.name: c.form == "sensitive" for c in site.policy.workload_classes}
+    partitions = list(site.sensitive_partitions())
+    if not partitions and not any(classes.values()):
+        return None
+    return {"classes": classes, "default_class": site.policy.default_class, "partitions": partitions}

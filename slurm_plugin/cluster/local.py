@@ -301,9 +301,13 @@ class LocalCluster(RecordedState):
             if name.startswith("slurmd "):
                 self.stop_slurmd(name.split()[1])
             elif name == "hetsched daemon":
-                stop_pid(read_pid(self._pidfile("daemon")) or 0, "slurm_plugin daemon run")
+                self.stop_daemon()
             elif name == "slurmctld":
                 stop_pid(state.get("slurmctld_pid") or 0, "slurmctld")
+
+    def stop_daemon(self) -> None:
+        """Stop the admission daemon :meth:`start_daemon` started (by its recorded pid), if it runs."""
+        stop_pid(read_pid(self._pidfile("daemon")) or 0, "slurm_plugin daemon run")
 
     def start_daemon(self, site_path: Path, wait: float = 30.0) -> int:
         """Start the admission daemon the shim asks (``<root>/run/hetsched.sock``), unless it already runs."""

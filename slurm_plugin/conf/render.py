@@ -189,11 +189,16 @@ def _node_weight(site: Site) -> dict[str, int]:
 
 def shim_config(site: Site, layout: DeployPaths, timeout_ms: int = 50, fail: str = "open") -> dict:
     """What job_submit.lua reads at load: where the daemon is, how long to wait, and what to do without it
-    (``fallback.gres``: where GPU/NPU jobs that name no partition go then, see admission.fallback)."""
-    from ..admission.fallback import gres_fallback
+    (``fallback.gres``: where GPU/NPU jobs that name no partition go then; ``sensitive``: the classes and
+    partitions isolation needs, which never fail open; see admission.fallback)."""
+    from ..admission.fallback import gres_fallback, sensitive_fallback
 
-    return {"version": 1, "socket": layout.daemon_socket, "timeout_ms": timeout_ms, "fail": fail,
-            "site": site.name, "fallback": {"gres": gres_fallback(site)}}
+    config = {"version": 1, "socket": layout.daemon_socket, "timeout_ms": timeout_ms, "fail": fail,
+              "site": site.name, "fallback": {"gres": gres_fallback(site)}}
+    sensitive = sensitive_fallback(site)
+    if sensitive:
+        config["sensitive"] = sensitive
+    return config
 
 
 def _context(site: Site, layout: DeployPaths) -> dict:
