@@ -90,7 +90,8 @@ PACK_HORIZON = 2.0  # the live cycle packs the jobs that could start within 2x t
 def pack_moves(snapshot: Snapshot, site: Site, bands: dict[int, int], time_cap_s: float,
                horizon: float | None = PACK_HORIZON) -> Decision:
     """MoveJob actions for flexible pending jobs (none for pinned ones, none when nothing is pending), among
-    the most urgent jobs within ``horizon`` (see :func:`~slurm_plugin.pack.plan.within_horizon`; None: all)."""
+    the most urgent jobs that could start within ``horizon`` x the capacity (:func:`~slurm_plugin.pack.plan.horizon_capacity`,
+    cut by :func:`.inputs.packing_jobs`; None: all)."""
     states = group_states(snapshot, site)
     capacity = None if horizon is None else horizon_capacity(classes_from_site(site, states)[0], horizon)
     jobs = packing_jobs(snapshot, site, bands, capacity)

@@ -42,35 +42,18 @@ def keep_within(needs: Iterable[tuple[float, float, float]], cap: tuple[float, f
             yield False
 
 
-def within_horizon(jobs: Sequence[PendingJob], pools: Sequence[Pool], horizon: float) -> list[PendingJob]:
-    """The most urgent jobs that could start within ``horizon`` times the pools' whole capacity
-    (:func:`horizon_capacity`), in their order (:func:`keep_within`). The rest cannot start before the jobs
-    ahead of them do, so placing them now is premature, and leaving them out bounds a cycle's packing by the
-    machine's size instead of the queue's (100,000 pending jobs: issue 23). Every job is kept when the whole
-    queue's demand is within the bound."""
-    kept = keep_within((j.per_job.as_tuple() for j in jobs), horizon_capacity(pools, horizon))
-    return [j for j, keep in zip(jobs, kept) if keep]
-
-
 def plan_moves(jobs: Sequence[PendingJob], site: Site, states: Mapping[str, GroupState], time_cap_s: float,
-               solver: MilpSolver | None = None, params: PackingParams | None = None,
-               horizon: float | None = None) -> tuple[list[Move], PackingResult | None]:
+               solver: MilpSolver | None = None,
+               params: PackingParams | None = None) -> tuple[list[Move], PackingResult | None]:
     """Pack ``jobs`` (most urgent first) onto the site's node classes given each group's ``states``.
 
     Returns the moves (never one for a pinned job) and the packing result; ``([], None)`` without solving when
-    no job is movable. ``solver`` defaults to :class:`HighspySolver` (the daemon's). ``horizon``: pack only the
-    jobs :func:`within_horizon` keeps (None: all; the live cycle's budget, the simulator packs every job)."""
+    no job is movable. ``solver`` defaults to :class:`HighspySolver` (the daemon's). The live cycle passes
+    only the jobs within its horizon (:func:`keep_within` under :func:`horizon_capacity`, applied by
+    ``cycle.inputs.packing_jobs`` before the jobs are built); the simulator packs every job."""
     if not any(not j.pinned for j in jobs):
         return [], None
     pools, classes = classes_from_site(site, states)
-    if horizon is not None:
-        kept = within_horizon(jobs, pools, horizon)
-        if len(kept) < len(jobs):
-            log.info("pack: %d of %d pending jobs within %g x the capacity; the rest wait for a later cycle",
-                     len(kept), len(jobs), horizon)
-            jobs = kept
-            if not any(not j.pinned for j in jobs):
-                return [], None
     problem = problem_from_jobs(jobs, pools, classes, params)
     from .solve import pack  # numpy (and highspy below) load when a packing runs, not with the cycle's modules
 
