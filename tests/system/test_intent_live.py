@@ -5,18 +5,12 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from tests.system.test_submit_support import SubmitEnv
+from tests.system.test_submit_support import SubmitEnv, submit_env
 
 pytestmark = pytest.mark.system
 
 
-@pytest.fixture(scope="module")
-def env():
-    env = SubmitEnv.get()
-    env.daemon.start()
-    yield env
-    env.cancel_all()
-    env.daemon.stop()
+env = submit_env()
 
 
 def submit(env: SubmitEnv, tmp_path, lines: list[str]):

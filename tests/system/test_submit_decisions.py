@@ -6,18 +6,12 @@ import time
 
 import pytest
 from slurm_plugin.admission.classify import band_site_factor
-from tests.system.test_submit_support import SubmitEnv
+from tests.system.test_submit_support import SubmitEnv, submit_env
 
 pytestmark = pytest.mark.system
 
 
-@pytest.fixture(scope="module")
-def env():
-    env = SubmitEnv.get()
-    env.daemon.start()
-    yield env
-    env.cancel_all()
-    env.daemon.stop()
+env = submit_env()
 
 
 def fill(env: SubmitEnv, partition: str, nodes: int) -> int:

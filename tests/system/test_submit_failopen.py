@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.system.test_submit_support import GarbageDaemon, SubmitEnv
+from tests.system.test_submit_support import GarbageDaemon, SubmitEnv, submit_env
 
 pytestmark = pytest.mark.system
 TIMEOUT_MS = 50  # hetsched-shim.json default that start_cluster renders
@@ -19,12 +19,7 @@ CHAOS_SECONDS = 20
 log = logging.getLogger(__name__)
 
 
-@pytest.fixture(scope="module")
-def env():
-    env = SubmitEnv.get()
-    yield env
-    env.daemon.stop()
-    env.cancel_all()
+env = submit_env(start_daemon=False)
 
 
 def median_seconds(env: SubmitEnv, n: int, *args: str) -> float:

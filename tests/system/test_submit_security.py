@@ -13,19 +13,13 @@ import pytest
 
 from slurm_plugin.daemon.protocol import MAX_REQUEST_BYTES
 from slurm_plugin.daemon.process import ask
-from tests.system.test_submit_support import SubmitEnv
+from tests.system.test_submit_support import SubmitEnv, submit_env
 
 pytestmark = pytest.mark.system
 NOBODY = 65534
 
 
-@pytest.fixture(scope="module")
-def env():
-    env = SubmitEnv.get()
-    env.daemon.start()
-    yield env
-    env.daemon.stop()
-    env.cancel_all()
+env = submit_env()
 
 
 def as_nobody(path: str) -> str:

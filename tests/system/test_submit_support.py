@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import atexit
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from tests.system.conftest import Needs, start_cluster
 
@@ -83,3 +86,22 @@ class SubmitEnv:
 
     def ctld_log_size(self) -> int:
         return self.ctld_log.stat().st_size
+
+
+def submit_env(start_daemon: bool = True):
+    """A module-scoped ``env`` fixture: the shared :class:`SubmitEnv`, its daemon started unless
+    ``start_daemon`` is False (fail-open tests start and kill it themselves); after the module, its jobs are
+    cancelled and the daemon stopped."""
+
+    @pytest.fixture(scope="module")
+    def env() -> Iterator[SubmitEnv]:
+        shared = SubmitEnv.get()
+        if start_daemon:
+            shared.daemon.start()
+        try:
+            yield shared
+        finally:
+            shared.cancel_all()
+            shared.daemon.stop()
+
+    return env
