@@ -55,8 +55,8 @@ class CycleRunner:
             if self.active is not None:
                 self.config, self.ranker = self.active.refresh()
             snapshot = collect_snapshot(self.client)
-            memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file),
-                                 load_site_factors(self.site_factor_file))
+            site_factors = load_site_factors(self.site_factor_file)
+            memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file), site_factors)
             decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
             t_apply = time.perf_counter()
             results = self.applier.apply(decision, self._inputs(snapshot, decision))
@@ -66,7 +66,8 @@ class CycleRunner:
                 save_memory(self.memory_file, memory.scale)
                 if self.config.guard is not None:
                     save_guard_memory(self.guard_file, memory.guard)
-                save_site_factors(self.site_factor_file, applied_site_factors(memory.site_factors, results))
+                save_site_factors(self.site_factor_file, applied_site_factors(memory.site_factors, results),
+                                  site_factors)
         except Exception as err:
             self._remember(lambda s: s.failed(f"{type(err).__name__}: {err}"))
             self.metrics.cycle_failed(self.state.consecutive_failures)

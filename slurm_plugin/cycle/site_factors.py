@@ -24,8 +24,13 @@ def load_site_factors(path: Path) -> dict[int, int]:
     return load_state(path, _parse, dict, "SiteFactor memory")
 
 
-def save_site_factors(path: Path, site_factors: Mapping[int, int]) -> None:
+def save_site_factors(path: Path, site_factors: Mapping[int, int], loaded: Mapping[int, int] | None = None) -> bool:
+    """Write ``site_factors`` (atomically) unless they equal ``loaded``, what this cycle read: a cycle that
+    changed no SiteFactor (the usual case on a large, steady queue) rewrites nothing. True if written."""
+    if loaded is not None and dict(site_factors) == dict(loaded):
+        return False
     write_file_atomic(path, json.dumps({str(k): v for k, v in sorted(site_factors.items())}) + "\n")
+    return True
 
 
 def applied_site_factors(remembered: Mapping[int, int], results: Iterable[Applied]) -> dict[int, int]:

@@ -35,3 +35,13 @@ def test_jobs_slurm_did_not_update_are_sent_again(tmp_path):
     save_site_factors(tmp_path / "sf.json", kept)
     assert load_site_factors(tmp_path / "sf.json") == kept
     assert load_site_factors(tmp_path / "missing.json") == {}
+
+
+def test_an_unchanged_memory_is_not_rewritten(tmp_path):
+    path = tmp_path / "sf.json"
+    assert save_site_factors(path, {1: 4000}, loaded={})
+    before = path.stat().st_mtime_ns, path.stat().st_ino
+    assert not save_site_factors(path, {1: 4000}, loaded=load_site_factors(path))
+    assert (path.stat().st_mtime_ns, path.stat().st_ino) == before
+    assert save_site_factors(path, {1: 4100}, loaded={1: 4000})
+    assert load_site_factors(path) == {1: 4100}
