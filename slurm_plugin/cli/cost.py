@@ -12,6 +12,7 @@ import click
 from ..site import SiteError
 from ..workload import WorkloadError
 from .common import emit_json, handle_errors
+from .output import json_output_options, write_json
 
 
 @click.group()
@@ -107,22 +108,17 @@ def plan(site_name, workload, horizon, max_loss, time_limit, out, as_json) -> No
               help="NSGA-II population.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @_time_limit(60.0)
-@click.option("--output", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write {instance, pareto: [{method, hypervolume, points, wall_s, ...}]} here as JSON.")
-@click.option("--json", "as_json", is_flag=True, help="Print that JSON instead of the summary.")
+@json_output_options
 @handle_errors(SiteError, WorkloadError, RuntimeError, OSError)
-def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, json_out, as_json) -> None:
+def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, as_json, output) -> None:
     """Cost/performance Pareto front of the capacity plan: the epsilon-constraint MILP (HiGHS) and NSGA-II
-    (pymoo, given the MILP's CPU time) side by side, with hypervolume and time."""
-    import json
-
+    (pymoo, given the MILP's CPU time) side by side, with hypervolume and time. The JSON:
+    {instance, pareto: [{method, hypervolume, points, wall_s, ...}]}."""
     from ..cost.pareto import compare
-    from ..fsio import write_file_atomic
 
     inst = _instance(site_name, workload, horizon)
     result = compare(inst, points=points, pop_size=pop_size, seed=seed, time_limit_s=time_limit)
-    if json_out:
-        write_file_atomic(json_out, json.dumps(result, indent=1) + "\n")
+    write_json(output, result)
     if as_json:
         emit_json(result)
         return

@@ -1,7 +1,9 @@
 """One output convention for every command, after Slurm's own (README "CLI conventions").
 
-- ``--json`` prints the result as JSON on stdout instead of the text (a switch, never a file name);
-  ``--output FILE`` writes the JSON result to FILE (atomically) where a file is wanted, e.g. for results/.
+- ``--json`` prints the result as JSON on stdout instead of the text. Commands whose result is a document
+  (benchmarks, evaluations, ``sim``, ``cost``, ``tune``: :data:`json_output_options`) also take
+  ``--json FILE``, which writes that JSON to FILE (atomically) and keeps the text summary on stdout;
+  ``--output FILE`` is the same. A value after ``--json`` that starts with ``-`` is the next option, not a file.
 - Table commands (like ``squeue``/``sinfo``) take ``-o/--format`` (a comma list of field names, any case),
   ``-h/--noheader`` and ``-p/--parsable`` (``|`` between fields, no padding); ``-h`` is therefore not help
   there (``--help`` is), as in Slurm: see :data:`TABLE_CONTEXT`.
@@ -9,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +26,25 @@ TABLE_CONTEXT = {"help_option_names": ["--help"]}
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 output_option = click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path),
                              metavar="FILE", help="Also write the JSON result to FILE (atomically).")
-json_output_options = stack(json_option, output_option)
+
+
+def json_output_options(fn: Callable) -> Callable:
+    """``--json [FILE]`` and ``--output FILE`` for a command that takes ``as_json`` (bool) and ``output``
+    (Path or None): ``--json`` alone prints, ``--json FILE`` is ``--output FILE`` (the spelling the issues'
+    commands use); both naming different files is a usage error."""
+
+    @click.option("--json", "json_to", is_flag=False, flag_value="-", default=None, metavar="[FILE]",
+                  help="Print the result as JSON on stdout; --json FILE writes it to FILE (atomically) instead.")
+    @output_option
+    @functools.wraps(fn)
+    def command(*args, json_to: str | None = None, output: Path | None = None, **kwargs):
+        if json_to not in (None, "-"):
+            if output is not None and Path(json_to) != output:
+                raise click.UsageError(f"--json {json_to} and --output {output} name different files")
+            output = Path(json_to)
+        return fn(*args, as_json=json_to == "-", output=output, **kwargs)
+
+    return command
 
 
 

@@ -12,7 +12,7 @@ import click
 
 from ..workload import WorkloadError
 from .common import EXIT_USAGE, emit_json, fail, handle_errors
-from .output import json_option, output_option, write_json
+from .output import json_output_options, write_json
 
 log = logging.getLogger(__name__)
 
@@ -111,8 +111,7 @@ def _fidelity(p, path: str, site_ranking: str | None, backfill: bool, tau: float
                    "$HETSCHED_ARRAY_DIR or the temp dir, must be visible from its nodes).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="With --evaluate: write a bar chart of the held-back bounded slowdowns (PNG).")
-@json_option
-@output_option
+@json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
 def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, candidates, drop_unfit,
          dqn_budget, site_ranking, fidelity_tau, fidelity_wait, force, race, slurm_array, plot, as_json, output) -> None:
