@@ -68,6 +68,14 @@ def _find_class(req: JobRequest, classes: dict[str, WorkloadClass],
     return None, "", ""
 
 
+def workload_class_name(site: Site, comment: str | None, wckey: str | None, account: str | None) -> str | None:
+    """The workload class a job's comment, wckey and account name (the rule above), else the policy's default
+    class (None if it has none): for readers of history (``hetsched cost report``) that have no owner."""
+    req = JobRequest(comment=comment or None, wckey=wckey or None, account=account or None)
+    name, _source, _complaint = _find_class(req, {c.name: c for c in site.policy.workload_classes})
+    return name or site.policy.default_class
+
+
 def _lowest(tiers: tuple[QosTier, ...]) -> QosTier | None:
     return min(tiers, key=lambda t: t.priority, default=None)
 

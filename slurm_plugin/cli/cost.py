@@ -10,9 +10,11 @@ from pathlib import Path
 import click
 
 from ..site import SiteError
+from ..slurm import SlurmError
 from ..workload import WorkloadError
+from .accounting import accounting_client, containers_root_option
 from .common import emit_json, handle_errors
-from .output import json_output_options, write_json
+from .output import TABLE_CONTEXT, emit_table, json_output_options, table_options, write_json
 
 
 @click.group()
@@ -126,6 +128,56 @@ def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, as_
     for p in result["pareto"]:
         click.echo(f"  {p['method']:6s} hypervolume {p['hypervolume']:.4f}  points {p['points']:3d}  "
                    f"wall {p['wall_s']:8.2f} s  cpu {p['cpu_s']:8.2f} s")
+
+
+REPORT_FIELDS = ("account", "partition", "class", "jobs", "node_hours", "cost", "billed")
+REPORT_SACCT_FIELDS = ("JobID", "Account", "Partition", "WCKey", "Comment", "NodeList", "AllocTRES", "ElapsedRaw")
+
+
+def _group_by(ctx, param, value: str) -> tuple[str, ...]:
+    keys = tuple(k.strip().lower() for k in value.split(",") if k.strip())
+    bad = [k for k in keys if k not in REPORT_FIELDS[:3]] or ([] if keys else ["(none)"])
+    if bad:
+        raise click.BadParameter(f"{', '.join(bad)}: group by any of account, partition, class")
+    return keys
+
+
+@cost.command(context_settings=TABLE_CONTEXT)
+@click.option("--site", "site_name", required=True, help="Site name or file: the node groups' cost_per_hour.")
+@click.option("--sacct", "sacct_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A `sacct -a -X -P -o " + ",".join(REPORT_SACCT_FIELDS) + "` export "
+                   "(default: ask slurmdbd of the cluster SLURM_CONF names, or --containers).")
+@click.option("--since", default="7d", show_default=True, help="Live: jobs from Nd, Nh, Nm before now or a date.")
+@click.option("--until", "until", default="now", show_default=True, help="Live: ... until (same forms).")
+@click.option("--by", "by", default="account", show_default=True, callback=_group_by,
+              help="Group by a comma list of account, partition, class.")
+@containers_root_option("Read")
+@table_options(REPORT_FIELDS, ("account", "jobs", "node_hours", "cost", "billed"))
+@handle_errors(SlurmError, SiteError, WorkloadError, OSError)
+def report(site_name, sacct_file, since, until, by, root, fields, noheader, parsable, as_json) -> None:
+    """Cost per account, partition or workload class from Slurm accounting: ``cost`` prices each job on each of
+    its nodes by that node's group (the largest share of its CPUs, memory or devices the job held, times the
+    group's cost per hour), ``billed`` is Slurm's billing TRES (the rendered TRESBillingWeights; what `sreport`
+    shows, in 1/1000 of the currency per hour), both in the site's currency. They differ where a partition
+    mixes node groups of different prices (Slurm's weights are per partition)."""
+    from ..cost.billing import cost_report
+    from ..cost.usage import live_usage, read_usage
+    from ..site import load_site, resolve_site_path
+
+    site = load_site(resolve_site_path(site_name))
+    if sacct_file:
+        uses = read_usage(sacct_file.read_text().splitlines(), site, str(sacct_file))
+    else:
+        try:
+            uses = live_usage(accounting_client(root)[0], site, since, until)
+        except ValueError as err:
+            raise click.BadParameter(str(err)) from None
+    rows = [{**dict(zip(by, r.key)), "jobs": r.jobs, "node_hours": round(r.node_hours, 3),
+             "cost": round(r.cost, 4), "billed": None if r.billed is None else round(r.billed, 4)}
+            for r in cost_report(site, uses, by)]
+    if click.get_current_context().get_parameter_source("fields") is click.core.ParameterSource.DEFAULT:
+        fields = [*by, *(f for f in fields if f in REPORT_FIELDS[3:])]  # the grouping keys, then the figures
+    emit_table(rows, fields, noheader, parsable, as_json)
 
 
 def _comparisons() -> None:

@@ -214,9 +214,12 @@ def _context(site: Site, layout: DeployPaths) -> dict:
     ]
     gres = [line for g in site.node_groups for line in _gres_lines(g, layout)]
     containers = isinstance(layout, ContainerLayout)
+    from ..cost.billing import site_billing_weights
     return {"deploy_programs": bool(site.sensitive_partitions() or site.deploy.image_store),"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
             "containers": containers, "accounting": layout.accounting_addr if containers else "",
-            "preempt": any(t.preempts for t in site.policy.qos_tiers), "groups": groups, "partitions": partitions, "gres_lines": gres, "fragments": False}
+            "preempt": any(t.preempts for t in site.policy.qos_tiers), "groups": groups, "partitions": partitions, "gres_lines": gres, "fragments": False,
+            # sreport/sacct and fair-share need slurmdbd, and slurmctld refuses gres TRES without it
+            "billing": site_billing_weights(site) if containers and layout.accounting_addr else {}}
 
 
 def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]:

@@ -44,7 +44,9 @@ def sacct_time(text: str) -> str:
     raise ValueError(f"time {text[:40]!r} is not Nd, Nh, Nm (before now), 'now' or YYYY-MM-DD[THH:MM[:SS]]")
 
 
-def _sacct(client: SlurmClient, fields: tuple[str, ...], since: str, until: str, header: bool) -> str:
+def sacct_window(client: SlurmClient, fields: tuple[str, ...], since: str, until: str, header: bool) -> str:
+    """`sacct -a -X -P` of the jobs of the window (``since``/``until``: Nd, Nh, Nm before now or a date), the
+    ``fields`` in order, with the header line if ``header``."""
     argv = ["sacct", "-a", "-X", "-P", "-S", sacct_time(since), "-E", sacct_time(until), "-o", ",".join(fields)]
     return client.run(*argv, *([] if header else ["-n"]), timeout=300).stdout
 
@@ -52,7 +54,7 @@ def _sacct(client: SlurmClient, fields: tuple[str, ...], since: str, until: str,
 def export_history(client: SlurmClient, out: str | Path, since: str = "30d", until: str = "now") -> int:
     """Write slurmdbd's jobs submitted between ``since`` and ``until`` to ``out`` (sacct -P with its header,
     :data:`HISTORY_FIELDS`); returns the number of jobs written. Raises SlurmError if sacct fails."""
-    text = _sacct(client, HISTORY_FIELDS, since, until, header=True)
+    text = sacct_window(client, HISTORY_FIELDS, since, until, header=True)
     write_file_atomic(Path(out), text if text.endswith("\n") or not text else text + "\n")
     return max(0, len([line for line in text.splitlines() if line.strip()]) - 1)
 
@@ -99,4 +101,4 @@ def parse_waits(text: str, where: str = "sacct") -> list[JobWait]:
 def read_waits(client: SlurmClient, since: str = "7d", until: str = "now") -> tuple[list[JobWait], float]:
     """Every job slurmdbd has for the window with its wait, and the time it was read (epoch seconds)."""
     now = time.time()
-    return parse_waits(_sacct(client, WAIT_FIELDS, since, until, header=False)), now
+    return parse_waits(sacct_window(client, WAIT_FIELDS, since, until, header=False)), now

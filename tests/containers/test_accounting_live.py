@@ -105,3 +105,33 @@ def test_sacct_keeps_the_history(cluster):
     assert rows == [[str(job), "alice", "ai-training", "gold", "COMPLETED"]]
     everyone = cluster.client().run("sacct", "-X", "-n", "-P", "-a", "-S", "now-1hour", "-o", "User").stdout.split()
     assert {"alice", "bob"} <= set(everyone)
+
+
+@pytest.mark.parametrize("partition,args", [
+    ("x86", ("-n", "4")),
+    ("x86", ("-n", "1", "--mem=24G")),  # memory is the larger share of the node
+    ("gpu", ("-n", "2", "--gres=gpu:a100:1")),
+])
+def test_slurm_bills_what_the_cost_model_says_and_the_report_reads_it(cluster, partition, args):
+    """The rendered TRESBillingWeights and PriorityFlags=MAX_TRES make slurmctld bill a job exactly
+    :func:`billing` of what it holds; `cost report`'s reader gets the same job back from sacct with its
+    cost priced per node, equal to what Slurm billed where the partition's nodes all cost the same."""
+    from slurm_plugin.cost.billing import BILLING_SCALE, billing, cost_report, partition_weights
+    from slurm_plugin.cost.usage import SACCT_FIELDS, parse_alloc_tres, read_usage
+
+    site = load_site(cluster.state()["site_path"])
+    root = cluster.client()
+    job = root.sbatch("-p", partition, "-A", "batch", "-D", "/tmp", "-o", "/dev/null", *args, wrap="sleep 3")
+    running = root.wait_job(job, 90, until=("RUNNING", "COMPLETED"))
+    cpus, mem_gb, gres, billed = parse_alloc_tres(running["TRES"])
+    expected = billing(partition_weights(site, partition), cpus, mem_gb, gres)
+    assert billed is not None and expected > 0 and abs(billed - expected) <= 1.0, (running["TRES"], expected)
+    root.wait_job(job, 90)
+    out = until(lambda: (lambda text: text if f"\n{job}|" in text else None)(root.run(
+        "sacct", "-a", "-X", "-P", "-j", str(job), "-o", ",".join(SACCT_FIELDS)).stdout), 30, 1.0)
+    (use,) = read_usage(out.splitlines(), site, "sacct")
+    assert use.billing == billed and use.nodes and use.elapsed_s >= 1
+    (row,) = cost_report(site, [use], by=("partition",))
+    assert row.key == (partition,) and row.cost > 0
+    if len(next(p for p in site.partitions if p.name == partition).node_groups) == 1:  # x86: one price
+        assert row.billed == pytest.approx(row.cost, rel=0.01, abs=1.0 / BILLING_SCALE)
