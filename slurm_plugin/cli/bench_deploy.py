@@ -24,7 +24,7 @@ from ..cluster.procs import spawn_detached, stop_pid
 from ..daemon.bench import machine, summarize
 from ..deploy import audit, isolation
 from ..deploy.build import build_busybox
-from ..deploy.site_patch import patch_site
+from ..deploy.site_patch import patch_site, wipe_cycle_argv
 from ..site import SITE_CONFIGS
 from .output import json_output_options, text_out, write_json
 
@@ -116,9 +116,9 @@ def _isolation(cluster: LocalCluster, site_file: Path, jobs: int, every: int, sa
     client = cluster.client()
     trace = cluster.root / "trace.log"
     trace.unlink(missing_ok=True)
-    wiper = spawn_detached([sys.executable, "-m", "slurm_plugin", "deploy", "wipe", "--site", str(site_file),
-                            "--slurm-conf", str(cluster.conf), "--watch", "1", "--state", str(cluster.root / "deploy")],
-                           cluster.root / "log" / "wipe.log")
+    # the power cycle after sensitive work is the steering cycle's wipe step (no process of its own)
+    steering = spawn_detached(wipe_cycle_argv(sys.executable, site_file, cluster.root / "cycle"),
+                              cluster.root / "log" / "cycle.log", env={**os.environ, "SLURM_CONF": str(cluster.conf)})
     t0 = time.monotonic()
     try:
         sensitive, ids = set(), []
@@ -146,7 +146,7 @@ def _isolation(cluster: LocalCluster, site_file: Path, jobs: int, every: int, sa
                               "power_cycles": (cluster.root / "log" / "power.log").read_text().count(" suspend "),
                               "wall_s": round(time.monotonic() - t0, 1)}}
     finally:
-        stop_pid(wiper, "deploy wipe")
+        stop_pid(steering, "cycle run")
 
 
 @click.command("deploy")

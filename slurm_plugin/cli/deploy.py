@@ -3,9 +3,9 @@ the power cycle after them (issue 19; slurm_plugin/deploy)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import time
 
 import click
 
@@ -187,42 +187,37 @@ def epilog(audit_log: str, slurm_conf: str | None) -> None:
 @deploy.command()
 @_SITE
 @click.option("--slurm-conf", default=None, type=click.Path(dir_okay=False))
-@click.option("--watch", type=float, default=0.0, help="Repeat every this many seconds (0: once).")
-@click.option("--until-idle", is_flag=True, help="With --watch: stop when no node is in the sequence.")
 @click.option("--dry-run", is_flag=True, help="Print the scontrol commands, change nothing.")
-@click.option("--state", default="/var/lib/hetsched/deploy", show_default=True, type=click.Path(file_okay=False),
-              help="Where the sequence's memory (wipe.json: node -> phase) is kept across runs.")
-def wipe(site: str | None, slurm_conf: str | None, watch: float, until_idle: bool, dry_run: bool,
-         state: str) -> None:
-    """Power-cycle nodes that ran sensitive work, then resume them (the same step the cycle runs)."""
+@click.option("--state-dir", default="/var/lib/hetsched", show_default=True, type=click.Path(file_okay=False),
+              help="The steering cycle's state directory: the sequence's memory (wipe.json), journal and lock.")
+def wipe(site: str | None, slurm_conf: str | None, dry_run: bool, state_dir: str) -> None:
+    """Take the next step of the power cycle of nodes that ran sensitive work, once, by hand.
+
+    The steering cycle (`hetsched cycle run`) does this first in every cycle; this runs that step alone, on the
+    cycle's memory and under its lock (exit 3 while a cycle loop holds it). Exit 1 if an action failed."""
     from pathlib import Path
 
-    from ..decision.applier import SlurmApplier, commands_for
-    from ..fsio import write_file_atomic
-    from ..deploy.wipe import plan_wipes
-    from ..snapshot.collect import collect_snapshot
+    from ..cycle.decide import CycleConfig
+    from ..cycle.runner import CycleRunner
+    from ..decision.applier import commands_for
     from ..slurm import SlurmClient
+    from .common import one_writer
 
     client = SlurmClient(conf=slurm_conf) if slurm_conf else SlurmClient()
-    applier = SlurmApplier(client, dry_run=dry_run)
-    memory_file = Path(state) / "wipe.json"
-    memory = json.loads(memory_file.read_text()) if memory_file.exists() else {}
-    while True:
-        snap = collect_snapshot(client)
-        decision, memory = plan_wipes(snap, memory)
-        if not dry_run:
-            write_file_atomic(memory_file, json.dumps(memory) + "\n")
-        for action in decision.actions:
-            click.echo(f"{action.nodes[0]}: {action.action} ({action.reason})")
-            if dry_run:
-                for cmd in commands_for(action):
-                    click.echo("  " + " ".join(cmd))
-        if not dry_run:
-            applier.apply(decision)
-        busy = bool(memory) or any("deploy: wip" in n.reason for n in snap.nodes)
-        if not watch or (until_idle and not busy and not decision.actions):
-            return
-        time.sleep(watch)
+    config = CycleConfig(pack=False, reshape=False, power=False, steps=())
+    Path(state_dir).mkdir(parents=True, exist_ok=True)
+    with contextlib.nullcontext() if dry_run else one_writer(Path(state_dir)):
+        decision, results = CycleRunner(_site(site), client, config, Path(state_dir), dry_run=dry_run).run_once()
+    for action, result in zip(decision.actions, results):
+        status = "planned" if dry_run else result.status
+        error = f": {result.error}" if result.error else ""
+        click.echo(f"{action.nodes[0]}: {action.action} ({action.reason}) {status}{error}")
+        if dry_run:
+            for cmd in commands_for(action):
+                click.echo("  " + " ".join(cmd))
+    if not decision.actions:
+        click.echo("no node is in the power cycle after sensitive work")
+    raise SystemExit(0 if dry_run or all(r.ok for r in results) else 1)
 
 
 @deploy.command("audit")

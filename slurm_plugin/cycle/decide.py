@@ -24,6 +24,7 @@ from ..scale.planner import ScaleConfig
 from ..snapshot import Snapshot
 from .steps import (BANDS, CycleMemory, CycleStep, PackStep, PowerStep, Ranker, RankStep, ReshapeStep, bands_from,
                     make_step, pack_moves, run_steps)
+from .wipe_step import WipeStep
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site import Site
@@ -41,18 +42,19 @@ class CycleConfig:
     scale: ScaleConfig = field(default_factory=ScaleConfig)
     steps: tuple[str, ...] = DEFAULT_STEPS  # the order; a name beyond the built-ins is made by the registry
     guard: CycleStep | None = None  # the live guard (cycle/guard.py), last; None: no policy file is watched
+    wipe: bool = True  # the power cycle after sensitive work (cycle/wipe_step.py), first; not a policy choice
 
 
 def cycle_steps(config: CycleConfig, ranker: Ranker | None = None) -> tuple[CycleStep, ...]:
-    """The steps ``config`` switches on, in ``config.steps`` order (the rank step runs whenever it is listed:
-    'rank:off' without a ranker; a registered step beyond the built-ins is made with no arguments), then the
-    guard, always last."""
+    """The wipe step first (unless ``config.wipe`` is off), then the steps ``config`` switches on, in
+    ``config.steps`` order (the rank step runs whenever it is listed: 'rank:off' without a ranker; a registered
+    step beyond the built-ins is made with no arguments), then the guard, always last."""
     built: dict[str, CycleStep | None] = {
         "rank": RankStep(ranker), "pack": PackStep(config.pack_time_cap_s) if config.pack else None,
         "reshape": ReshapeStep() if config.reshape else None,
         "power": PowerStep(config.scale) if config.power else None}
     steps = [built[name] if name in built else make_step(name) for name in config.steps]
-    return tuple(s for s in [*steps, config.guard] if s is not None)
+    return tuple(s for s in [WipeStep() if config.wipe else None, *steps, config.guard] if s is not None)
 
 
 def one_power_action_per_node(decision: Decision) -> Decision:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..decision import Journal, SlurmApplier
+from ..deploy.wipe import MEMORY_FILE as WIPE_FILE
+from ..deploy.wipe import applied_wipe_memory, load_wipe_memory, save_wipe_memory
 from ..scale.memory_store import load_memory, save_memory
 from ..slurm import SlurmClient
 from ..snapshot import collect_snapshot
@@ -44,6 +46,7 @@ class CycleRunner:
         self.guard_file = self.state_dir / "guard-state.json"
         self.site_factor_file = self.state_dir / "site-factors.json"
         self.state_file = self.state_dir / "cycle-state.json"
+        self.wipe_file = self.state_dir / WIPE_FILE
         self.applier = SlurmApplier(client, Journal(self.state_dir / "journal.jsonl"), dry_run=dry_run)
         self.state = load_cycle_state(self.state_file)
 
@@ -56,7 +59,9 @@ class CycleRunner:
                 self.config, self.ranker = self.active.refresh()
             snapshot = collect_snapshot(self.client)
             site_factors = load_site_factors(self.site_factor_file)
-            memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file), site_factors)
+            memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file), site_factors,
+                                 load_wipe_memory(self.wipe_file))
+            before = memory
             decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
             t_apply = time.perf_counter()
             results = self.applier.apply(decision, self._inputs(snapshot, decision))
@@ -68,6 +73,9 @@ class CycleRunner:
                     save_guard_memory(self.guard_file, memory.guard)
                 save_site_factors(self.site_factor_file, applied_site_factors(memory.site_factors, results),
                                   site_factors)
+                wipe = applied_wipe_memory(before.wipe, memory.wipe, results)
+                if wipe != before.wipe:
+                    save_wipe_memory(self.wipe_file, wipe)
         except Exception as err:
             self._remember(lambda s: s.failed(f"{type(err).__name__}: {err}"))
             self.metrics.cycle_failed(self.state.consecutive_failures)

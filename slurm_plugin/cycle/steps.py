@@ -7,7 +7,7 @@ cycle memory for the next cycle (most steps return it unchanged). :func:`run_ste
 each (logged, and kept in ``Decision.timings``) and adds their decisions up. New capabilities add steps
 (``register_step``), not branches in :func:`~.decide.decide`.
 
-Built in: ``rank`` (a ranker's SiteFactor bands), ``pack`` (move flexible pending jobs), ``reshape``
+Built in: ``wipe`` (always first: the power cycle after sensitive work, :mod:`.wipe_step`), ``rank`` (a ranker's SiteFactor bands), ``pack`` (move flexible pending jobs), ``reshape``
 (partitions by calendar), ``power`` (the scale planner).
 """
 
@@ -47,6 +47,7 @@ class CycleMemory:
     scale: ScaleMemory = field(default_factory=ScaleMemory)
     guard: GuardMemory = field(default_factory=GuardMemory)  # the live guard's (cycle/guard.py)
     site_factors: Mapping[int, int] = field(default_factory=dict)  # pending job -> SiteFactor the suite set
+    wipe: Mapping[str, list[str]] = field(default_factory=dict)  # node -> [phase, job] (cycle/wipe_step.py)
 
 
 @dataclass(frozen=True)

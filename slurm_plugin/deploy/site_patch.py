@@ -27,3 +27,11 @@ def patch_site(data: dict, root: Path, users: tuple[str, ...] = ("root",)) -> No
     policy = data.setdefault("policy", {})
     policy["workload_classes"] = [*policy.get("workload_classes", []), *CLASSES]
     policy["grants"] = [*policy.get("grants", []), {"users": list(users), "classes": [c["name"] for c in CLASSES]}]
+
+
+def wipe_cycle_argv(python: str, site_file: Path, state_dir: Path) -> list[str]:
+    """The steering cycle as the tests and the benchmark run it beside their jobs: every second, with its wipe
+    step (always first) and rank off; no packing, reshaping or power planning (they would move and power
+    down the measured jobs' nodes). Run it with ``SLURM_CONF`` set to the cluster's."""
+    return [python, "-m", "slurm_plugin", "cycle", "run", str(site_file), "--state-dir", str(state_dir),
+            "--no-pack", "--no-reshape", "--no-power", "--interval", "1", "--metrics-listen", "off"]

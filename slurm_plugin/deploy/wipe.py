@@ -15,6 +15,10 @@ action through the one applier and Slurm's power programs (the site's power back
   work before it has booted, so a job that asks for it meanwhile gets a freshly booted node);
 - ``wiped``, powered on and responding          -> RESUME (other work may land again).
 
+The step runs first in every steering cycle (:class:`slurm_plugin.cycle.wipe_step.WipeStep`; its power actions
+win over the power planner's for the same node), with its memory in the cycle's state directory
+(:data:`MEMORY_FILE`); ``hetsched deploy wipe`` runs it once by hand, under the same lock.
+
 A node still powering down or booting waits; a job still running (COMPLETING) waits. Should Slurm boot a node
 in the ``wiping`` phase anyway (an admin resumed it), that boot completes the cycle too (the node was off), and a
 new ``wipe after`` reason starts the sequence again.
@@ -22,10 +26,17 @@ new ``wipe after`` reason starts the sequence again.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
 from ..decision import Decision, DrainNodes, PowerNodes
 from ..decision.actions import TAG, Cause
+from ..fsio import load_state, write_file_atomic
 
 PENDING = "deploy: wipe after"
+PHASES = ("pending", "wiping", "wiped")
+MEMORY_FILE = "wipe.json"  # in the cycle's state directory: node -> [phase, sensitive job]
 WIPING = "deploy: wiping"
 WIPED = "deploy: wiped"
 
@@ -77,3 +88,34 @@ def plan_wipes(snapshot, memory: dict | None = None, cause: Cause = Cause.ISOLAT
                 actions.append(DrainNodes((node.name,), "RESUME", f"wiped after sensitive job {job}", cause))
                 memory.pop(node.name, None)
     return Decision(tuple(actions), source="wipe"), memory
+
+
+def _parse(doc: object) -> dict[str, list[str]]:
+    if not isinstance(doc, dict):
+        raise TypeError("not an object of node -> [phase, job]")
+    out = {}
+    for node, entry in doc.items():
+        if not (isinstance(entry, list) and len(entry) == 2 and entry[0] in PHASES and isinstance(entry[1], str)):
+            raise ValueError(f"{node}: expected [phase, job] with phase one of {', '.join(PHASES)}, got {entry!r}")
+        out[str(node)] = list(entry)
+    return out
+
+
+def load_wipe_memory(path: str | Path) -> dict[str, list[str]]:
+    """Node -> [phase, job]; empty when missing (a damaged file is moved aside, see ``fsio.load_state``)."""
+    return load_state(path, _parse, dict, "wipe memory")
+
+
+def save_wipe_memory(path: str | Path, memory: Mapping[str, list[str]]) -> None:
+    write_file_atomic(path, json.dumps(dict(sorted(memory.items()))) + "\n")
+
+
+def applied_wipe_memory(before: Mapping[str, list[str]], after: Mapping[str, list[str]], results) -> dict:
+    """``after`` with every node whose wipe action Slurm did not take set back to its ``before`` entry (else a
+    node still powered on would be read as "booted again" next cycle and resumed without its power cycle).
+    ``results``: the applier's :class:`~slurm_plugin.decision.applier.Applied` list."""
+    failed = {n for r in results if not r.ok and getattr(r.action, "cause", None) == Cause.ISOLATION
+              for n in r.action.nodes}
+    out = {n: list(v) for n, v in after.items() if n not in failed}
+    out.update({n: list(before[n]) for n in failed if n in before})
+    return out

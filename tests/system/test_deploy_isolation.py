@@ -6,6 +6,9 @@ The 1,000-submission run is `hetsched bench deploy` (results/deploy/)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import time
 
@@ -13,7 +16,7 @@ import pytest
 
 from slurm_plugin.cluster.procs import spawn_detached, stop_pid
 from slurm_plugin.deploy import audit, isolation
-from slurm_plugin.deploy.site_patch import patch_site
+from slurm_plugin.deploy.site_patch import patch_site, wipe_cycle_argv
 from tests.system.conftest import Needs, cluster_fixture
 from tests.waiting import until
 
@@ -28,10 +31,9 @@ def test_sensitive_jobs_never_share_a_node_and_the_node_is_cycled_before_reuse(c
     client = cluster.client()
     trace = cluster.root / "trace.log"
     trace.unlink(missing_ok=True)
-    wiper = spawn_detached([sys.executable, "-m", "slurm_plugin", "deploy", "wipe", "--site",
-                            str(cluster.root / "site.yaml"), "--slurm-conf", str(cluster.conf), "--watch", "1",
-                            "--state", str(cluster.root / "deploy")],
-                           cluster.root / "log" / "wipe.log")
+    # the power cycle after sensitive work is the steering cycle's wipe step (no process of its own)
+    steering = spawn_detached(wipe_cycle_argv(sys.executable, cluster.root / "site.yaml", cluster.root / "cycle"),
+                              cluster.root / "log" / "cycle.log", env={**os.environ, "SLURM_CONF": str(cluster.conf)})
     try:
         sensitive, ids = set(), []
         for is_sensitive, args in isolation.mixed_jobs(JOBS, SENSITIVE_EVERY):
@@ -60,8 +62,18 @@ def test_sensitive_jobs_never_share_a_node_and_the_node_is_cycled_before_reuse(c
         assert audit.verify(cluster.root / "audit.jsonl") == []
         # every node is back in service after its cycle
         until(lambda: all("DRAIN" not in client.show_node(n).get("State", "") for n in nodes), timeout=90, step=2)
+        # ... and the steering cycle did it, through its applier: every edge journaled with its cause
+        journal = [json.loads(line) for line in (cluster.root / "cycle" / "journal.jsonl").read_text().splitlines()]
+        edges = [(e["action"], e["nodes"][0]) for e in journal if e.get("cause") == "ISOLATION" and e["ok"]]
+        for node in nodes:
+            assert [a for a, n in edges if n == node][:3] == ["POWER_DOWN_FORCE", "DRAIN", "POWER_UP"], edges
+        # the manual one-shot shares the cycle's memory and lock: refused while the loop runs
+        once = subprocess.run([sys.executable, "-m", "slurm_plugin", "deploy", "wipe", "--site",
+                               str(cluster.root / "site.yaml"), "--slurm-conf", str(cluster.conf), "--state-dir",
+                               str(cluster.root / "cycle")], capture_output=True, text=True, timeout=120)
+        assert once.returncode == 3 and "hetsched.lock" in once.stderr, once.stderr
     finally:
-        stop_pid(wiper, "deploy wipe")
+        stop_pid(steering, "cycle run")
 
 
 def test_a_job_asking_the_sensitive_partition_without_the_class_is_refused(cluster):

@@ -58,7 +58,7 @@ def test_bench_cycle_json_is_one_clean_document(tmp_path):
     doc = json.loads(done.stdout)
     assert doc == json.loads((tmp_path / "b.json").read_text())
     steps = [r["step"] for r in doc["rows"] if r["pending"] == 30]
-    assert steps == ["parse", "rank", "pack", "reshape", "power", "decide"], steps
+    assert steps == ["parse", "wipe", "rank", "pack", "reshape", "power", "decide"], steps
     decide = [r for r in doc["rows"] if r["step"] == "decide"]
     assert decide and all(r["seconds"] > 0 and abs(r["nodes"] - 40) <= 10 for r in decide)
     assert doc["provenance"]["git_commit"] is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -74,7 +75,7 @@ CASES = {
 def test_decide_runs_the_configured_steps(case):
     config, ranker, now, steps, source, want = CASES[case]
     decision, memory = decide(demo_snapshot([FLEX, PINNED], **FULL_X86), SITE, config, ARM_IDLE_SINCE, now, ranker)
-    assert [name for name, _ in decision.timings] == steps
+    assert [name for name, _ in decision.timings] == ["wipe", *steps]  # the wipe step always runs first
     assert all(t >= 0 for _, t in decision.timings)
     assert decision.source == source
     assert summary(decision) == want
@@ -127,3 +128,46 @@ def test_every_action_of_every_step_carries_a_typed_cause():
     assert causes == {("site_factor", Cause.AGE_FLOOR), ("site_factor", Cause.RANKING), ("move_job", Cause.PACKING),
                       ("power", Cause.IDLE_GRACE)}, causes
     assert all("sjf level" in a.reason for a in decision.actions if a.cause == Cause.RANKING)
+
+
+def test_the_wipe_step_runs_first_in_every_cycle_and_its_power_action_wins():
+    """A node the Epilog drained after a sensitive job is powered off by the cycle itself (no separate
+    process), before the planner's plan: its POWER_DOWN_FORCE stands, the planner's action on it is dropped."""
+    from slurm_plugin.decision import Cause
+    from slurm_plugin.deploy.wipe import drain_reason
+
+    drained = dataclasses.replace(demo_node("armn1", "idle", flags=("DRAIN",)), reason=drain_reason(42))
+    decision, memory = decide(demo_snapshot([], **FULL_X86, armn1=drained), SITE,
+                              CycleConfig(pack=False, reshape=False), ARM_IDLE_SINCE, 400.0)
+    assert [name for name, _ in decision.timings] == ["wipe", "rank", "power"]
+    power = [(a.action, a.nodes, a.cause) for a in decision.actions if isinstance(a, PowerNodes)]
+    assert power[0] == ("POWER_DOWN_FORCE", ("armn1",), Cause.ISOLATION)
+    assert all("armn1" not in nodes for _, nodes, cause in power[1:])
+    assert dict(memory.wipe) == {"armn1": ["wiping", "42"]}
+    # the next cycle, the node off: POWER_UP (the fresh boot) from the remembered phase
+    off = dataclasses.replace(drained, reason="", flags=("DRAIN", "POWERED_DOWN"))
+    decision, memory = decide(demo_snapshot([], **FULL_X86, armn1=off), SITE, CycleConfig(pack=False, reshape=False,
+                              power=False), memory, 410.0)
+    assert [a.action for a in decision.actions] == ["POWER_UP", "DRAIN"] and memory.wipe["armn1"][0] == "wiped"
+    # switched off (a test or a site without sensitive work that wants none of it): no wipe step at all
+    decision, _ = decide(demo_snapshot([], armn1=drained), SITE, CycleConfig(pack=False, reshape=False, power=False,
+                                                                           wipe=False), CycleMemory(), 400.0)
+    assert [name for name, _ in decision.timings] == ["rank"] and not decision.actions
+
+
+def test_wipe_memory_of_an_action_slurm_refused_is_not_advanced(tmp_path):
+    """A POWER_DOWN_FORCE Slurm refused leaves the node 'pending': remembered as 'wiping', the next cycle would
+    read the node (still on) as booted again and resume it without its power cycle."""
+    from slurm_plugin.decision import Cause, DrainNodes
+    from slurm_plugin.decision.applier import Applied
+    from slurm_plugin.deploy.wipe import applied_wipe_memory, load_wipe_memory, save_wipe_memory
+
+    down = PowerNodes(("n1",), "POWER_DOWN_FORCE", "wiping", Cause.ISOLATION)
+    drain = DrainNodes(("n2",), "DRAIN", "wiping", Cause.ISOLATION)
+    after = {"n1": ["wiping", "7"], "n2": ["wiping", "8"]}
+    got = applied_wipe_memory({"n1": ["pending", "7"]}, after, [Applied(down, False, "refused"), Applied(drain, True)])
+    assert got == {"n1": ["pending", "7"], "n2": ["wiping", "8"]}
+    save_wipe_memory(tmp_path / "wipe.json", got)
+    assert load_wipe_memory(tmp_path / "wipe.json") == got
+    (tmp_path / "wipe.json").write_text('{"n1": ["rebooting", "7"]}')
+    assert load_wipe_memory(tmp_path / "wipe.json") == {}  # unusable: moved aside, the reasons start it again
