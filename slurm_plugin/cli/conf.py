@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -41,12 +42,16 @@ def check(site: str | None, as_json: bool) -> None:
 @click.option("--no-job-submit", is_flag=True, help="Leave JobSubmitPlugins=lua and the shim out.")
 @click.option("--power-log", default="/var/log/hetsched/power.log", show_default=True,
               help="Log file of the power programs (one line per call; its directory must be writable by SlurmUser).")
+@click.option("--slurm-version", default=None, metavar="X.Y",
+              help="oci.conf's syntax for this Slurm (a site with deploy.image_store; default: the installed slurmd's).")
 @click.option("--diff", "show_diff", is_flag=True, help="Show a unified diff of what would change; write nothing.")
 @handle_errors(OSError, ValueError)
-def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, power_log: str, show_diff: bool) -> None:
+def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, power_log: str, slurm_version: str | None,
+           show_diff: bool) -> None:
     """Merge SITE's parts into the Slurm config in OUTPUT, leaving the site's own settings alone.
 
-    The parts (nodes, partitions, power saving, job_submit, gres.conf lines, the power programs) are written
+    The parts (nodes, partitions, power saving, job_submit, gres.conf lines, the power programs; for a site
+    that deploys, Prolog/Epilog and their programs, oci.conf and its run wrapper) are written
     as a new set in OUTPUT/hetsched.d/ and switched in atomically (OUTPUT/hetsched is a symlink to the current
     set); slurm.conf and gres.conf get one block of Include lines (a missing slurm.conf is created from the
     site file). A setting of the site's own that a part also sets is reported (file:line) and nothing is
@@ -56,7 +61,9 @@ def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, po
 
     path = resolve_site_path(resolve_site(site))  # named ('demo' too), $HETSCHED_SITE or /etc/hetsched/site.yaml
     try:
-        plan = plan_merge(load_site(path), path, out_dir, socket, job_submit=not no_job_submit, power_log=power_log)
+        version = _version(slurm_version) if slurm_version else None
+        plan = plan_merge(load_site(path), path, out_dir, socket, job_submit=not no_job_submit, power_log=power_log,
+                          slurm_version=version)
     except MergeError as err:
         fail(str(err), EXIT_USAGE)
     if show_diff:
@@ -65,6 +72,13 @@ def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, po
     changes = apply_merge(plan)
     for line in changes or [f"{plan.out_dir}: already up to date"]:
         click.echo(line)
+
+
+def _version(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?", text.strip())
+    if not m:
+        raise click.BadParameter(f"{text!r}: expected X.Y (e.g. 24.11)", param_hint="--slurm-version")
+    return int(m[1]), int(m[2])
 
 
 @conf.command("import-node")

@@ -5,8 +5,11 @@ In the site's config directory DIR (e.g. ``/etc/slurm``)::
     DIR/hetsched -> hetsched.d/<stamp>   the current set (a symlink, switched by one rename)
     DIR/hetsched.d/<stamp>/              nodes.conf partitions.conf power.conf job_submit.conf gres.conf
                                          hetsched-shim.json job_submit.lua resume suspend resume-fail
+                                         and for a site that deploys (issue 19): deploy.conf (Prolog/Epilog)
+                                         prolog epilog, and with an image store oci.conf oci-run
     DIR/slurm.conf, DIR/gres.conf        the site's own files; each gets one managed block of Include lines
     DIR/hetsched-shim.json, DIR/job_submit.lua -> hetsched/...   (slurmctld loads the shim from DIR)
+    DIR/oci.conf -> hetsched/oci.conf    (slurmstepd reads oci.conf beside slurm.conf)
 
 The site's own settings (ClusterName, accounting, priority weights...) are never rewritten: a setting the
 site makes that a fragment also makes is a conflict, reported with file:line, and nothing is written. A new set
@@ -32,8 +35,9 @@ import hostlist
 from ..data import data_file
 from ..fsio import fsync_dir, write_file_atomic
 from ..site import Site
+from ..deploy.programs import deploy_files
 from .programs import power_programs
-from .render import GRES_FRAGMENT, SHIM_CONFIG, SLURM_FRAGMENTS, DeployPaths, conf_value, render_base, render_fragments
+from .render import GRES_FRAGMENT, SHIM_CONFIG, DeployPaths, conf_value, render_base, render_fragments, slurm_fragments
 
 LINK, SETS = "hetsched", "hetsched.d"
 KEEP = 5
@@ -141,9 +145,20 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def merge_layout(out: Path, socket: str, job_submit: bool = True) -> DeployPaths:
+    """Where the rendered set's programs are for slurm.conf: ``out/hetsched/<program>`` (the current set)."""
+    link = out / LINK
+    return DeployPaths(etc=str(out), resume_program=f"{link}/resume", suspend_program=f"{link}/suspend",
+                       resume_fail_program=f"{link}/resume-fail", prolog_program=f"{link}/prolog",
+                       epilog_program=f"{link}/epilog", oci_run=f"{link}/oci-run", daemon_socket=socket,
+                       job_submit=job_submit)
+
+
 def plan_merge(site: Site, site_path: str | Path, out_dir: str | Path, socket: str, job_submit: bool = True,
-               python: str | None = None, power_log: str | None = None) -> MergePlan:
-    """Render the suite's set for ``out_dir`` and work out every change; writes nothing.
+               python: str | None = None, power_log: str | None = None,
+               slurm_version: tuple[int, int] | None = None) -> MergePlan:
+    """Render the suite's set for ``out_dir`` and work out every change; writes nothing (``slurm_version``:
+    oci.conf's syntax; None: the installed slurmd's).
 
     Raises :class:`MergeError` naming each conflict with the site's own slurm.conf/gres.conf, or a path the
     suite would have to overwrite that is not its own (a real ``hetsched`` directory, the site's own
@@ -151,13 +166,16 @@ def plan_merge(site: Site, site_path: str | Path, out_dir: str | Path, socket: s
     out = Path(out_dir).resolve()
     link = out / LINK
     conf_value(str(link))  # a directory slurm.conf cannot name is refused before anything else
-    layout = DeployPaths(etc=str(out), resume_program=f"{link}/resume", suspend_program=f"{link}/suspend",
-                         resume_fail_program=f"{link}/resume-fail", daemon_socket=socket, job_submit=job_submit)
+    layout = merge_layout(out, socket, job_submit)
     files = render_fragments(site, layout, sets_dir=f"{out}/{SETS}")
     args = ["--site", str(Path(site_path).resolve()), "--slurm-conf", str(out / "slurm.conf")]
     programs = power_programs([*args, "--log-file", power_log] if power_log else args, python=python)
+    deploy_etc, deploy_programs = deploy_files(site, layout, str(out / "slurm.conf"), layout.log_dir,
+                                               version=slurm_version)
+    programs.update(deploy_programs)
     files.update(programs)
-    links = {SHIM_CONFIG: f"{LINK}/{SHIM_CONFIG}"}
+    files.update(deploy_etc)
+    links = {SHIM_CONFIG: f"{LINK}/{SHIM_CONFIG}", **{n: f"{LINK}/{n}" for n in deploy_etc}}
     if job_submit:
         files["job_submit.lua"] = JOB_SUBMIT_LUA.read_text()
         links["job_submit.lua"] = f"{LINK}/job_submit.lua"
@@ -168,15 +186,19 @@ def plan_merge(site: Site, site_path: str | Path, out_dir: str | Path, socket: s
     if job_submit and lua.exists() and not lua.is_symlink():
         problems.append(f"{lua} is the site's own job_submit script: the suite's shim cannot replace it (merge "
                         "the two scripts by hand, or render with --no-job-submit)")
+    for name in deploy_etc:
+        if (out / name).exists() and not (out / name).is_symlink():
+            problems.append(f"{out / name} is the site's own {name}: the suite's cannot replace it (merge the two "
+                            "by hand, or leave deploy.image_store out of the site file)")
     old_set = sorted(p.name for p in link.iterdir()) if link.is_dir() else []
     current: dict[str, str | None] = {f"{LINK}/{n}": _read(link / n) for n in [*files, *old_set]}
-    unlink = [n for n in ("job_submit.lua",) if n not in links and (out / n).is_symlink()
+    unlink = [n for n in ("job_submit.lua", "oci.conf") if n not in links and (out / n).is_symlink()
               and os.readlink(out / n) == f"{LINK}/{n}"]
     edits = {}
-    slurm_block = include_block([f"Include {conf_value(f'{link}/{n}')}" for n in SLURM_FRAGMENTS])
+    slurm_block = include_block([f"Include {conf_value(f'{link}/{n}')}" for n in slurm_fragments(site)])
     gres_block = include_block([f"Include {conf_value(f'{link}/{GRES_FRAGMENT}')}"])
     for name, block, frags in (("gres.conf", gres_block, {GRES_FRAGMENT: files[GRES_FRAGMENT]}),
-                               ("slurm.conf", slurm_block, {n: files[n] for n in SLURM_FRAGMENTS})):
+                               ("slurm.conf", slurm_block, {n: files[n] for n in slurm_fragments(site)})):
         text = current[name] = _read(out / name)
         if text is None or WHOLE_FILE_MARK in text.split("\n", 1)[0]:
             new = (render_base(site, layout, block) if name == "slurm.conf" else
@@ -301,6 +323,6 @@ def apply_merge(plan: MergePlan, keep: int = KEEP) -> list[str]:
         done.append(f"linked {path} -> {target}")
     for name in plan.unlink:
         (out / name).unlink()
-        done.append(f"removed {out / name} (the suite's link; --no-job-submit)")
+        done.append(f"removed {out / name} (the suite's link, no longer rendered)")
     _clean(out, sets, keep)
     return done

@@ -17,6 +17,7 @@ import hostlist
 import jinja2
 
 from ..data import data_dir
+from ..deploy.programs import deploys
 from ..fsio import write_atomic  # noqa: F401  (re-exported by slurm_plugin.conf)
 from ..site import NodeGroup, Site
 
@@ -215,9 +216,11 @@ def _context(site: Site, layout: DeployPaths) -> dict:
     gres = [line for g in site.node_groups for line in _gres_lines(g, layout)]
     containers = isinstance(layout, ContainerLayout)
     from ..cost.billing import site_billing_weights
-    return {"deploy_programs": bool(site.sensitive_partitions() or site.deploy.image_store),"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
+    return {"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
             "containers": containers, "accounting": layout.accounting_addr if containers else "",
-            "preempt": any(t.preempts for t in site.policy.qos_tiers), "groups": groups, "partitions": partitions, "gres_lines": gres, "fragments": False,
+            "preempt": any(t.preempts for t in site.policy.qos_tiers), "groups": groups, "partitions": partitions,
+            "gres_lines": gres, "fragments": False, "deploy_programs": deploys(site),
+            "oci_conf": bool(site.deploy.image_store),
             # sreport/sacct and fair-share need slurmdbd, and slurmctld refuses gres TRES without it
             "billing": site_billing_weights(site) if containers and layout.accounting_addr else {}}
 
@@ -239,17 +242,25 @@ def render_site(site: Site, layout: DeployPaths | None = None) -> dict[str, str]
 
 # The parts of a site's config the suite owns, as files a site's slurm.conf / gres.conf include.
 SLURM_FRAGMENTS = ("nodes.conf", "partitions.conf", "power.conf", "job_submit.conf")
+DEPLOY_FRAGMENT = "deploy.conf"  # Prolog/Epilog: only for a site that deploys (see slurm_fragments)
 GRES_FRAGMENT = "gres.conf"
+
+
+def slurm_fragments(site: Site) -> tuple[str, ...]:
+    """The slurm.conf fragments of ``site``: :data:`SLURM_FRAGMENTS`, and :data:`DEPLOY_FRAGMENT` when it deploys
+    (a site without deployment keeps its Include block as it was)."""
+    return SLURM_FRAGMENTS + ((DEPLOY_FRAGMENT,) if deploys(site) else ())
 
 
 def render_fragments(site: Site, layout: DeployPaths, sets_dir: str = "hetsched.d") -> dict[str, str]:
     """The suite's parts of the config as fragments (``{name: text}``, pure): node lines and GresTypes,
-    partitions, power saving (programs and timeouts), JobSubmitPlugins, the gres.conf lines, and the shim's
-    config. Nothing of the site's own settings (ClusterName, accounting, priority weights...) is in them."""
+    partitions, power saving (programs and timeouts), JobSubmitPlugins, Prolog/Epilog of a site that deploys
+    (``deploy.conf``; its oci.conf and programs are :func:`slurm_plugin.deploy.programs.deploy_files`'), the
+    gres.conf lines, and the shim's config. Nothing of the site's own settings (ClusterName, accounting, priority weights...) is in them."""
     env = _environment()
     ctx = _context(site, layout)
     out = {name: env.get_template(f"fragments/{name}.j2").render({**ctx, "fragment": name, "sets_dir": sets_dir})
-           for name in (*SLURM_FRAGMENTS, GRES_FRAGMENT)}
+           for name in (*slurm_fragments(site), GRES_FRAGMENT)}
     out[SHIM_CONFIG] = json.dumps(shim_config(site, layout), indent=2, sort_keys=True) + "\n"
     return out
 

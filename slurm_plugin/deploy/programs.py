@@ -2,7 +2,9 @@
 
 Both are a ``case`` on ``$SLURM_JOB_PARTITION``: only jobs of the sensitive partitions start Python
 (``hetsched deploy prolog|epilog``: the audit record; the Epilog also drains the node for its power cycle);
-every other job costs one sh. With ``stamp_dir`` the Prolog also writes the node's clock (``/proc/uptime``,
+every other job costs one sh. For a sensitive job they fail closed: when that command fails (the audit log
+cannot be written, slurmctld did not take the drain) the program exits 1, and Slurm drains the node (and
+requeues the job after a Prolog failure) instead of running it unaudited or releasing the node unwiped. With ``stamp_dir`` the Prolog also writes the node's clock (``/proc/uptime``,
 the node's own time namespace, like the container's) to ``stamp_dir/<job id>``: the benchmark's "job start on
 the node".
 """
@@ -39,9 +41,14 @@ def node_program(kind: str, sensitive: tuple[str, ...], args: list[str], output:
     if stamp_dir and kind == "prolog":
         lines.append(f"cut -d' ' -f1 /proc/uptime > {_q(stamp_dir)}/\"$SLURM_JOB_ID\" 2>/dev/null")
     if sensitive:
-        lines.append(f'case "$SLURM_JOB_PARTITION" in {"|".join(map(_q, sensitive))}) {inner} ;; esac')
+        lines.append(f'case "$SLURM_JOB_PARTITION" in {"|".join(map(_q, sensitive))}) {inner} || exit 1 ;; esac')
     lines.append("exit 0")
     return "\n".join(lines) + "\n"
+
+
+def deploys(site) -> bool:
+    """Whether ``site`` needs the deployment's node programs: a sensitive partition or an image store."""
+    return bool(site.sensitive_partitions() or site.deploy.image_store)
 
 
 def deploy_files(site, layout, slurm_conf: str, log_dir: str, stamp_dir: str | None = None,
@@ -54,7 +61,7 @@ def deploy_files(site, layout, slurm_conf: str, log_dir: str, stamp_dir: str | N
     sensitive = site.sensitive_partitions()
     etc, programs = {}, {}
     common = ["--audit-log", site.deploy.audit_log, "--slurm-conf", slurm_conf]
-    if sensitive or site.deploy.image_store:
+    if deploys(site):
         programs["prolog"] = node_program("prolog", sensitive, common, f"{log_dir}/deploy.out", stamp_dir)
         programs["epilog"] = node_program("epilog", sensitive, common, f"{log_dir}/deploy.out")
     if site.deploy.image_store:

@@ -156,3 +156,65 @@ def test_a_whole_file_render_of_an_earlier_version_is_replaced_after_a_backup(tm
     assert baks == old  # slurm.conf, gres.conf and hetsched-shim.json kept as they were
     assert os.readlink(tmp_path / "hetsched-shim.json") == "hetsched/hetsched-shim.json"
     assert _render(tmp_path).output.strip().endswith("already up to date")  # and now it is the site's own
+
+
+def _deploy_site_file(tmp_path: Path, **deploy) -> Path:
+    """The demo site with deploy settings (image store, a sensitive group and its exclusive partition)."""
+    from slurm_plugin.deploy.site_patch import patch_site
+
+    data = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
+    patch_site(data, tmp_path / "deploy")
+    data["deploy"].update(deploy)
+    path = tmp_path / "site-deploy.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_site_that_deploys_gets_prolog_epilog_and_oci_conf(etc: Path, tmp_path: Path):
+    """Issue 19: a real site's render carries the deployment (before, only the local test cluster got it):
+    Prolog/Epilog in an included deploy.conf, the programs in the set, oci.conf linked beside slurm.conf; the
+    generated Prolog really writes the audit record of a sensitive job and fails closed when it cannot."""
+    import subprocess
+
+    site = _deploy_site_file(tmp_path)
+    result = _render(etc, "--slurm-version", "24.11", site=str(site))
+    assert result.exit_code == 0, result.output
+    assert f"Include {etc}/hetsched/deploy.conf\n{END}" in (etc / "slurm.conf").read_text()
+    frag = etc / "hetsched"
+    deploy = (frag / "deploy.conf").read_text()
+    assert f"Prolog={etc}/hetsched/prolog\nEpilog={etc}/hetsched/epilog\n" in deploy
+    for prog in ("prolog", "epilog", "oci-run"):
+        assert (frag / prog).stat().st_mode & stat.S_IXUSR and (frag / prog).read_text().startswith("#!/bin/sh\n")
+    assert os.readlink(etc / "oci.conf") == "hetsched/oci.conf"
+    oci = (etc / "oci.conf").read_text()
+    assert f'RunTimeRun="{etc}/hetsched/oci-run %b' in oci and "CreateEnvFile=disabled" in oci  # 24.11's syntax
+    env = {**os.environ, "SLURM_JOB_PARTITION": "secure", "SLURM_JOB_ID": "41", "SLURM_JOB_USER": "alice",
+           "SLURM_JOB_UID": "1001", "SLURMD_NODENAME": "x86n1", "SLURM_JOB_NAME": "train"}
+    prolog = subprocess.run([str(frag / "prolog")], env=env, capture_output=True, text=True, timeout=60)
+    assert prolog.returncode == 0, prolog.stderr
+    audit = (tmp_path / "deploy" / "audit.jsonl").read_text()
+    assert '"event": "start"' in audit and '"job_id": "41"' in audit and '"node": "x86n1"' in audit
+    other = subprocess.run([str(frag / "prolog")], env={**env, "SLURM_JOB_PARTITION": "batch"}, timeout=60)
+    assert other.returncode == 0 and audit == (tmp_path / "deploy" / "audit.jsonl").read_text()  # not audited
+    # fail closed: an audit log that cannot be written makes the Prolog fail (Slurm drains and requeues)
+    broken = _deploy_site_file(tmp_path, audit_log=f"{site}/audit.jsonl")  # under a file: cannot be created
+    assert _render(etc, "--slurm-version", "24.11", site=str(broken)).exit_code == 0
+    failed = subprocess.run([str(frag / "prolog")], env=env, capture_output=True, text=True, timeout=60)
+    assert failed.returncode == 1, "a sensitive job ran without its audit record"
+    # the site without deployment again: deploy.conf's Include and the oci.conf link go
+    assert _render(etc).exit_code == 0
+    assert "deploy.conf" not in (etc / "slurm.conf").read_text() and not (etc / "oci.conf").exists()
+    assert not (etc / "oci.conf").is_symlink()
+
+
+def test_a_sites_own_prolog_or_oci_conf_is_a_conflict(etc: Path, tmp_path: Path):
+    site = _deploy_site_file(tmp_path)
+    (etc / "slurm.conf").write_text(SITE_CONF + "Prolog=/opt/site/prolog\n")
+    (etc / "oci.conf").write_text("RunTimeRun=/opt/site/run %b\n")
+    before = _tree(etc)
+    result = _render(etc, "--slurm-version", "22.05", site=str(site))
+    assert result.exit_code == 2
+    assert f"{etc}/slurm.conf:13: Prolog is set here and in the suite's deploy.conf" in result.output
+    assert f"{etc}/oci.conf is the site's own oci.conf" in result.output
+    assert _tree(etc) == before
+    assert _render(etc, "--slurm-version", "22", site=str(site)).exit_code == 2  # not X.Y

@@ -41,6 +41,46 @@ def test_golden(site_name, variant, layout):
             f"If the change is intended, refresh the golden files with: {REFRESH}\nand review `git diff`.")
 
 
+def _deploy_site(root: str = "/var/lib/hetsched/deploy"):
+    """The demo site with the deployment parts the system tests use (image store, sensitive group, classes)."""
+    import yaml
+
+    from slurm_plugin.deploy.site_patch import patch_site
+    from slurm_plugin.site import parse_site
+
+    data = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
+    patch_site(data, Path(root))
+    return parse_site(data, "demo-deploy.yaml")
+
+
+def test_golden_fragments_of_a_site_that_deploys():
+    """What `hetsched conf render` writes into a real site's set for a site with deploy settings: the fragments
+    (deploy.conf with Prolog/Epilog among them) and oci.conf for Slurm 22.05 (the programs hold this host's
+    interpreter path: checked by test_merge, not here)."""
+    from slurm_plugin.conf.merge import merge_layout
+    from slurm_plugin.conf.render import render_fragments
+    from slurm_plugin.deploy.programs import deploy_files
+
+    site = _deploy_site()
+    layout = merge_layout(Path("/etc/slurm"), "/run/hetsched/hetsched.sock")
+    files = render_fragments(site, layout, sets_dir="/etc/slurm/hetsched.d")
+    etc, programs = deploy_files(site, layout, "/etc/slurm/slurm.conf", layout.log_dir, version=(22, 5))
+    files.update(etc)
+    assert sorted(programs) == ["epilog", "oci-run", "prolog"]
+    folder = GOLDEN / "demo-sensitive-fragments"
+    if UPDATE:
+        write_atomic(folder, files)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(files), f"golden files differ in name; {REFRESH}"
+    for name, text in files.items():
+        assert text == (folder / name).read_text(), (
+            f"{name} of the deploying site differs from {folder / name}.\n"
+            f"If the change is intended, refresh the golden files with: {REFRESH}\nand review `git diff`.")
+    assert "Prolog=/etc/slurm/hetsched/prolog\nEpilog=/etc/slurm/hetsched/epilog\n" in files["deploy.conf"]
+    assert 'RunTimeRun="/etc/slurm/hetsched/oci-run %b %n.%u.%j.%s.%t"' in files["oci.conf"]
+    # a site without deployment has no deploy.conf (its Include block stays as it was)
+    assert "deploy.conf" not in render_fragments(load_site("demo"), layout)
+
+
 def test_features_and_typed_gres():
     site = load_site("demo")
     files = render_site(site)
