@@ -219,7 +219,8 @@ def _context(site: Site, layout: DeployPaths) -> dict:
     return {"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
             "containers": containers, "accounting": layout.accounting_addr if containers else "",
             "preempt": any(t.preempts for t in site.policy.qos_tiers), "groups": groups, "partitions": partitions,
-            "gres_lines": gres, "fragments": False, "deploy_programs": deploys(site),
+            # the container cluster's node image has no Python for the node programs: no Prolog/Epilog there
+            "gres_lines": gres, "fragments": False, "deploy_programs": deploys(site) and not containers,
             "oci_conf": bool(site.deploy.image_store),
             # sreport/sacct and fair-share need slurmdbd, and slurmctld refuses gres TRES without it
             "billing": site_billing_weights(site) if containers and layout.accounting_addr else {}}

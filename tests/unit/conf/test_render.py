@@ -163,3 +163,13 @@ def test_a_site_without_gres_has_no_empty_gres_types_line():
     doc["policy"].pop("reshapes", None)
     conf = render_site(parse_site(doc, "no-gres.yaml"))["slurm.conf"]
     assert "GresTypes" not in conf
+
+
+def test_the_container_cluster_gets_no_node_programs_it_cannot_run():
+    """Its node image has no Python: a Prolog= there fails every job's Prolog (node drained, job requeued)."""
+    site = _deploy_site()
+    local = render_site(site, LocalLayout.under("/var/lib/hetsched/cluster", site))["slurm.conf"]
+    assert "Prolog=/var/lib/hetsched/cluster/bin/prolog" in local
+    containers = render_site(site, compose.layout(compose.plan(site, Path("/var/lib/hetsched/containers"),
+                                                               "trixie", [])))["slurm.conf"]
+    assert "Prolog=" not in containers and "Epilog=" not in containers

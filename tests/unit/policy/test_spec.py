@@ -161,12 +161,13 @@ def load_policy_text(tmp_path, text: str) -> PolicySpec:
 def test_steps_set_the_cycle_order_and_default_to_todays(tmp_path):
     from slurm_plugin.cycle.policy import policy_steps
 
-    assert [s.name for s in policy_steps(PolicySpec())] == ["rank", "pack", "reshape", "power"]
+    # the wipe step (the power cycle after sensitive work) is not a policy choice: always first
+    assert [s.name for s in policy_steps(PolicySpec())] == ["wipe", "rank", "pack", "reshape", "power"]
     spec = load_policy_text(tmp_path, "steps: [power, reshape, rank, pack]\n")
-    assert [s.name for s in policy_steps(spec)] == ["power", "reshape", "rank", "pack"]
+    assert [s.name for s in policy_steps(spec)] == ["wipe", "power", "reshape", "rank", "pack"]
     # a listed step its section switches off is skipped
     spec = load_policy_text(tmp_path, "steps: [rank, pack, power]\nreshape: false\npacking: {enabled: false}\n")
-    assert [s.name for s in policy_steps(spec)] == ["rank", "power"]
+    assert [s.name for s in policy_steps(spec)] == ["wipe", "rank", "power"]
 
 
 @pytest.mark.parametrize("text,error", [
@@ -201,7 +202,7 @@ def test_a_registered_step_may_be_named_in_a_policy_file(tmp_path):
     register_step("audit-test", Audit)
     try:
         spec = load_policy_text(tmp_path, "steps: [rank, audit-test, pack, reshape, power]\n")
-        assert [s.name for s in policy_steps(spec)] == ["rank", "audit-test", "pack", "reshape", "power"]
+        assert [s.name for s in policy_steps(spec)] == ["wipe", "rank", "audit-test", "pack", "reshape", "power"]
     finally:
         STEPS.pop("audit-test")
         STEP_NAMES.remove("audit-test")
