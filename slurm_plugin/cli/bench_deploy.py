@@ -116,6 +116,8 @@ def _isolation(cluster: LocalCluster, site_file: Path, jobs: int, every: int, sa
     client = cluster.client()
     trace = cluster.root / "trace.log"
     trace.unlink(missing_ok=True)
+    power_log = cluster.root / "log" / "power.log"
+    power_from = power_log.stat().st_size if power_log.exists() else 0  # the log outlives earlier runs
     # the power cycle after sensitive work is the steering cycle's wipe step (no process of its own)
     steering = spawn_detached(wipe_cycle_argv(sys.executable, site_file, cluster.root / "cycle"),
                               cluster.root / "log" / "cycle.log", env={**os.environ, "SLURM_CONF": str(cluster.conf)})
@@ -143,7 +145,7 @@ def _isolation(cluster: LocalCluster, site_file: Path, jobs: int, every: int, sa
                                                                                              if e.kind == "end"}),
                               "violations": problems[:20], "audited_sensitive": len(audited),
                               "audit_chain_problems": audit.verify(cluster.root / "audit.jsonl"),
-                              "power_cycles": (cluster.root / "log" / "power.log").read_text().count(" suspend "),
+                              "power_cycles": power_log.read_bytes()[power_from:].decode().count(" suspend "),
                               "wall_s": round(time.monotonic() - t0, 1)}}
     finally:
         stop_pid(steering, "cycle run")
