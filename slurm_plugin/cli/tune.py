@@ -63,6 +63,21 @@ def _fidelity(p, path: str, site_ranking: str | None, backfill: bool, tau: float
     return check_history(p, rankings, backfill, GateThresholds(min_tau=tau, wait_rel=wait))
 
 
+def _incumbent(out: Path) -> str | None:
+    """The label of the ranking in the policy file ``out`` is about to replace (the tie-break keeps it); None:
+    no file there (the shipped default runs) or one that does not load (said in the log)."""
+    if not out.exists():
+        return None
+    from ..policy import PolicyError, load_policy
+    from ..tune.candidates import label
+
+    try:
+        return label(load_policy(out).ranking)
+    except PolicyError as err:
+        log.warning("incumbent: %s (the shipped default counts as the incumbent)", err)
+        return None
+
+
 @click.command("tune")
 @click.option("--site", default=None, help="Site name or file (default: the machine the history names, e.g. an "
                                            "SWF header; an sacct export needs it).")
@@ -146,7 +161,8 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
         extra, note = finetuned_candidates(path, site, drop_unfit, 0.7, dqn_budget, workdir, floor_hours)
         log.info("%s", note)
         result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
-                              jobs=procs, names=names, extra=extra, notes=[note], race=race)
+                              jobs=procs, names=names, extra=extra, notes=[note], race=race,
+                              incumbent=_incumbent(out) if out and not evaluate else None)
         if out and result.modes[backfill].choice.winner.startswith("dqn-finetuned"):
             kept = out.parent / time.strftime("dqn-finetuned-%Y%m%dT%H%M%SZ.npz", time.gmtime())
             write_file_atomic(kept, (workdir / MODEL_NAME).read_bytes())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .policyfile import sha256_of
 from .score import Score
+from .select import STRESS_LOAD
 from .tuner import ModeResult, TuneResult
 
 
@@ -41,6 +42,10 @@ def explain(result: TuneResult) -> str:
                          f"{e.max_wait_s:.0f} | {'yes' if lab in m.choice.feasible else 'no'} | "
                          f"{_f(te and te.avg_bsld)} | {_f(te and te.avg_wait_s, '{:.0f}')} | "
                          f"{_f(te and te.max_wait_s, '{:.0f}')} | {note} |")
+        if m.stressed:
+            lines.append(f"tie-break at raised load (arrivals compressed {result.stress_factor:.3g}x): "
+                         + ", ".join(f"{lab} {e.objective:.3g}" for lab, e in
+                                     sorted(m.stressed.items(), key=lambda kv: kv[1].objective)))
         lines.append(f"winner {m.choice.winner}: {m.choice.why}")
     return "\n".join(lines)
 
@@ -74,14 +79,21 @@ def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: 
            "selection": {("on" if bf else "off"): {"winner": m.choice.winner, "runner_up": m.choice.runner_up,
                                                    "best_on_validation": m.choice.best, "tied": list(m.choice.tied),
                                                    "fitted": m.fitted, "fitted_at": m.fitted_at,
-                                                   "why": m.choice.why,
+                                                   "why": m.choice.why, "decided_by": m.choice.decided_by,
+                                                   "stress_tied": list(m.choice.stress_tied),
+                                                   "stressed": {lab: {"objective": e.objective,
+                                                                      "blocks": list(e.blocks),
+                                                                      "block_max_wait_s": list(e.block_max_wait)}
+                                                                for lab, e in m.stressed.items()},
                                                    "validation": {lab: {"objective": e.objective,
                                                                         "blocks": list(e.blocks),
                                                                         "block_max_wait_s": list(e.block_max_wait)}
                                                                   for lab, e in m.entries.items()}}
                          for bf, m in result.modes.items()},
-           "rule": "rolling-origin: best mean objective over the validation blocks, max-wait bound per block, "
-                   "ties (1 % and 1 SE) to the simpler"}
+           "stress_factor": result.stress_factor, "incumbent": result.incumbent,
+           "rule": "rolling-origin: best mean objective over the validation blocks, max-wait bound per block; "
+                   "ties (1 % and 1 SE) to the one ahead at raised load (arrivals compressed to offered load "
+                   f"{STRESS_LOAD:g}), else the incumbent, else the simpler"}
     if result.notes:
         doc["notes"] = list(result.notes)
     if power_note:

@@ -15,7 +15,20 @@ job counts) and its max wait in each block (``block_max_wait``). Rules, in order
    validation figure is an equally noisy, unbiased estimate and a simpler candidate is no safer a bet;
    the first evaluation (Lublin-1, backfill on) with the SE rule alone chose F1 (validation 32.9) over the
    fitted member (24.1), which then lost on the held-back part (35.4 vs 20.3);
-4. among the tied, the simplest wins (lowest complexity; then the better objective).
+4. a tie is broken by evidence first, then by keeping what runs (:func:`choose`'s ``stressed`` and
+   ``incumbent``; rule 4 written before any result it produced):
+   a. **at raised load**: the tied candidates replayed on the tuning part with its arrivals compressed until
+      the validation part's offered load reaches :data:`STRESS_LOAD` (``tune/stress.py``), judged by rules
+      1-3 on the same blocks; a single winner there wins. Why: candidates the site's own load cannot tell
+      apart (a quiet history: nobody waits, every ranking scores the same) differ only when jobs queue, and
+      a site's load is not fixed; among candidates equal at today's load, the one best when the machine is
+      busy is at least as good at any load the history showed and better when contention comes. A candidate
+      chosen so is never worse than the others on the validation blocks (it is tied there);
+   b. **the incumbent** (the ranking the site runs now: the policy file being replaced, else the shipped
+      default) when it is still among the tied: no switch without evidence;
+   c. else the simplest (lowest complexity; then the better objective).
+   "Tied" is rule 3's noise band (within ``rel_tol`` and ``z`` standard errors) at each stage; a history whose
+   validation part is already at :data:`STRESS_LOAD` or above has no raised-load replay (stage a is skipped).
 """
 
 from __future__ import annotations
@@ -25,6 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+STRESS_LOAD = 0.9  # the offered load (bottleneck resource) of the raised-load tie-break replay (rule 4a)
 
 
 @dataclass(frozen=True)
@@ -49,6 +64,8 @@ class Choice:
     bound_s: float | None
     constrained: bool  # False when no candidate met the bound and it was dropped
     why: str
+    decided_by: str = "validation"  # validation | raised load | incumbent | simplest (rule 4's stages)
+    stress_tied: tuple[str, ...] = ()  # the candidates still tied at raised load (rule 4a; empty: not replayed)
 
 
 def within_noise(candidate: Sequence[float], best: Sequence[float], z: float = 1.0) -> bool:
@@ -77,10 +94,8 @@ def _feasible(entries: Sequence[Entry], bound_s: float | None) -> tuple[list[Ent
     return [e for e in entries if all(_waits(e)[k] <= bound_s for k in binding)], len(binding)
 
 
-def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.0, rel_tol: float = 0.01) -> Choice:
-    """The winner among ``entries`` (non-empty; labels unique) by the module's rules."""
-    if not entries:
-        raise ValueError("no candidate to choose from")
+def _rank(entries: Sequence[Entry], bound_s: float | None, z: float, rel_tol: float):
+    """Rules 1-3: (feasible, best, tied, constrained, binding blocks)."""
     feasible, binding = _feasible(entries, bound_s)
     constrained = bound_s is not None and binding > 0 and bool(feasible)
     if not constrained:
@@ -88,15 +103,51 @@ def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.
     best = min(feasible, key=lambda e: (e.objective, e.complexity))
     tied = [e for e in feasible if e is best or (e.objective <= best.objective * (1 + rel_tol) + 1e-12
                                                    and within_noise(e.blocks, best.blocks, z))]
-    winner = min(tied, key=lambda e: (e.complexity, e.objective))
+    return feasible, best, tied, constrained, binding
+
+
+def _simplest(tied: Sequence[Entry]) -> Entry:
+    return min(tied, key=lambda e: (e.complexity, e.objective))
+
+
+def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.0, rel_tol: float = 0.01, *,
+           stressed: Sequence[Entry] | None = None, stress_factor: float | None = None,
+           incumbent: str | None = None) -> Choice:
+    """The winner among ``entries`` (non-empty; labels unique) by the module's rules. ``stressed``: the tied
+    candidates' entries at raised load (rule 4a; labels of ``entries``, the same blocks; arrivals compressed
+    ``stress_factor`` times, for the reason); ``incumbent``: the label of the ranking the site runs now (4b)."""
+    if not entries:
+        raise ValueError("no candidate to choose from")
+    feasible, best, tied, constrained, binding = _rank(entries, bound_s, z, rel_tol)
+    winner, decided_by, stress_tied, how = best, "validation", (), "the best objective"
+    if len(tied) > 1:
+        pool = tied
+        by_label = {e.label: e for e in tied}
+        at_load = [e for e in (stressed or ()) if e.label in by_label]
+        if len(at_load) > 1:
+            _, s_best, s_tied, _, _ = _rank(at_load, bound_s, z, rel_tol)
+            stress_tied = tuple(e.label for e in s_tied)
+            pool = [by_label[e.label] for e in s_tied]
+            load = f"arrivals compressed {stress_factor:.3g}x" if stress_factor else "raised load"
+            if len(s_tied) == 1:
+                winner, decided_by = by_label[s_best.label], "raised load"
+                how = (f"{len(tied)} candidates tied on validation; at raised load ({load}: objective "
+                       f"{s_best.objective:.4g}) it is ahead of the others")
+        if decided_by == "validation":
+            names = ", ".join(e.label for e in pool)
+            still = f"still tied at raised load ({names})" if stress_tied else f"tied ({names})"
+            if incumbent is not None and incumbent in {e.label for e in pool}:
+                winner, decided_by = by_label[incumbent], "incumbent"
+                how = f"{still}: the incumbent is kept (no switch without evidence)"
+            else:
+                winner, decided_by = _simplest(pool), "simplest"
+                how = f"{still}: the simplest"
     rest = sorted((e for e in feasible if e is not winner), key=lambda e: (e.objective, e.complexity))
     runner = rest[0] if rest else None
-    why = [f"objective {winner.objective:.4g}"]
-    if winner is not best:
-        why.append(f"tied with the best ({best.label}, {best.objective:.4g}: within {rel_tol:.0%} and {z:g} standard "
-                   f"error of the paired block differences) and simpler")
-    else:
-        why.append("the best objective")
+    why = [f"objective {winner.objective:.4g}", how]
+    if winner is not best and decided_by != "raised load":
+        why.append(f"within {rel_tol:.0%} and {z:g} standard error of the paired block differences of the best "
+                   f"({best.label}, {best.objective:.4g})")
     if bound_s is not None:
         why.append(f"max wait within the bound {bound_s:.0f} s in the {binding} block(s) where some candidate kept it"
                    if constrained and binding else
@@ -105,4 +156,4 @@ def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.
         if constrained and out:
             why.append(f"{out} candidate(s) over the bound")
     return Choice(winner.label, runner.label if runner else None, best.label, tuple(e.label for e in feasible),
-                  tuple(e.label for e in tied), bound_s, constrained, "; ".join(why))
+                  tuple(e.label for e in tied), bound_s, constrained, "; ".join(why), decided_by, stress_tied)

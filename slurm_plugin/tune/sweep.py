@@ -2,7 +2,8 @@
 bar over all runs), and score each run on the parts of its jobs it is judged on.
 
 A run is (candidate, backfill, scope): scope ``tune`` simulates only the tuning part (scored on the inner
-training jobs and on the inner validation jobs); ``whole`` simulates the whole history (scored on the held-back
+training jobs and on the inner validation jobs); ``stress`` the same at raised load (``Twin.stress``);
+``whole`` simulates the whole history (scored on the held-back
 jobs only, so the machine is not empty when the test period begins).
 
 Racing (:func:`race`, for long histories): a first round replays every candidate on a prefix of the tuning part
@@ -36,6 +37,7 @@ class Twin:
     objective: str
     masks: dict[str, dict[str, np.ndarray]]
     origins: list[int]  # rolling-origin cut points of the tuning part (:func:`.split.rolling_origins`)
+    stress: Prepared | None = None  # the tuning part at raised load (scope ``stress``: .select rule 4a)
 
     @property
     def folds(self) -> int:
@@ -55,11 +57,11 @@ class Twin:
 def run_one(twin: Twin, task: tuple[Candidate, bool, str]) -> dict[str, Score]:
     """One replay (module-level for the worker processes): part name -> score."""
     cand, backfill, scope = task
-    p = twin.tune if scope == "tune" else twin.whole
+    p = {"tune": twin.tune, "stress": twin.stress, "whole": twin.whole}[scope]
     rank = sim_ranking(cand.spec, p.site, float(p.machine.cores))
     _, out = simulate(p, rank, backfill=backfill)
     return {part: score(p.workload.jobs, out.begin, out.end, mask, twin.objective)
-            for part, mask in twin.masks[scope].items()}
+            for part, mask in twin.masks["tune" if scope == "stress" else scope].items()}
 
 
 SCREEN_FRACTION = 0.2  # of the tuning part's jobs, by submit time

@@ -9,6 +9,9 @@ jobs before it (its best member on them, within the bound), so the "fitted weigh
 way it will be used: fitted on the past, run on what comes next. The fixed rankings have nothing to fit.
 :func:`.select.choose` then takes the best mean objective over the blocks, the bound applied per block, ties to
 the simpler. What is deployed for the weighted family is its member fitted on the whole tuning part.
+Candidates tied on validation are replayed once more on the tuning part at raised load (arrivals compressed
+to :data:`.select.STRESS_LOAD` offered load, :mod:`.stress`; the weighted family as deployed) and the tie
+goes to the one ahead there, else to the incumbent, else to the simpler (:mod:`.select`, rule 4).
 
 Why this rule (written before the evaluation that uses it; the earlier rule validated on the last 30 % of
 the tuning part alone): one validation window is one sample of the site's load, and the held-back part is the
@@ -30,7 +33,8 @@ import numpy as np
 from ..sim.run import Prepared
 from .candidates import Candidate, fixed_candidates, label, shipped_default, weighted_grid, with_floor
 from .score import Score, objective_for
-from .select import Choice, Entry, choose
+from .select import STRESS_LOAD, Choice, Entry, choose
+from .stress import compressed, stress_factor
 from .sweep import RACE_MIN_JOBS, Twin, replay
 from .sweep import race as race_leaders
 
@@ -48,6 +52,7 @@ class ModeResult:
     entries: dict[str, Entry]  # label -> what the selection saw (per-block objectives and max waits)
     choice: Choice
     test_scores: dict[str, Score] = field(default_factory=dict)  # label -> held-back score
+    stressed: dict[str, Entry] = field(default_factory=dict)  # label -> validation entry at raised load (rule 4a)
 
     def candidate(self, lab: str) -> Candidate:
         return next(c for c in self.candidates if c.label == lab)
@@ -60,6 +65,8 @@ class TuneResult:
     modes: dict[bool, ModeResult]
     default_label: str
     notes: list[str] = field(default_factory=list)
+    stress_factor: float | None = None  # arrivals compressed this many times for the tie-break (None: not needed)
+    incumbent: str | None = None
 
 
 def max_wait_bound(twin: Twin, floor_hours: float) -> float:
@@ -85,13 +92,17 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
                  objective: str | None = None, bounded: bool = True, names: tuple[str, ...] | None = None,
                  evaluate_all: bool = False, z: float = 1.0, jobs: int | None = None,
                  tune_fraction: float = 0.7, extra: list[Candidate] | None = None,
-                 notes: list[str] | None = None, race: bool | None = None) -> TuneResult:
+                 notes: list[str] | None = None, race: bool | None = None, incumbent: str | None = None,
+                 stress_load: float = STRESS_LOAD) -> TuneResult:
     """Tune the ranking for each backfill mode in ``backfills``. ``evaluate_all`` also replays every fixed
     candidate on the whole history (the evaluation protocol); otherwise only the winner and the runner-up are.
     ``extra``: more candidates judged like the fixed ones (the DQN fine-tuned on the jobs before the first
     rolling origin: it has seen no validation job). ``race`` (None: when the tuning part has
     ``sweep.RACE_MIN_JOBS`` jobs or more) screens the candidates on a prefix first and replays only each family's
-    leaders on the whole tuning part (:func:`.sweep.race`)."""
+    leaders on the whole tuning part (:func:`.sweep.race`). ``incumbent``: the label of the ranking the site runs
+    now (default: the shipped default's), kept on a tie nothing else breaks; ``stress_load``: the offered load
+    of the tie-break replay (:mod:`.select`, rule 4)."""
+    incumbent = incumbent or label(shipped_default(floor_hours))
     objective = objective or objective_for(p.workload.jobs, p.site)
     twin = Twin.of(p, objective, tune_fraction)
     fixed = (fixed_candidates(floor_hours, names) if names else fixed_candidates(floor_hours)) + list(extra or [])
@@ -134,9 +145,10 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
             at = [with_floor(m) if floor else m for m in members[:-1]]
             entries[dep.label] = _entry(dep.label, dep.complexity,
                                         [got[(m.label, bf, "tune")][f"val{k}"] for k, m in enumerate(at)])
-        ch = choose(list(entries.values()), bound, z)
+        ch = choose(list(entries.values()), bound, z, incumbent=incumbent)
         tests = {lab: r["test"] for (lab, b, scope), r in got.items() if scope == "whole" and b == bf}
         modes[bf] = ModeResult(bf, pool, scores, final.label, [m.label for m in members[:-1]], entries, ch, tests)
+    factor = _break_ties(twin, modes, bound, z, incumbent, stress_load, jobs, p.workload.name)
     # last round: the held-back replays still missing (the winner and the runner-up)
     more = []
     for bf, m in modes.items():
@@ -145,4 +157,26 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     if more:
         for (c, bf, _), r in zip(more, replay(twin, more, jobs, desc=f"tune {p.workload.name} (held back)")):
             modes[bf].test_scores[c.label] = r["test"]
-    return TuneResult(twin, bound, modes, label(shipped_default(floor_hours)), list(notes or []))
+    return TuneResult(twin, bound, modes, label(shipped_default(floor_hours)), list(notes or []), factor, incumbent)
+
+
+def _break_ties(twin: Twin, modes: dict[bool, ModeResult], bound: float | None, z: float, incumbent: str,
+                load: float, jobs: int | None, name: str) -> float | None:
+    """Rule 4a of :mod:`.select`: replay each mode's tied candidates on the tuning part at raised load and
+    choose again with their entries there. Returns the compression factor (None: no tie, or the validation
+    part is at ``load`` already)."""
+    tied = {bf: m.choice.tied for bf, m in modes.items() if len(m.choice.tied) > 1}
+    if not tied:
+        return None
+    factor = stress_factor(twin.tune.workload.jobs, twin.tune.machine, twin.origins[0], load)
+    if factor is None:
+        return None
+    twin.stress = compressed(twin.tune, factor)
+    tasks = [(modes[bf].candidate(lab), bf, "stress") for bf, labs in tied.items() for lab in labs]
+    for (c, bf, _), r in zip(tasks, replay(twin, tasks, jobs, desc=f"tune {name} (raised load x{factor:.3g})")):
+        modes[bf].stressed[c.label] = _entry(c.label, c.complexity, [r[f"val{k}"] for k in range(twin.folds)])
+    for bf in tied:
+        m = modes[bf]
+        m.choice = choose(list(m.entries.values()), bound, z, stressed=list(m.stressed.values()),
+                          stress_factor=factor, incumbent=incumbent)
+    return factor
