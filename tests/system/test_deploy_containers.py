@@ -11,6 +11,7 @@ import pytest
 
 from slurm_plugin.deploy.build import build_busybox
 from slurm_plugin.deploy.cache import BundleCache
+from slurm_plugin.deploy.images import resolve
 from slurm_plugin.deploy.site_patch import patch_site
 from tests.system.conftest import Needs, cluster_fixture
 
@@ -19,14 +20,23 @@ pytestmark = [pytest.mark.system,
                                       and Path("/bin/busybox").exists()),
                                  reason="needs umoci, runc and busybox-static (make deps installs them)")]
 
-cluster = cluster_fixture("deploy-containers", Needs(job_submit=True, daemon=True, patch=patch_site))
+
+
+def _site_with_image(data: dict, root: Path) -> None:
+    """The deploy site, its store holding busybox before the daemon starts (the daemon prepares the bundles of
+    the images it finds at its start: a job's admission then only touches the entry, well within the shim's
+    50 ms even under load; see deploy/view.py), its bundle cache empty (the first job is a cold start)."""
+    patch_site(data, root)
+    shutil.rmtree(data["deploy"]["bundle_cache"], ignore_errors=True)
+    build_busybox(data["deploy"]["image_store"], "busybox:latest")
+
+
+cluster = cluster_fixture("deploy-containers", Needs(job_submit=True, daemon=True, patch=_site_with_image))
 
 
 @pytest.fixture(scope="module")
 def image(cluster):
-    site = cluster.site()
-    shutil.rmtree(site.deploy.bundle_cache, ignore_errors=True)
-    return build_busybox(site.deploy.image_store, "busybox:latest")
+    return resolve(cluster.site().deploy.image_store, "busybox:latest")
 
 
 def _submit(cluster, script: str, *args: str):
