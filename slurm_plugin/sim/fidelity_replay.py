@@ -23,10 +23,10 @@ from ..workload.jobs import JobTable, arch_mask
 from .engine import Engine
 from .hooks import ranking
 from .machine import machine_from_site
-from .power import BOOTING, OFF
+from .power import BOOTING
 from .slurm_backfill import SlurmBackfillEngine
-from .slurm_timing import (PERIODIC_TIMEOUT_S, SlurmTiming, config_clock, effective_runs, scaling_for,
-                           timed_machine, with_site_factor)
+from .slurm_timing import (PERIODIC_TIMEOUT_S, SlurmTiming, config_clock, effective_runs, initial_idle_since,
+                           scaling_for, timed_machine, with_site_factor)
 from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
@@ -36,7 +36,7 @@ _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))
 
 def ran_jobs(record: dict) -> list[dict]:
     """The recorded jobs that ran to an end Slurm chose (COMPLETED, or TIMEOUT at the limit)."""
-    return [j for j in record["jobs"] if j.get("state") in RAN and j.get("start") and j.get("end")]
+    return [j for j in record.get("jobs", []) if j.get("state") in RAN and j.get("start") and j.get("end")]
 
 
 def _features(features: str, gres_types: set[str]) -> tuple[list[str], list[str]]:
@@ -81,7 +81,8 @@ def replay_table(site: Site, jobs: list[dict], t0: float, timing: SlurmTiming) -
 
 
 class PowerUpCounter:
-    """Engine observer: counts nodes that leave OFF for BOOTING (power-ups)."""
+    """Engine observer: counts nodes that enter BOOTING (power-ups), also those that powered off and were
+    booted again within one event (a node shutting down that a waiting job takes as soon as it is off)."""
 
     def __init__(self):
         self.count, self._last = 0, None
@@ -89,7 +90,7 @@ class PowerUpCounter:
     def __call__(self, engine: Engine, t: float) -> None:
         state = engine.cluster.state
         if self._last is not None:
-            self.count += int(((self._last == OFF) & (state == BOOTING)).sum())
+            self.count += int(((self._last != BOOTING) & (state == BOOTING)).sum())
         self._last = state.copy()
 
 
@@ -113,6 +114,7 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
         engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0, **kw)
     engine.run_eff = effective_runs(table.run, table.limit, timing)
     engine.cluster.ready_clock = config_clock(timing, t0)
+    engine.idle_since = initial_idle_since(machine.nodes, timing)
     if scaling and timing.reservations > 1:  # the engine refuses this at construction (see SlurmTiming)
         engine.reservations = timing.reservations
     out = engine.run()
@@ -196,6 +198,28 @@ def recorded_boot_s(record: dict) -> float | None:
     return float(np.median(spans)) if spans else None
 
 
+def recorded_idle_at_start(record: dict, suspend_time_s: float) -> float:
+    """Seconds the nodes had been idle at the first submit: SuspendTime less the median time (after the first
+    submit) at which a node no job had used yet began powering down (sinfo ``%``); 0 if none did."""
+    from hostlist import expand_hostlist
+
+    jobs = ran_jobs(record)
+    if not jobs:
+        return 0.0
+    t0 = min(j["submit"] for j in jobs)
+    first_use: dict[str, float] = {}
+    for j in record["jobs"]:
+        if j.get("start") and j.get("nodelist"):
+            for h in expand_hostlist(j["nodelist"]):
+                first_use[h] = min(first_use.get(h, j["start"]), j["start"])
+    downs = []
+    for host, changes in record["power"].items():
+        shut = [t for t, state in changes if state == "shutting"]
+        if shut and shut[0] < first_use.get(host, float("inf")):
+            downs.append(shut[0] - t0)
+    return float(min(max(suspend_time_s - np.median(downs), 0.0), suspend_time_s)) if downs else 0.0
+
+
 def time_limit_check_epoch(record: dict) -> float | None:
     """An epoch second at which slurmctld ran its time-limit check: a recorded ``Configuration ... complete``,
     else slurmctld's start (the checks follow it every 30 s), else the backfill cycles' phase (they run on
@@ -214,7 +238,8 @@ def time_limit_check_epoch(record: dict) -> float | None:
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
-    pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks,
+    pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
+    nodes' recorded idle time at the first submit,
     ``release_s`` of start latency after a job ends and ``submit_s`` after a submit."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
@@ -224,4 +249,5 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        shutdown_s=float(s.get("suspend_timeout", 60)) if power else None,
                        suspend_time_s=float(s["suspend_time"]) if power else None,
                        config_tick_s=PERIODIC_TIMEOUT_S if check is not None else None,
-                       config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S)
+                       config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S,
+                       idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

@@ -28,6 +28,11 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   Configuration for JobId=... complete``); only then does it start (StartTime is reset to that moment) and its
   run begins. Seen on 22.05: every job that powered a node up started at such a check, 20-30 s after the
   boot (3-5 s) ended. ``config_epoch`` is one such check (epoch seconds), e.g. slurmctld's start.
+- ``idle_at_start_s``: how long every node had been idle when the replay's first job came (the cluster came up
+  before it, so SuspendTime counts from then, not from the first submit). Seen on 22.05 in every record: the
+  nodes no job touched began powering down 6-20 s after the first submit (SuspendTime 20 s), so the first
+  wave's jobs found them powering down (unusable until off, then booted: started at the time-limit check after
+  70-85 s), where the engine, counting from the first submit, kept them on and started those jobs at once.
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
 """
@@ -62,10 +67,11 @@ class SlurmTiming:
     config_tick_s: float | None = None
     config_epoch: float = 0.0
     bf_resolution_s: float | None = None
+    idle_at_start_s: float = 0.0
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",
-                     "bf_resolution_s"):
+                     "bf_resolution_s", "idle_at_start_s"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
@@ -123,6 +129,11 @@ def with_site_factor(ranking: ScoreRanking, timing: SlurmTiming) -> ScoreRanking
     if not timing.site_factor:
         return ranking
     return dataclasses.replace(ranking, scorer=dataclasses.replace(ranking.scorer, weight_qos=1.0, max_qos=1.0))
+
+
+def initial_idle_since(nodes: int, timing: SlurmTiming) -> np.ndarray:
+    """The engine's ``idle_since`` at simulated time 0: every node idle for ``idle_at_start_s`` already."""
+    return np.full(nodes, -timing.idle_at_start_s)
 
 
 def config_clock(timing: SlurmTiming, t0: float) -> Callable[[np.ndarray], np.ndarray] | None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from slurm_plugin.site import Site
-from slurm_plugin.sim.fidelity_replay import real_power, recorded_boot_s, replay_timing, simulate_record
+from slurm_plugin.sim.fidelity_replay import (real_power, recorded_boot_s, recorded_idle_at_start, replay_timing,
+                                             simulate_record)
 from slurm_plugin.sim.fidelity_workload import hetero_workload, replay_site_data
 from slurm_plugin.sim.slurm_timing import OFF, SlurmTiming
 
@@ -117,6 +118,31 @@ def test_a_reservation_per_pending_job_with_power_saving():
     assert slurm[4] <= 60 < slurm[5]
 
 
+def test_nodes_idle_before_the_first_submit_power_down_sooner():
+    """The replay cluster came up before the first submit: its nodes had been idle 14 s then, so the riscv node
+    begins powering down at 6 s (SuspendTime 20 s) and is off at 16 s; the job submitted at 12 s boots it once
+    it is off (3 s: 19 s), one power-up. Counted from the first submit the node is still on at 12 s."""
+    jobs = [_job(1, 0, 0, 1, arch="x86_64", cores=1), _job(2, 12, 19, 25, arch="riscv64", cores=64)]
+    kw = dict(suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0)
+    starts, sim = _starts(jobs, SlurmTiming(**kw), power=True)
+    assert starts[2] == 12 and sim["power_ups"] == 0
+    starts, sim = _starts(jobs, SlurmTiming(**kw, idle_at_start_s=14.0), power=True)
+    assert starts[2] == 19 and sim["power_ups"] == 1
+
+
+def test_recorded_idle_at_start_reads_the_first_power_downs():
+    """Nodes no job had used began powering down 6 and 8 s after the first submit: idle 13 s (SuspendTime 20 s
+    less the median 7 s) at the first submit; a node used before its first power-down does not count."""
+    jobs = [dict(_job(1, 0, 0, 10, arch="x86_64", cores=1), nodelist="x86n1")]
+    power = {"x86n1": [(T0, "on"), (T0 + 30, "shutting")], "rvn1": [(T0, "on"), (T0 + 6, "shutting")],
+             "armn1": [(T0, "on"), (T0 + 8, "shutting"), (T0 + 18, "off")], "armn2": [(T0, "on")]}
+    record = {"jobs": jobs, "power": power}
+    assert recorded_idle_at_start(record, 20.0) == pytest.approx(13.0)
+    assert replay_timing(record, replay_site_data("demo")).idle_at_start_s == pytest.approx(13.0)
+    assert recorded_idle_at_start({"jobs": jobs, "power": {"x86n1": power["x86n1"]}}, 20.0) == 0.0
+    assert replay_timing(record, replay_site_data("demo", power=False)).idle_at_start_s == 0.0
+
+
 def test_off_is_the_default_and_validated():
     assert SlurmTiming() == OFF
     with pytest.raises(ValueError, match="release_s"):
@@ -126,6 +152,8 @@ def test_off_is_the_default_and_validated():
     for name in ("config_tick_s", "bf_resolution_s"):
         with pytest.raises(ValueError, match=name):
             SlurmTiming(**{name: 0.0})
+    with pytest.raises(ValueError, match="idle_at_start_s"):
+        SlurmTiming(idle_at_start_s=-1.0)
 
 
 def test_real_power_counts_power_ups_and_energy():
