@@ -160,7 +160,7 @@ def report(site_name, sacct_file, since, until, by, root, fields, noheader, pars
     group's cost per hour), ``billed`` is Slurm's billing TRES (the rendered TRESBillingWeights; what `sreport`
     shows, in 1/1000 of the currency per hour), both in the site's currency. They differ where a partition
     mixes node groups of different prices (Slurm's weights are per partition)."""
-    from ..cost.billing import cost_report
+    from ..cost.report import cost_report
     from ..cost.usage import live_usage, read_usage
     from ..site import load_site, resolve_site_path
 

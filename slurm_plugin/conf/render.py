@@ -20,6 +20,7 @@ from ..data import data_dir
 from ..deploy.programs import deploys
 from ..fsio import write_atomic  # noqa: F401  (re-exported by slurm_plugin.conf)
 from ..site import NodeGroup, Site
+from .billing import site_billing_weights
 
 TEMPLATES = data_dir("gres_templates")
 SHIM_CONFIG = "hetsched-shim.json"
@@ -215,7 +216,6 @@ def _context(site: Site, layout: DeployPaths) -> dict:
     ]
     gres = [line for g in site.node_groups for line in _gres_lines(g, layout)]
     containers = isinstance(layout, ContainerLayout)
-    from ..cost.billing import site_billing_weights
     return {"site": site, "s": site.slurm, "layout": layout, "local": isinstance(layout, LocalLayout),
             "containers": containers, "accounting": layout.accounting_addr if containers else "",
             "preempt": any(t.preempts for t in site.policy.qos_tiers), "groups": groups, "partitions": partitions,

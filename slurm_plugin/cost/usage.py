@@ -15,7 +15,7 @@ import hostlist
 
 from ..admission.classify import workload_class_name
 from ..workload.errors import WorkloadError
-from .billing import JobUse
+from .report import JobUse
 
 SACCT_FIELDS = ("JobID", "Account", "Partition", "WCKey", "Comment", "NodeList", "AllocTRES", "ElapsedRaw")
 _MEM = re.compile(r"^([\d.]+)([KMGTP]?)$")

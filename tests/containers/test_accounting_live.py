@@ -116,7 +116,8 @@ def test_slurm_bills_what_the_cost_model_says_and_the_report_reads_it(cluster, p
     """The rendered TRESBillingWeights and PriorityFlags=MAX_TRES make slurmctld bill a job exactly
     :func:`billing` of what it holds; `cost report`'s reader gets the same job back from sacct with its
     cost priced per node, equal to what Slurm billed where the partition's nodes all cost the same."""
-    from slurm_plugin.cost.billing import BILLING_SCALE, billing, cost_report, partition_weights
+    from slurm_plugin.conf.billing import BILLING_SCALE, billing, partition_weights
+    from slurm_plugin.cost.report import cost_report
     from slurm_plugin.cost.usage import SACCT_FIELDS, parse_alloc_tres, read_usage
 
     site = load_site(cluster.state()["site_path"])

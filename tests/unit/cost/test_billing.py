@@ -1,4 +1,4 @@
-"""Cost in Slurm's accounting (cost/billing.py, cost/usage.py, `hetsched cost report`): the rendered
+"""Cost in Slurm's accounting (conf/billing.py, cost/report.py, cost/usage.py, `hetsched cost report`): the rendered
 TRESBillingWeights, the MAX_TRES billing arithmetic, per-node pricing and the sacct reader. Slurm itself billing
 the same is checked on the container cluster (tests/containers/test_accounting_live.py)."""
 
@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from slurm_plugin.cli import main
 from slurm_plugin.cli.cost import REPORT_SACCT_FIELDS
-from slurm_plugin.cost.billing import (BILLING_SCALE, JobUse, billing, billing_weights_text, cost_report, job_cost,
-                                       partition_weights, site_billing_weights)
+from slurm_plugin.conf.billing import (BILLING_SCALE, billing, billing_weights_text, partition_weights,
+                                       site_billing_weights)
+from slurm_plugin.cost.report import JobUse, cost_report, job_cost
 from slurm_plugin.cost.usage import SACCT_FIELDS, parse_alloc_tres, read_usage
 from slurm_plugin.site import load_site
 from slurm_plugin.workload import WorkloadError
