@@ -77,6 +77,10 @@ class ClusterState:
         self._rec = np.zeros((1024, 6))  # node, est_end, cores, mem, gres col, gres count
         self._rec_alive = np.zeros(1024, dtype=bool)
         self._free_slots = np.arange(1023, -1, -1)
+        # per group, a counter bumped whenever one of its nodes changes (load, planned ends, power state): a plan
+        # over groups whose counters are unchanged is the same plan (see :meth:`plan`)
+        self.version = np.zeros(len(gs), dtype=np.int64)
+        self._plans: dict = {}
 
     # --- requests -----------------------------------------------------------------------------------------
     def req(self, jobs, i: int) -> Req:
@@ -186,6 +190,7 @@ class ClusterState:
             self.idle_nodes -= np.bincount(self.group[newly], minlength=ng)
             self.free_cores_group -= np.bincount(self.group[nodes], minlength=ng) * r.cores
         self.total_free_cores -= r.cores * len(nodes)
+        self.touch(nodes, r)
         self.est_free[nodes] = np.maximum(self.est_free[nodes], est_end)
         if r.whole:
             return _NO_SLOTS
@@ -235,12 +240,21 @@ class ClusterState:
             self.idle_nodes += np.bincount(self.group[emptied], minlength=ng)
             self.free_cores_group += np.bincount(self.group[nodes], minlength=ng) * r.cores
         self.total_free_cores += r.cores * len(nodes)
+        self.touch(nodes, r)
         self.est_free[emptied] = -INF
         if len(slots):
             self._rec_alive[slots] = False
             self._free_slots = np.concatenate([self._free_slots, slots])
         if not r.whole:
             self._stale[nodes[self.njobs[nodes] > 0]] = True  # est_free may be too late: recompute on use
+
+    def touch(self, nodes: np.ndarray, r: Req | None = None) -> None:
+        """Record that ``nodes`` changed (``r``: the request that took or left them, whose single option group
+        then holds them all). Every change of a node's load, planned end or power state goes through here."""
+        if r is not None and len(r.options) == 1:
+            self.version[r.options[0][0]] += 1
+        else:
+            self.version[self.group[nodes]] += 1
 
     def _refresh_est_free(self, idx: np.ndarray) -> None:
         """Recompute est_free of the stale nodes among ``idx`` from the planning records."""
@@ -257,8 +271,21 @@ class ClusterState:
     def plan(self, job: int, r: Req, now: float, exclude: np.ndarray | None = None) -> Reservation | None:
         """Earliest time ``r`` fits if running jobs end at their time limits, and the nodes it would take
         (preferring nodes that are busy now, so that what is free now stays usable for backfill). Nodes in
-        ``exclude`` (other reservations) are not used; None if the rest can never hold ``r``."""
+        ``exclude`` (other reservations) are not used; None if the rest can never hold ``r``.
+
+        Without ``exclude``, the plan is remembered per request and reused while no node of its groups changed
+        (:meth:`touch`) and none of them is off: it then depends on nothing else. Nodes that fit now are
+        planned at ``now`` and no other node's time depends on ``now`` (a busy node's planned end lies after it,
+        a booting or shutting one's times are fixed); only an off node's boot would end at ``now + boot_s``."""
         idx = self._nodes_of(r.options)
+        memo = None
+        if exclude is None:
+            ver = tuple(self.version[g] for g, _ in r.options) if len(r.options) > 1 else self.version[r.options[0][0]]
+            hit = self._plans.get(r)
+            if hit is not None and hit[0] == ver:
+                return hit[1] if hit[1].job == job else Reservation(job, hit[1].time, hit[1].mask)
+            if self.all_on or not (self.state[idx] == OFF).any():
+                memo = ver
         self._refresh_est_free(idx)
         if r.whole and self.all_on:
             sl = idx if len(r.options) > 1 else slice(self.start[r.options[0][0]], self.end[r.options[0][0]])
@@ -280,7 +307,12 @@ class ClusterState:
         chosen = within[np.argsort(-avail[within], kind="stable")[:k]]
         mask = np.zeros(len(self.state), dtype=bool)
         mask[idx[chosen]] = True
-        return Reservation(job, t, mask)
+        plan = Reservation(job, t, mask)
+        if memo is not None:
+            self._plans[r] = (memo, plan)
+        elif exclude is None:
+            self._plans.pop(r, None)
+        return plan
 
     def _nodes_of(self, options: tuple) -> np.ndarray:
         key = tuple(g for g, _ in options)

@@ -71,6 +71,9 @@ class Engine:
         # cores able to run each job (arch/GRES), only for rankings that read it (``needs_able``)
         self.able = able_cores(jobs, machine) if getattr(ranking, "needs_able", False) else None
         self._req: list = [None] * n
+        self._shape_of = np.full(n, -1, dtype=np.int64)  # _shape_id of each job's request (-1: not resolved yet)
+        self._shape_ix: dict = {}
+        self._shape_req: list = []
         self._all_on = self.scaling.interval_s is None
         self.reservations = reservations  # 1 = EASY; more = Slurm-like, one per blocked job in order
         if reservations > 1 and not self._all_on:
@@ -175,12 +178,14 @@ class Engine:
         elif kind == READY:
             nodes = data[c.state[data] == BOOTING]
             c.state[nodes] = ON
+            c.touch(nodes)
             self.idle_since[nodes] = t
             self.meter.refresh(nodes)
             self._epoch += 1
         elif kind == DOWN:
             nodes = data[c.state[data] == SHUTTING]
             c.state[nodes] = OFF
+            c.touch(nodes)
             np.add.at(c.idle_nodes, c.group[nodes], 1)
             self.meter.refresh(nodes)
             self.meter.set_powered(nodes, False)
@@ -208,6 +213,7 @@ class Engine:
         changed = self.packing.decide(PackView(t, pending, self.cluster, self._epoch, self._req_of))
         for j, req in changed.items():
             self._req[j] = req
+            self._shape_of[j] = self._shape_id(req)
         if changed:
             self._epoch += 1  # cached plans and failed shapes refer to the old requests
 
@@ -223,6 +229,7 @@ class Engine:
         if len(down):
             c.state[down] = SHUTTING
             c.ready_at[down] = t + c.shutdown_s[down]
+            c.touch(down)
             np.subtract.at(c.idle_nodes, c.group[down], 1)
             self.meter.refresh(down)
             self._push_grouped(down, c.ready_at[down], DOWN)
@@ -235,6 +242,7 @@ class Engine:
         c = self.cluster
         c.state[nodes] = BOOTING
         c.ready_at[nodes] = c.boot_end(t + c.boot_s[nodes])
+        c.touch(nodes)
         self.meter.refresh(nodes)
         self.meter.set_powered(nodes, True)
         self._push_grouped(nodes, c.ready_at[nodes], READY)
@@ -334,27 +342,40 @@ class Engine:
         return False
 
     def _backfill(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
-        """Start each job of ``rest`` (in order) that fits now without delaying ``resv``."""
-        c, limit = self.cluster, self.jobs.limit
+        """Start each job of ``rest`` (in order) that fits now without delaying ``resv``. Jobs are looked at by
+        request shape (:meth:`_shape_id`): a shape that fits nowhere (or nowhere outside ``resv``) stays so for
+        the rest of the pass, so its later jobs are skipped without looking at the cluster."""
+        c = self.cluster
         if not len(rest) or c.total_free_cores <= 0:
             return
         idx = np.asarray(rest)
-        idx = idx[self.procs[idx] <= c.total_free_cores]  # cheap necessary condition, free only shrinks
-        outside: dict[tuple, int] = {}  # idle nodes outside the reservation, per option set (whole-node jobs)
+        keep = self.procs[idx] <= c.total_free_cores  # cheap necessary condition, free only shrinks
+        ends = (t + self.jobs.limit[idx]) <= resv.time  # ends before the reservation if it starts now
+        shape = self._shape_of[idx]
         fits_nowhere, fits_not_outside = self._failed_shapes(resv)
-        for j in idx.tolist():
-            if self.procs[j] > c.total_free_cores:
+        if fits_nowhere or fits_not_outside:  # carried over from earlier passes with the same reservation
+            dead = np.zeros(len(self._shape_req) + 1, dtype=bool)  # last slot: shape -1 (not resolved yet)
+            dead[list(fits_nowhere)] = True
+            keep &= ~dead[shape]
+            if fits_not_outside:
+                dead[:] = False
+                dead[list(fits_not_outside)] = True
+                keep &= ends | ~dead[shape]
+        outside: dict[tuple, int] = {}  # idle nodes outside the reservation, per option set (whole-node jobs)
+        procs = self.procs
+        for j, key, ends_before in zip(idx[keep].tolist(), shape[keep].tolist(), ends[keep].tolist()):
+            if procs[j] > c.total_free_cores or key in fits_nowhere:
                 continue
-            r = self._req_of(j)
-            key = id(r)
-            if key in fits_nowhere:
-                continue
-            # ends before the reservation if it starts now; with power states only on nodes that are on (checked
-            # below), so such a job may still use reserved nodes and skips the outside-only fast paths
-            ends_before = t + limit[j] <= resv.time
-            short = self._all_on and ends_before
+            # with power states only nodes that are on are sure to be ready (checked below), so a job that ends
+            # before the reservation may still use reserved nodes and skips the outside-only fast paths
             if not ends_before and key in fits_not_outside:
                 continue
+            r = self._req[j]
+            if key < 0:
+                r = self._req_of(j)
+                key = int(self._shape_of[j])
+                if key in fits_nowhere or (not ends_before and key in fits_not_outside):
+                    continue
             if not ends_before and r.whole:
                 if r.options not in outside:
                     outside[r.options] = c.idle_outside(r, resv.mask)
@@ -365,9 +386,9 @@ class Engine:
             if cand is None:
                 fits_nowhere.add(key)
                 continue
-            if not short:
+            if not (self._all_on and ends_before):
                 nodes = self._choose(r, cand, t)
-                if self._all_on or c.ready_time(nodes, t).max() + limit[j] > resv.time:
+                if self._all_on or c.ready_time(nodes, t).max() + self.jobs.limit[j] > resv.time:
                     cand = c.candidates(r, exclude=resv.mask)
                     if cand is None:
                         fits_not_outside.add(key)
@@ -401,7 +422,7 @@ class Engine:
                 break
 
     def _failed_shapes(self, resv: Reservation) -> tuple[set, set]:
-        """Request shapes (by id) that fit nowhere / nowhere outside ``resv``: they stay so until something is
+        """Request shapes (:meth:`_shape_id`) that fit nowhere / nowhere outside ``resv``: they stay so until something is
         released, since between releases free capacity only shrinks and the reservation stays."""
         key = (self._epoch, id(resv))
         if self._failed_key != key:
@@ -412,7 +433,16 @@ class Engine:
         r = self._req[j]
         if r is None:
             r = self._req[j] = self.cluster.req(self.jobs, j)
+            self._shape_of[j] = self._shape_id(r)
         return r
+
+    def _shape_id(self, r) -> int:
+        """A small number per distinct request (by value: equal requests fit and fail alike)."""
+        s = self._shape_ix.get(r)
+        if s is None:
+            s = self._shape_ix[r] = len(self._shape_req)
+            self._shape_req.append(r)
+        return s
 
     def _reservation(self, j: int, r, t: float, ahead: bool = False) -> Reservation:
         """The head's plan (cached until something is released or starts ahead of it). ``resv_history`` keeps
