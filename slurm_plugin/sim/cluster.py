@@ -80,6 +80,9 @@ class ClusterState:
         # per group, a counter bumped whenever one of its nodes changes (load, planned ends, power state): a plan
         # over groups whose counters are unchanged is the same plan (see :meth:`plan`)
         self.version = np.zeros(len(gs), dtype=np.int64)
+        # per group, a counter bumped only when capacity may have grown (a release, a node done shutting down):
+        # a request that fit nowhere in its groups fits nowhere while their counters stay (see Engine._fit_now)
+        self.grown = np.zeros(len(gs), dtype=np.int64)
         self._plans: dict = {}
 
     # --- requests -----------------------------------------------------------------------------------------
@@ -240,7 +243,7 @@ class ClusterState:
             self.idle_nodes += np.bincount(self.group[emptied], minlength=ng)
             self.free_cores_group += np.bincount(self.group[nodes], minlength=ng) * r.cores
         self.total_free_cores += r.cores * len(nodes)
-        self.touch(nodes, r)
+        self.touch(nodes, r, grew=True)
         self.est_free[emptied] = -INF
         if len(slots):
             self._rec_alive[slots] = False
@@ -248,13 +251,19 @@ class ClusterState:
         if not r.whole:
             self._stale[nodes[self.njobs[nodes] > 0]] = True  # est_free may be too late: recompute on use
 
-    def touch(self, nodes: np.ndarray, r: Req | None = None) -> None:
+    def touch(self, nodes: np.ndarray, r: Req | None = None, grew: bool = False) -> None:
         """Record that ``nodes`` changed (``r``: the request that took or left them, whose single option group
-        then holds them all). Every change of a node's load, planned end or power state goes through here."""
+        then holds them all), and with ``grew`` that they may now hold more than before. Every change of a
+        node's load, planned end or power state goes through here."""
         if r is not None and len(r.options) == 1:
             self.version[r.options[0][0]] += 1
+            if grew:
+                self.grown[r.options[0][0]] += 1
         else:
-            self.version[self.group[nodes]] += 1
+            g = self.group[nodes]
+            self.version[g] += 1
+            if grew:
+                self.grown[g] += 1
 
     def _refresh_est_free(self, idx: np.ndarray) -> None:
         """Recompute est_free of the stale nodes among ``idx`` from the planning records."""

@@ -74,6 +74,9 @@ class Engine:
         self._shape_of = np.full(n, -1, dtype=np.int64)  # _shape_id of each job's request (-1: not resolved yet)
         self._shape_ix: dict = {}
         self._shape_req: list = []
+        self._shape_groups: list[list[int]] = []  # per shape: its option groups
+        self._unfit_at: list[int] = []  # per shape: the sum of its groups' ``grown`` when it fit nowhere, or -1
+        self._shape_member = np.zeros((0, len(machine.groups)), dtype=np.int64)
         self._all_on = self.scaling.interval_s is None
         self.reservations = reservations  # 1 = EASY; more = Slurm-like, one per blocked job in order
         if reservations > 1 and not self._all_on:
@@ -86,7 +89,7 @@ class Engine:
         self.resv_history: dict[int, list[float]] = {}
         self._epoch = 0
         self._failed_key: tuple = ()
-        self._failed: tuple[set, set] = (set(), set())
+        self._failed: set = set()
         self._resv_epoch = -1
         self._heap: list = []
         self._seq = 0
@@ -185,7 +188,7 @@ class Engine:
         elif kind == DOWN:
             nodes = data[c.state[data] == SHUTTING]
             c.state[nodes] = OFF
-            c.touch(nodes)
+            c.touch(nodes, grew=True)
             np.add.at(c.idle_nodes, c.group[nodes], 1)
             self.meter.refresh(nodes)
             self.meter.set_powered(nodes, False)
@@ -313,7 +316,7 @@ class Engine:
                 break
             j = key if to_job is None else int(to_job[key])
             r = self._req_of(j)
-            cand = c.candidates(r)
+            cand = self._fit_now(int(self._shape_of[j]), r)
             if cand is not None:
                 self._start(j, r, cand, t)
                 started.append(j)
@@ -337,7 +340,7 @@ class Engine:
         c = self.cluster
         for key in keys[:64]:
             j = key if to_job is None else int(to_job[key])
-            if c.candidates(self._req_of(j)) is None:
+            if self._fit_now(int(self._shape_of[j]), self._req_of(j)) is None:
                 return True
         return False
 
@@ -352,15 +355,15 @@ class Engine:
         keep = self.procs[idx] <= c.total_free_cores  # cheap necessary condition, free only shrinks
         ends = (t + self.jobs.limit[idx]) <= resv.time  # ends before the reservation if it starts now
         shape = self._shape_of[idx]
-        fits_nowhere, fits_not_outside = self._failed_shapes(resv)
-        if fits_nowhere or fits_not_outside:  # carried over from earlier passes with the same reservation
-            dead = np.zeros(len(self._shape_req) + 1, dtype=bool)  # last slot: shape -1 (not resolved yet)
-            dead[list(fits_nowhere)] = True
-            keep &= ~dead[shape]
-            if fits_not_outside:
-                dead[:] = False
-                dead[list(fits_not_outside)] = True
-                keep &= ends | ~dead[shape]
+        fits_not_outside = self._failed_shapes(resv)
+        dead = np.zeros(len(self._shape_req) + 1, dtype=bool)  # last slot: shape -1 (not resolved yet)
+        dead[:-1] = self._unfit_shapes()
+        keep &= ~dead[shape]
+        fits_nowhere = set(np.flatnonzero(dead).tolist())
+        if fits_not_outside:  # carried over from earlier passes with the same reservation
+            dead[:] = False
+            dead[list(fits_not_outside)] = True
+            keep &= ends | ~dead[shape]
         outside: dict[tuple, int] = {}  # idle nodes outside the reservation, per option set (whole-node jobs)
         procs = self.procs
         for j, key, ends_before in zip(idx[keep].tolist(), shape[keep].tolist(), ends[keep].tolist()):
@@ -382,7 +385,7 @@ class Engine:
                 if outside[r.options] < r.nodes:
                     fits_not_outside.add(key)
                     continue
-            cand = c.candidates(r)
+            cand = self._fit_now(key, r)
             if cand is None:
                 fits_nowhere.add(key)
                 continue
@@ -421,13 +424,39 @@ class Engine:
             elif c.total_free_cores <= 0:
                 break
 
-    def _failed_shapes(self, resv: Reservation) -> tuple[set, set]:
-        """Request shapes (:meth:`_shape_id`) that fit nowhere / nowhere outside ``resv``: they stay so until something is
-        released, since between releases free capacity only shrinks and the reservation stays."""
+    def _failed_shapes(self, resv: Reservation) -> set:
+        """Request shapes (:meth:`_shape_id`) that fit nowhere outside ``resv``: they stay so until something is
+        released or starts ahead of the head, since free capacity then only shrinks and the reservation stays."""
         key = (self._epoch, id(resv))
         if self._failed_key != key:
-            self._failed_key, self._failed = key, (set(), set())
+            self._failed_key, self._failed = key, set()
         return self._failed
+
+    def _fit_now(self, s: int, r):
+        """``cluster.candidates(r)`` for a request of shape ``s``, without asking when the shape fit nowhere and
+        none of its groups can have grown since (:attr:`ClusterState.grown`: only releases and finished
+        shutdowns add capacity, so the answer would still be None)."""
+        grown = self._grown_of(s)
+        if self._unfit_at[s] == grown:
+            return None
+        cand = self.cluster.candidates(r)
+        if cand is None:
+            self._unfit_at[s] = grown
+        return cand
+
+    def _grown_of(self, s: int) -> int:
+        g = self.cluster.grown
+        return int(sum(g[i] for i in self._shape_groups[s]))
+
+    def _unfit_shapes(self) -> np.ndarray:
+        """Per shape: whether it is known to fit nowhere now (see :meth:`_fit_now`)."""
+        n = len(self._shape_req)
+        if len(self._shape_member) != n:
+            m = np.zeros((n, len(self.machine.groups)), dtype=np.int64)
+            for i, groups in enumerate(self._shape_groups):
+                m[i, groups] = 1
+            self._shape_member = m
+        return np.asarray(self._unfit_at) == self._shape_member @ self.cluster.grown
 
     def _req_of(self, j: int):
         r = self._req[j]
@@ -442,6 +471,8 @@ class Engine:
         if s is None:
             s = self._shape_ix[r] = len(self._shape_req)
             self._shape_req.append(r)
+            self._shape_groups.append([g for g, _ in r.options])
+            self._unfit_at.append(-1)
         return s
 
     def _reservation(self, j: int, r, t: float, ahead: bool = False) -> Reservation:
