@@ -176,6 +176,8 @@ class ClusterState:
     # --- allocation -----------------------------------------------------------------------------------------
     def allocate(self, r: Req, nodes: np.ndarray, est_end: float) -> np.ndarray:
         """Take one share of ``r`` on each of ``nodes``; returns its planning records (for :meth:`release`)."""
+        if len(nodes) == 1:
+            return self._allocate_one(r, int(nodes[0]), est_end)
         self.free_c[nodes] -= r.cores
         if r.mem:
             self.free_m[nodes] -= r.mem
@@ -207,6 +209,40 @@ class ClusterState:
         self._rec_alive[slots] = True
         return slots
 
+    def _allocate_one(self, r: Req, i: int, est_end: float) -> np.ndarray:
+        """:meth:`allocate` on the one node ``i`` (most jobs), on scalars: the same numbers."""
+        g = int(self.group[i])
+        self.free_c[i] -= r.cores
+        if r.mem:
+            self.free_m[i] -= r.mem
+        col = self._col_one(r, g)
+        if r.gcount:
+            self.free_g[i, col] -= r.gcount
+        if self.njobs[i] == 0:
+            self.idle_nodes[g] -= 1
+        self.njobs[i] += 1
+        self.free_cores_group[g] -= r.cores
+        self.total_free_cores -= r.cores
+        self.version[g] += 1
+        if est_end > self.est_free[i]:
+            self.est_free[i] = est_end
+        if r.whole:
+            return _NO_SLOTS
+        slots = self._take_slots(1)
+        self._rec[slots[0]] = (i, est_end, r.cores, r.mem, col, r.gcount)
+        self._rec_alive[slots[0]] = True
+        return slots
+
+    def _col_one(self, r: Req, g: int) -> int:
+        """The GRES column ``r`` uses on a node of group ``g`` (-1: none), as :meth:`_col` gives it."""
+        if not r.gcount:
+            return -1
+        col = -1
+        for og, c in r.options:
+            if og == g:
+                col = c
+        return col
+
     def _take_slots(self, k: int) -> np.ndarray:
         if len(self._free_slots) < k:
             old = len(self._rec)
@@ -227,6 +263,8 @@ class ClusterState:
         return cols[self.group[nodes]]
 
     def release(self, r: Req, nodes: np.ndarray, slots: np.ndarray) -> None:
+        if len(nodes) == 1:
+            return self._release_one(r, int(nodes[0]), slots)
         self.free_c[nodes] += r.cores
         if r.mem:
             self.free_m[nodes] += r.mem
@@ -250,6 +288,41 @@ class ClusterState:
             self._free_slots = np.concatenate([self._free_slots, slots])
         if not r.whole:
             self._stale[nodes[self.njobs[nodes] > 0]] = True  # est_free may be too late: recompute on use
+
+    def _release_one(self, r: Req, i: int, slots: np.ndarray) -> None:
+        """:meth:`release` from the one node ``i``, on scalars."""
+        g = int(self.group[i])
+        self.free_c[i] += r.cores
+        if r.mem:
+            self.free_m[i] += r.mem
+        if r.gcount:
+            self.free_g[i, self._col_one(r, g)] += r.gcount
+        self.njobs[i] -= 1
+        self.free_cores_group[g] += r.cores
+        self.total_free_cores += r.cores
+        self.version[g] += 1
+        self.grown[g] += 1
+        if self.njobs[i] == 0:
+            self.idle_nodes[g] += 1
+            self.est_free[i] = -INF
+        elif not r.whole:
+            self._stale[i] = True
+        if len(slots):
+            self._rec_alive[slots] = False
+            self._free_slots = np.concatenate([self._free_slots, slots])
+
+    def ready_one(self, i: int, now: float) -> float:
+        """:meth:`ready_time` of the one node ``i``."""
+        st = self.state[i]
+        if self.all_on or st == ON:
+            return float(now)
+        if self.ready_clock is not None:
+            return float(self.ready_time(np.array([i]), now)[0])
+        if st == OFF:
+            return float(now + self.boot_s[i])
+        if st == BOOTING:
+            return float(self.ready_at[i])
+        return float(self.ready_at[i] + self.boot_s[i])
 
     def touch(self, nodes: np.ndarray, r: Req | None = None, grew: bool = False) -> None:
         """Record that ``nodes`` changed (``r``: the request that took or left them, whose single option group

@@ -51,6 +51,7 @@ class Engine:
                  after: Sequence[Sequence[int]] | None = None):
         self.machine, self.jobs, self.ranking, self.backfill = machine, jobs, ranking, backfill
         self.placement = placement or FirstFit()
+        self._first_fit = type(self.placement) is FirstFit
         self.scaling = scaling or AlwaysOn()
         self.bf_max = bf_max_job_test
         self.bf_interval = bf_interval_s  # None: backfill at every event; else like Slurm's bf_interval
@@ -173,7 +174,11 @@ class Engine:
                 self.meter.load_change(nodes, -r.cores, r.options[0][0] if len(r.options) == 1 else None)
             else:
                 self.meter.refresh(nodes)
-            self.idle_since[nodes[c.njobs[nodes] == 0]] = t
+            if len(nodes) == 1:
+                if c.njobs[nodes[0]] == 0:
+                    self.idle_since[nodes[0]] = t
+            else:
+                self.idle_since[nodes[c.njobs[nodes] == 0]] = t
             self._epoch += 1
             if self._deps is not None:
                 for child in self._deps.ended(data):
@@ -340,7 +345,8 @@ class Engine:
         c = self.cluster
         for key in keys[:64]:
             j = key if to_job is None else int(to_job[key])
-            if self._fit_now(int(self._shape_of[j]), self._req_of(j)) is None:
+            r = self._req_of(j)  # resolves the shape
+            if self._fit_now(int(self._shape_of[j]), r) is None:
                 return True
         return False
 
@@ -391,7 +397,8 @@ class Engine:
                 continue
             if not (self._all_on and ends_before):
                 nodes = self._choose(r, cand, t)
-                if self._all_on or c.ready_time(nodes, t).max() + self.jobs.limit[j] > resv.time:
+                ready = c.ready_one(int(nodes[0]), t) if len(nodes) == 1 else c.ready_time(nodes, t).max()
+                if self._all_on or ready + self.jobs.limit[j] > resv.time:
                     cand = c.candidates(r, exclude=resv.mask)
                     if cand is None:
                         fits_not_outside.add(key)
@@ -502,6 +509,9 @@ class Engine:
     def _choose(self, r, cand: np.ndarray, t: float) -> np.ndarray:
         if len(cand) == r.nodes:
             return cand
+        if r.nodes == 1 and self._first_fit:  # FirstFit's choice of one node: the first on, else the first
+            k = int(np.argmax(self.cluster.state[cand] == ON))
+            return cand[k:k + 1]
         return self.placement.choose(cand, self.cluster.state[cand] == ON, r.nodes)
 
     def _start(self, j: int, r, cand: np.ndarray, t: float, nodes: np.ndarray | None = None) -> None:
@@ -509,7 +519,11 @@ class Engine:
         if nodes is None:
             nodes = self._choose(r, cand, t)
         begin = t
-        if not self._all_on:
+        if not self._all_on and len(nodes) == 1:
+            begin = c.ready_one(int(nodes[0]), t)
+            if c.state[nodes[0]] == OFF:
+                self._boot(nodes, t)
+        elif not self._all_on:
             begin = float(c.ready_time(nodes, t).max())
             off = nodes[c.state[nodes] == OFF]
             if len(off):

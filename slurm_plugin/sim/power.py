@@ -56,6 +56,16 @@ class PowerMeter:
     def refresh(self, nodes: np.ndarray) -> None:
         """Recompute the draw of ``nodes`` after their load or state changed."""
         c = self.cluster
+        if len(nodes) == 1:
+            i = int(nodes[0])
+            st = c.state[i]
+            if st == ON:
+                w = self.idle_w[i] + (self.busy_w[i] - self.idle_w[i]) * (1.0 - c.free_c[i] / c.cap_c[i])
+            else:
+                w = self.off_w[i] if st == OFF else self.idle_w[i]
+            self.watts += float(w - self.node_w[i])
+            self.node_w[i] = w
+            return
         st = c.state[nodes]
         used = 1.0 - c.free_c[nodes] / c.cap_c[nodes]
         w = np.where(st == ON, self.idle_w[nodes] + (self.busy_w[nodes] - self.idle_w[nodes]) * used,
