@@ -170,7 +170,7 @@ class LocalCluster(RecordedState):
                         except OSError:
                             path.touch()
 
-    def _write_power_programs(self) -> None:
+    def _write_power_programs(self, site_path: str | Path | None = None) -> None:
         """bin/resume|suspend|resume-fail: ``hetsched power ... --backend local`` (paths shell-quoted);
         bin/healthcheck and bin/reboot (RebootProgram: restarts the node's slurmd as a fresh boot)."""
         from ..conf.programs import health_check_text, local_reboot_text, power_programs
@@ -180,8 +180,11 @@ class LocalCluster(RecordedState):
                                 "--slurm-conf", str(self.conf)], output=f"{root}/log/power.out",
                                extra={"resume-fail": ["--no-mark-down"]})  # Slurm's own DOWN reason stays
         # each node's "kernel log" is <root>/log/kern-<node>.log (the host's own kernel is not the node's)
+        # (--site: the check reads the BMC of a node whose group names one)
+        site_path = site_path or self.state().get("site_path")
+        site = ["--site", str(site_path)] if site_path else []
         files["healthcheck"] = health_check_text(["--log", f"{root}/log/kern-{{node}}.log", "--state-dir",
-                                                  f"{root}/health", "--slurm-conf", str(self.conf)],
+                                                  f"{root}/health", "--slurm-conf", str(self.conf), *site],
                                                  output=f"{root}/log/health.out")
         files["reboot"] = local_reboot_text(root, output=f"{root}/log/reboot.log")
         write_atomic(self.root / "bin", files, mode=0o755)
@@ -227,7 +230,7 @@ class LocalCluster(RecordedState):
             not (self.root / "etc" / n).exists() or (self.root / "etc" / n).read_text() != t for n, t in files.items())
         write_atomic(self.root / "etc", files)
         self._make_devices(site, layout)
-        self._write_power_programs()
+        self._write_power_programs(site_path.resolve())
         if bin_deploy:
             (self.root / "run" / "stamps").mkdir(parents=True, exist_ok=True)
             write_atomic(self.root / "bin", bin_deploy, mode=0o755)

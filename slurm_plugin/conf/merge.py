@@ -5,6 +5,7 @@ In the site's config directory DIR (e.g. ``/etc/slurm``)::
     DIR/hetsched -> hetsched.d/<stamp>   the current set (a symlink, switched by one rename)
     DIR/hetsched.d/<stamp>/              nodes.conf partitions.conf power.conf job_submit.conf gres.conf
                                          hetsched-shim.json job_submit.lua resume suspend resume-fail
+                                         healthcheck (HealthCheckProgram: `hetsched health check --site ...`)
                                          and for a site that deploys (issue 19): deploy.conf (Prolog/Epilog)
                                          prolog epilog, and with an image store oci.conf oci-run
     DIR/slurm.conf, DIR/gres.conf        the site's own files; each gets one managed block of Include lines
@@ -36,7 +37,7 @@ from ..data import data_file
 from ..fsio import fsync_dir, write_file_atomic
 from ..site import Site
 from ..deploy.programs import deploy_files
-from .programs import power_programs
+from .programs import health_check_text, power_programs
 from .render import GRES_FRAGMENT, SHIM_CONFIG, DeployPaths, conf_value, render_base, render_fragments, slurm_fragments
 
 LINK, SETS = "hetsched", "hetsched.d"
@@ -149,7 +150,8 @@ def merge_layout(out: Path, socket: str, job_submit: bool = True) -> DeployPaths
     """Where the rendered set's programs are for slurm.conf: ``out/hetsched/<program>`` (the current set)."""
     link = out / LINK
     return DeployPaths(etc=str(out), resume_program=f"{link}/resume", suspend_program=f"{link}/suspend",
-                       resume_fail_program=f"{link}/resume-fail", prolog_program=f"{link}/prolog",
+                       resume_fail_program=f"{link}/resume-fail", health_check_program=f"{link}/healthcheck",
+                       prolog_program=f"{link}/prolog",
                        epilog_program=f"{link}/epilog", oci_run=f"{link}/oci-run", daemon_socket=socket,
                        job_submit=job_submit)
 
@@ -173,6 +175,8 @@ def plan_merge(site: Site, site_path: str | Path, out_dir: str | Path, socket: s
     deploy_etc, deploy_programs = deploy_files(site, layout, str(out / "slurm.conf"), layout.log_dir,
                                                version=slurm_version)
     programs.update(deploy_programs)
+    if site.slurm.health_check_interval > 0:  # the node's BMC is read through the site file (--site)
+        programs["healthcheck"] = health_check_text(args, python=python)
     files.update(programs)
     files.update(deploy_etc)
     links = {SHIM_CONFIG: f"{LINK}/{SHIM_CONFIG}", **{n: f"{LINK}/{n}" for n in deploy_etc}}

@@ -59,6 +59,11 @@ def test_slurm_runs_the_rendered_health_check_on_every_node(hcluster):
                       for n in ("x86n1", "a100n1")), 90, "the first health checks")
     node = hcluster.client().show_node("x86n1")
     assert "DRAIN" not in node["State"]
+    # the rendered program passes the site file (each node's BMC), and slurmd's runs of it succeeded
+    program = (Path(hcluster.root) / "bin" / "healthcheck").read_text()
+    assert f"--site {hcluster.state()['site_path']}" in program, program
+    out = (Path(hcluster.root) / "log" / "health.out").read_text()
+    assert "Traceback" not in out and "Error:" not in out and "Usage:" not in out, out[-2000:]
 
 
 def test_xid_79_drains_the_node_naming_it_requeues_its_job_and_reboots_it(hcluster):

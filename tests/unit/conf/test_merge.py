@@ -99,6 +99,27 @@ def test_render_again_changes_nothing_and_a_site_change_switches_the_set(etc: Pa
     assert (etc / "slurm.conf").read_text().startswith(SITE_CONF)
 
 
+def test_the_health_check_program_is_in_the_set_and_reads_the_site(etc: Path, tmp_path: Path):
+    """With a health check interval the set carries its HealthCheckProgram (`hetsched health check --site S
+    --slurm-conf C`), and power.conf names it: the check reads each node's BMC through the site file."""
+    data = yaml.safe_load((SITE_CONFIGS / "demo.yaml").read_text())
+    data["slurm"]["health_check_interval"] = 300
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump(data))
+    result = _render(etc, site=str(site))
+    assert result.exit_code == 0, result.output
+    power = (etc / "hetsched" / "power.conf").read_text()
+    assert f"HealthCheckProgram={etc}/hetsched/healthcheck\n" in power and "HealthCheckInterval=300\n" in power
+    prog = etc / "hetsched" / "healthcheck"
+    assert prog.stat().st_mode & stat.S_IXUSR
+    text = prog.read_text()
+    assert " -m slurm_plugin health check " in text
+    assert f"--site {site.resolve()} --slurm-conf {etc}/slurm.conf" in text
+    assert _render(etc).exit_code == 0  # the demo site itself: no interval, no program
+    assert "healthcheck" not in os.listdir(etc / "hetsched")
+    assert "HealthCheckProgram" not in (etc / "hetsched" / "power.conf").read_text()
+
+
 def test_diff_shows_the_changes_and_writes_nothing(etc: Path):
     before = _tree(etc)
     result = _render(etc, "--diff")

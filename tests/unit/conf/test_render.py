@@ -21,6 +21,8 @@ REFRESH = "HETSCHED_UPDATE_GOLDEN=1 python -m pytest tests/unit/conf/test_render
 def _variants():
     for name in ("demo", "large"):
         yield name, "deploy", lambda site: DeployPaths()
+    # the health check (HealthCheckProgram, its interval, RebootProgram) of a site that sets an interval
+    yield "demo", "deploy-health", lambda site: DeployPaths()
     yield "demo", "local", lambda site: LocalLayout.under("/var/lib/hetsched/cluster", site)
     yield "demo", "containers", lambda site: compose.layout(compose.plan(site, Path("/var/lib/hetsched/containers"),
                                                                          "bookworm", []))
@@ -29,6 +31,8 @@ def _variants():
 @pytest.mark.parametrize("site_name,variant,layout", list(_variants()), ids=lambda v: v if isinstance(v, str) else "")
 def test_golden(site_name, variant, layout):
     site = load_site(site_name)
+    if variant.endswith("-health"):
+        site = site.model_copy(update={"slurm": site.slurm.model_copy(update={"health_check_interval": 300})})
     files = render_site(site, layout(site))
     folder = GOLDEN / f"{site_name}-{variant}"
     if UPDATE:
