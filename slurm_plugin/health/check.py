@@ -1,8 +1,8 @@
 """The node health check Slurm runs as ``HealthCheckProgram``: snapshot -> pure decision -> the one applier.
 
 :func:`gather` reads what is new since the last run (log lines past a per-file cursor, the accelerator tools that
-are installed, the node's Slurm state and running jobs); :func:`decide` turns the matches and the remembered
-counts into actions (pure); :func:`run_check` applies them through :class:`~slurm_plugin.decision.SlurmApplier`
+are installed (:mod:`.tools`: nvidia-smi, rocm-smi, npu-smi, xpu-smi), the node's Slurm state and running jobs);
+:func:`decide` turns the matches and the remembered counts into actions (pure); :func:`run_check` applies them through :class:`~slurm_plugin.decision.SlurmApplier`
 and saves the memory (the cursor, counts within their windows, the drains it made) in ``<state-dir>/<node>.json``.
 
 Rules (every action tagged ``hetsched: health ...`` so only the check's own drains are ever resumed):
@@ -23,8 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
-import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -36,6 +34,7 @@ from ..fsio import exclusive_lock, write_file_atomic
 from ..slurm.client import SlurmClient, SlurmError, parse_scontrol_oneliner
 from .bmc import SEL_CURSOR, read_bmc
 from .signatures import ACTION_RANK, Library, Signature, load_library
+from .tools import tool_records
 
 if TYPE_CHECKING:
     from ..site import Site
@@ -48,9 +47,6 @@ SKIP_FLAGS = ("POWERED_DOWN", "POWERING_UP", "POWER_DOWN", "POWERING_DOWN", "REB
 STICKY = ("drain", "drain_reboot", "replace")
 REQUEUE = ("requeue", "drain_reboot", "replace")
 MAX_READ = 64 << 20  # never read more than this of one log per run (a first run on a huge log reads its tail)
-NVIDIA_FIELDS = ("index", "pci.bus_id", "remapped_rows.pending", "remapped_rows.failure", "retired_pages.pending",
-                 "ecc.errors.uncorrected.volatile.total", "clocks_throttle_reasons.hw_thermal_slowdown",
-                 "clocks_throttle_reasons.hw_power_brake_slowdown", "clocks_throttle_reasons.sw_thermal_slowdown")
 
 
 @dataclass
@@ -133,38 +129,6 @@ def read_new_lines(paths: Iterable[str], cursors: Mapping[str, list[int]]) -> tu
         out += [(path, line) for line in data[:end].decode("utf-8", "replace").splitlines()]
         new[path] = [st.st_ino, offset + end]
     return out, new
-
-
-def _run_tool(argv: list[str], timeout: float) -> str | None:
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("%s: %s", argv[0], exc)
-        return None
-    if proc.returncode != 0:
-        log.warning("%s exited %d: %s", argv[0], proc.returncode, proc.stderr.strip()[:200])
-        return None
-    return proc.stdout
-
-
-def tool_records(timeout: float, path: str | None = None) -> tuple[list[tuple[str, dict]], list[str]]:
-    """(tool, record) of every accelerator tool installed (``nvidia-smi`` one record per GPU), and the tools
-    that are absent (skipped, not failures)."""
-    records: list[tuple[str, dict]] = []
-    absent = []
-    smi = shutil.which("nvidia-smi", path=path)
-    if smi is None:
-        absent.append("nvidia-smi")
-    else:
-        out = _run_tool([smi, f"--query-gpu={','.join(NVIDIA_FIELDS)}", "--format=csv,noheader,nounits"], timeout)
-        for row in (out or "").splitlines():
-            values = [v.strip() for v in row.split(",")]
-            if len(values) == len(NVIDIA_FIELDS):
-                records.append(("nvidia-smi", dict(zip(NVIDIA_FIELDS, values))))
-    for tool in ("rocm-smi", "npu-smi", "xpu-smi"):
-        if shutil.which(tool, path=path) is None:
-            absent.append(tool)
-    return records, absent
 
 
 def node_facts(client: SlurmClient, node: str) -> NodeFacts:

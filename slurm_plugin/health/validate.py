@@ -39,9 +39,9 @@ def problems(lib: Library) -> list[str]:
 
 # what `hetsched health check` reads for each vendor's signatures (the coverage table's "checks" column)
 CHECKS = {
-    "amd": "kernel log (amdgpu RAS lines); rocm-smi detected, not run",
-    "huawei": "npu-smi/MindX records as JSON lines in a --log file; npu-smi detected, not run",
-    "intel": "kernel log (i915); xpu-smi detected, not run",
+    "amd": "kernel log (amdgpu RAS lines); rocm-smi --showtemp --showuse --showmemuse --showxgmierr --json",
+    "huawei": "npu-smi info (Health of each chip); MindX records as JSON lines in a --log file",
+    "intel": "kernel log (i915); xpu-smi discovery -j + stats -d ID -j (RAS error counters)",
     "ipmi": "BMC SEL: ipmitool sel elist past a record-id cursor (site bmc protocol ipmi)",
     "linux": "kernel log",
     "nvidia": "kernel log (Xid, SXid); nvidia-smi --query-gpu (row remap, retired pages, ECC, throttle)",
