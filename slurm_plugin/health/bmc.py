@@ -6,6 +6,10 @@
 - Redfish: ``Status.Health`` of the ComputerSystem, each Chassis it links and their ``Thermal`` and ``Power``
   resources with every member (Temperatures, Fans, PowerSupplies, Voltages: one JSON object each, as the BMC
   sent it, with its ``@odata.id``) for the ``redfish`` signatures. Health is a state, read every run.
+  And the event logs: every LogService of the System and of each Manager that manages it (``LogServices`` ->
+  each service's ``Entries``, following ``Members@odata.nextLink``), the LogEntry objects added since the last
+  run (cursor per Entries collection: the newest entry's ``Created`` time and numeric ``Id``; a log whose newest
+  entry is older than the cursor was cleared and is read from its start). The first run reads the whole log.
 
 Every read has one deadline per BMC (:func:`read_bmc`): a BMC that does not answer in time yields an error
 line for the check's log and nothing else, so one bad BMC cannot stall the check (the call goes on in a daemon
@@ -16,10 +20,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from datetime import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
 SEL_CURSOR = "bmc-sel"  # key of the SEL cursor among the check's cursors: [0, last record id]
+LOG_CURSOR = "redfish-log:"  # + an Entries collection's path: [Created of its newest entry (epoch s), its Id]
+MAX_PAGES = 50  # Members@odata.nextLink pages read per log and run
 SUBRESOURCES = {"Thermal": ("Temperatures", "Fans"), "Power": ("PowerSupplies", "Voltages")}
 
 
@@ -33,6 +40,8 @@ class BmcReading:
     records: list[dict] = field(default_factory=list)
     sel_cursor: list[int] | None = None
     error: str = ""
+    log_entries: list[dict] = field(default_factory=list)  # Redfish LogEntry objects new since the last run
+    log_cursors: dict[str, list[int]] = field(default_factory=dict)  # LOG_CURSOR + Entries path -> cursor
 
 
 def sel_new_lines(elist: str, last_id: int | None) -> tuple[list[str], int | None]:
@@ -52,10 +61,27 @@ def sel_new_lines(elist: str, last_id: int | None) -> tuple[list[str], int | Non
     return [line for i, line in entries if last_id is None or i > last_id], newest
 
 
-def redfish_health(rf: Any, node: str) -> list[dict]:
-    """The System, its Chassis, their Thermal/Power resources and those resources' members (as JSON objects)."""
+def _link(doc: Mapping, key: str) -> str | None:
+    ref = doc.get(key)
+    path = ref.get("@odata.id") if isinstance(ref, Mapping) else None
+    return path if isinstance(path, str) and path else None
+
+
+def _get(rf: Any, t: Any, path: str) -> dict | None:
+    """GET ``path``; None when the BMC links it but does not serve it (HTTP 404)."""
     from ..power.redfish import RedfishError
 
+    try:
+        return rf._request(t, path)
+    except RedfishError as err:
+        if "HTTP 404" in str(err):
+            return None
+        raise
+
+
+def redfish_health(rf: Any, node: str) -> list[dict]:
+    """The System, its Chassis, their Thermal/Power resources and those resources' members (as JSON objects);
+    the System first."""
     t = rf._target(node)
     _, system = rf._system(t)
     out = [system]
@@ -66,21 +92,74 @@ def redfish_health(rf: Any, node: str) -> list[dict]:
         chassis = rf._request(t, path)
         out.append(chassis)
         for sub, arrays in SUBRESOURCES.items():
-            ref = (chassis.get(sub) or {}).get("@odata.id") if isinstance(chassis.get(sub), Mapping) else None
-            if not ref:
-                continue
-            try:
-                doc = rf._request(t, ref)
-            except RedfishError as err:
-                if "HTTP 404" in str(err):
-                    continue  # linked but not served: nothing to say
-                raise
+            ref = _link(chassis, sub)
+            doc = _get(rf, t, ref) if ref else None
+            if doc is None:
+                continue  # not linked, or linked but not served: nothing to say
             out.append(doc)
             out += [m for a in arrays for m in doc.get(a) or [] if isinstance(m, dict)]
     return out
 
 
-def _read(site: Any, node: str, sel_cursor: list[int] | None, timeout: float) -> BmcReading:
+def _entry_key(entry: Mapping) -> tuple[int, int]:
+    """(Created as epoch seconds, numeric Id) of a LogEntry; 0 for what is missing or not a number."""
+    created = 0
+    try:
+        created = int(datetime.fromisoformat(str(entry.get("Created", "")).replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        pass
+    ident = str(entry.get("Id", ""))
+    return created, int(ident) if ident.isdigit() else 0
+
+
+def new_log_entries(entries: list[dict], cursor: list[int] | None) -> tuple[list[dict], list[int] | None]:
+    """The entries newer than ``cursor`` and the new cursor (the newest entry's key). Pure. A log whose newest
+    entry is older than the cursor was cleared since: all of it is new."""
+    if not entries:
+        return [], cursor
+    keyed = [(_entry_key(e), e) for e in entries]
+    newest = max(k for k, _ in keyed)
+    last = tuple(cursor) if cursor else None
+    if last is not None and newest < last:
+        last = None
+    return [e for k, e in keyed if last is None or k > last], list(newest)
+
+
+def redfish_logs(rf: Any, node: str, system: Mapping,
+                 cursors: Mapping[str, list[int]]) -> tuple[list[dict], dict[str, list[int]]]:
+    """The LogEntry objects added since ``cursors`` to every log service of ``system`` and of the Managers in its
+    ``Links.ManagedBy``, and the new cursors."""
+    t = rf._target(node)
+    owners = [system] + [doc for m in (system.get("Links") or {}).get("ManagedBy") or []
+                         if isinstance(m, Mapping) and m.get("@odata.id")
+                         and (doc := _get(rf, t, m["@odata.id"])) is not None]
+    out: list[dict] = []
+    new_cursors: dict[str, list[int]] = {}
+    for owner in owners:
+        services = _get(rf, t, ref) if (ref := _link(owner, "LogServices")) else None
+        for member in (services or {}).get("Members") or []:
+            service = _get(rf, t, member["@odata.id"]) if isinstance(member, Mapping) else None
+            path = _link(service, "Entries") if service else None
+            if path is None:
+                continue
+            entries: list[dict] = []
+            page: str | None = path
+            for _ in range(MAX_PAGES):
+                doc = _get(rf, t, page) if page else None
+                if doc is None:
+                    break
+                entries += [e for e in doc.get("Members") or [] if isinstance(e, dict)]
+                page = doc.get("Members@odata.nextLink")
+            key = LOG_CURSOR + path
+            new, cursor = new_log_entries(entries, cursors.get(key))
+            out += new
+            if cursor is not None:
+                new_cursors[key] = cursor
+    return out, new_cursors
+
+
+def _read(site: Any, node: str, sel_cursor: list[int] | None, timeout: float,
+          log_cursors: Mapping[str, list[int]]) -> BmcReading:
     from ..power import ipmi, redfish
 
     it = ipmi.targets_from_site(site, [node]).get(node)
@@ -95,18 +174,23 @@ def _read(site: Any, node: str, sel_cursor: list[int] | None, timeout: float) ->
         return reading
     rt = redfish.targets_from_site(site, [node]).get(node)
     if rt is not None:
-        return BmcReading("redfish", records=redfish_health(redfish.RedfishPower({node: rt}, timeout=timeout), node))
+        rf = redfish.RedfishPower({node: rt}, timeout=timeout)
+        records = redfish_health(rf, node)
+        entries, cursors = redfish_logs(rf, node, records[0], log_cursors)
+        return BmcReading("redfish", records=records, log_entries=entries, log_cursors=cursors)
     return BmcReading()
 
 
-def read_bmc(site: Any, node: str, sel_cursor: list[int] | None, timeout: float = 5.0) -> BmcReading:
+def read_bmc(site: Any, node: str, sel_cursor: list[int] | None, timeout: float = 5.0,
+             log_cursors: Mapping[str, list[int]] | None = None) -> BmcReading:
     """Read ``node``'s BMC as the site configures it (IPMI or Redfish; none: an empty reading), giving up after
-    ``timeout`` seconds in all (the reading then carries only the error)."""
+    ``timeout`` seconds in all (the reading then carries only the error). ``log_cursors``: the Redfish log
+    cursors of the last run (keys :data:`LOG_CURSOR` + path)."""
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["reading"] = _read(site, node, sel_cursor, timeout)
+            box["reading"] = _read(site, node, sel_cursor, timeout, log_cursors or {})
         except Exception as exc:  # noqa: BLE001 - any BMC failure is reported, never fatal to the check
             box["error"] = str(exc) or type(exc).__name__
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from ..decision.actions import TAG, Cause, Decision, DrainNodes, RequeueJobs
 from ..fsio import exclusive_lock, write_file_atomic
 from ..slurm.client import SlurmClient, SlurmError, parse_scontrol_oneliner
-from .bmc import SEL_CURSOR, read_bmc
+from .bmc import LOG_CURSOR, SEL_CURSOR, read_bmc
 from .signatures import ACTION_RANK, Library, Signature, load_library
 from .tools import tool_records
 
@@ -238,7 +238,7 @@ class CheckResult:
     actions: list[dict]
     tools_absent: list[str]
     seconds: float
-    bmc: dict = field(default_factory=dict)  # {protocol, sel_entries, records, error} when the site names a BMC
+    bmc: dict = field(default_factory=dict)  # {protocol, sel_entries, records, log_entries, error} with a BMC
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -270,13 +270,17 @@ def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, 
             hits += match_records(lib, records, now)
         bmc: dict = {}
         if site is not None:
-            reading = read_bmc(site, node, cursors.get(SEL_CURSOR), bmc_timeout)
+            reading = read_bmc(site, node, cursors.get(SEL_CURSOR), bmc_timeout,
+                               {k: v for k, v in cursors.items() if k.startswith(LOG_CURSOR)})
             if reading.sel_cursor is not None:
                 cursors[SEL_CURSOR] = reading.sel_cursor
+            cursors.update(reading.log_cursors)
             hits += match_lines(lib, [("bmc-sel", line) for line in reading.sel_lines], now)
             hits += match_records(lib, [("redfish", rec) for rec in reading.records], now)
+            hits += match_records(lib, [("redfish-log", entry) for entry in reading.log_entries], now)
             bmc = {"protocol": reading.protocol, "sel_entries": len(reading.sel_lines),
-                   "records": len(reading.records), "error": reading.error}
+                   "records": len(reading.records), "log_entries": len(reading.log_entries),
+                   "error": reading.error}
             if reading.error:
                 log.warning("%s", reading.error)
         windows = {s.id: s.threshold[1] for s in lib.signatures if s.threshold}

@@ -48,8 +48,8 @@ CHECKS = {
     "nvidia-networking": "kernel log (mlx5_core, IB); port counters as JSON lines in a --log file",
     "nvme": "kernel log; SMART log as JSON lines in a --log file",
     "pci-sig": "kernel log (AER, DPC, pciehp)",
-    "redfish": "BMC: Status.Health of System, Chassis, Thermal/Power and members (site bmc protocol redfish); "
-               "LogEntry records as JSON lines in a --log file",
+    "redfish": "BMC: Status.Health of System, Chassis, Thermal/Power and members, and the new LogEntry records "
+               "of the System's and its Managers' LogServices (site bmc protocol redfish)",
     "x86": "kernel log (MCE, EDAC, thermal)",
 }
 

@@ -111,3 +111,53 @@ def test_a_bmc_that_never_answers_is_given_up_after_its_deadline(tmp_path):
         took = time.monotonic() - t0
     assert "no answer within 1.5 s" in got.error and got.records == [] and got.sel_cursor == [0, 7]
     assert took < 5, took
+
+
+def _entry(ident: int, created: str, message_id: str, severity: str) -> dict:
+    return {"Id": str(ident), "Created": created, "EntryType": "Event", "Severity": severity,
+            "MessageId": message_id, "Message": f"{message_id.rsplit('.', 1)[-1]} on DIMM_A1",
+            "MessageArgs": ["/redfish/v1/Systems/1/Memory/DIMM_A1"]}
+
+
+def test_redfish_event_logs_of_the_system_and_its_manager_are_read_past_their_cursors(tmp_path, monkeypatch):
+    """Every LogService of the System and of its Manager (the emulator pages Entries two at a time): the first
+    read gets every entry, the next only what was added; a Manager log entry over its threshold drains."""
+    logs = tmp_path / "logs.json"
+    logs.write_text("{}")
+    monkeypatch.setenv("HETSCHED_TEST_REDFISH_LOGS", str(logs))
+    pid, url = start_sushy(tmp_path / "sushy", ["rfl1"], power_state="On",
+                           command=[sys.executable, "-m", "tests.integration.health_emulator"])
+    try:
+        site = site_with(tmp_path, {"name": "rf-logs", "prefix": "rfl", "count": 1, "memory_gb": 16,
+                                    "cpu": {"arch": "x86_64", "cores": 8},
+                                    "bmc": {"protocol": "redfish", "address": url, "system": "{node}"}})
+        empty = read_bmc(site, "rfl1", None, timeout=20)
+        assert empty.error == "" and empty.log_entries == [] and empty.log_cursors == {}, empty
+        system = empty.records[0]
+        manager = system["Links"]["ManagedBy"][0]["@odata.id"]
+        ok, exceeded = "ResourceEvent.1.3.0.ResourceStatusChangedOK", "ResourceEvent.1.3.0.ResourceErrorThresholdExceeded"
+        logs.write_text(json.dumps({
+            system["@odata.id"]: {"EventLog": [_entry(i, f"2026-12-01T10:0{i}:00Z", ok, "OK") for i in (1, 2, 3)]},
+            manager: {"SEL": [_entry(7, "2026-12-01T10:05:00+00:00", exceeded, "Critical")]}}))
+        first = read_bmc(site, "rfl1", None, timeout=20)
+        assert first.error == "", first.error
+        assert sorted(e["Id"] for e in first.log_entries) == ["1", "2", "3", "7"]  # three over two pages
+        assert sorted(first.log_cursors) == [f"redfish-log:{manager}/LogServices/SEL/Entries",
+                                             f"redfish-log:{system['@odata.id']}/LogServices/EventLog/Entries"]
+        hits = match_records(LIB, [("redfish-log", e) for e in first.log_entries], 1000.0)
+        assert sorted(ids(hits)) == ["redfish-resourceevent-resourceerrorthresholdexceeded"] + \
+            ["redfish-resourceevent-resourcestatuschangedok"] * 3
+        decision, _, _ = decide(NodeFacts("rfl1", ("IDLE",)), hits, Memory(), 1000.0)
+        assert [(a.kind, a.action) for a in decision.actions] == [("drain", "DRAIN")]
+        assert "[redfish-resourceevent-resourceerrorthresholdexceeded]" in decision.actions[0].reason
+        again = read_bmc(site, "rfl1", None, timeout=20, log_cursors=first.log_cursors)
+        assert again.error == "" and again.log_entries == [] and again.log_cursors == first.log_cursors
+        doc = json.loads(logs.read_text())
+        doc[system["@odata.id"]]["EventLog"].append(_entry(4, "2026-12-01T10:09:00Z", exceeded, "Critical"))
+        doc[manager]["SEL"] = [_entry(1, "2026-12-01T09:00:00Z", ok, "OK")]  # cleared, then one new entry
+        logs.write_text(json.dumps(doc))
+        third = read_bmc(site, "rfl1", None, timeout=20, log_cursors=first.log_cursors)
+        assert sorted((e["Id"], e["Created"]) for e in third.log_entries) == \
+            [("1", "2026-12-01T09:00:00Z"), ("4", "2026-12-01T10:09:00Z")]
+    finally:
+        assert stop_pid(pid, "health_emulator")
