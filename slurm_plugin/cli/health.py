@@ -67,12 +67,15 @@ def validate(directory: Path | None) -> None:
 @_DIR
 @click.argument("file", type=click.File("r", errors="replace"))
 @click.option("--json", "as_json", is_flag=True, help="Print {\"lines\": [...]} as JSON.")
-def classify(directory: Path | None, file, as_json: bool) -> None:
+@click.option("--gpu", "gpu_type", default=None, metavar="TYPE",
+              help="The NVIDIA GPU type the lines come from (e.g. a100, h100, gb200): Xids are read by NVIDIA's "
+                   "catalog for its generation.")
+def classify(directory: Path | None, file, as_json: bool, gpu_type: str | None) -> None:
     """Classify FILE's lines (kernel/journal lines, `ipmitool sel elist`, JSON objects of tools and Redfish; - for
     stdin): one result per line that matches a signature."""
     from ..health.classify import classify_lines
 
-    matches = classify_lines(_library(directory), file)
+    matches = classify_lines(_library(directory), file, gpu_type)
     if as_json:
         click.echo(json.dumps({"lines": [m.as_dict() for m in matches]}, indent=1))
         return
@@ -95,12 +98,14 @@ def classify(directory: Path | None, file, as_json: bool) -> None:
 @click.option("--bmc-timeout", type=float, default=5.0, show_default=True,
               help="Seconds the BMC read may take in all (then skipped this run).")
 @click.option("--no-reboot", is_flag=True, help="drain_reboot faults only drain (no `scontrol reboot`).")
+@click.option("--gpu", "gpu_type", default=None, metavar="TYPE",
+              help="The node's NVIDIA GPU type for reading Xids by generation (default: its group's gpu in --site).")
 @click.option("--dry-run", is_flag=True, help="Decide and print, change nothing in Slurm (the cursor still moves).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_DIR
 def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: str | None, no_tools: bool,
-          tool_timeout: float, site_path: str | None, bmc_timeout: float, no_reboot: bool, dry_run: bool,
-          as_json: bool, directory: Path | None) -> None:
+          tool_timeout: float, site_path: str | None, bmc_timeout: float, no_reboot: bool, gpu_type: str | None,
+          dry_run: bool, as_json: bool, directory: Path | None) -> None:
     """One health check of this node (Slurm's HealthCheckProgram): read what is new in its logs, tools and BMC,
     match the fault signatures, drain/requeue/reboot/resume through Slurm with reasons tagged 'hetsched: health'."""
     import os
@@ -121,7 +126,7 @@ def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: 
                 raise click.ClickException(str(exc)) from None
         res = run_check(node, list(logs), state_dir, SlurmClient(slurm_conf), _library(directory), dry_run=dry_run,
                         tools=not no_tools, tool_timeout=tool_timeout, site=site, bmc_timeout=bmc_timeout,
-                        reboot=not no_reboot)
+                        reboot=not no_reboot, gpu_type=gpu_type)
     except SlurmError as exc:
         raise click.ClickException(f"{node}: {exc}") from None
     if as_json:

@@ -33,6 +33,7 @@ from ..decision.actions import TAG, Cause, Decision, DrainNodes, RequeueJobs
 from ..fsio import exclusive_lock, write_file_atomic
 from ..slurm.client import SlurmClient, SlurmError, parse_scontrol_oneliner
 from .bmc import LOG_CURSOR, SEL_CURSOR, read_bmc
+from .generations import for_generation, generation
 from .signatures import ACTION_RANK, Library, Signature, load_library
 from .tools import tool_records
 
@@ -239,17 +240,28 @@ class CheckResult:
     tools_absent: list[str]
     seconds: float
     bmc: dict = field(default_factory=dict)  # {protocol, sel_entries, records, log_entries, error} with a BMC
+    gpu_generation: str | None = None  # the Xid catalog column its Xids were read for (None: not known)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
+def _site_gpu(site: Site | None, node: str) -> str | None:
+    """The GPU type of ``node``'s group in ``site`` when it is an NVIDIA GPU."""
+    for g in site.node_groups if site is not None else ():
+        if node in g.hostnames:
+            return g.gpu.type if g.gpu is not None and g.gpu.vendor == "nvidia" else None
+    return None
+
+
 def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, lib: Library | None = None,
               dry_run: bool = False, tools: bool = True, tool_timeout: float = 5.0, tool_path: str | None = None,
               now: float | None = None, site: Site | None = None, bmc_timeout: float = 5.0,
-              reboot: bool = True) -> CheckResult:
+              reboot: bool = True, gpu_type: str | None = None) -> CheckResult:
     """One health check of ``node``: gather, decide, apply, remember. ``logs`` may contain ``{node}``; with a
-    ``site`` whose node group has a BMC, its SEL (IPMI) or health (Redfish) too, within ``bmc_timeout``."""
+    ``site`` whose node group has a BMC, its SEL (IPMI) or health (Redfish) too, within ``bmc_timeout``.
+    Xids are read for the node's GPU generation (:mod:`.generations`): ``gpu_type``, else its node group's
+    NVIDIA GPU in ``site``."""
     from ..decision.applier import SlurmApplier, commands_for
 
     t0 = time.monotonic()
@@ -283,6 +295,8 @@ def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, 
                    "error": reading.error}
             if reading.error:
                 log.warning("%s", reading.error)
+        gen = generation(gpu_type or _site_gpu(site, node))
+        hits = [replace(h, signature=for_generation(h.signature, gen)) for h in hits]
         windows = {s.id: s.threshold[1] for s in lib.signatures if s.threshold}
         decision, memory, notes = decide(facts, hits, Memory(cursors, memory.counts, memory.drained), now, windows,
                                          reboot=reboot)
@@ -299,4 +313,4 @@ def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, 
         write_file_atomic(path, json.dumps(asdict(memory)))
     return CheckResult(node, None, len(lines), notes + ([bmc["error"]] if bmc.get("error") else []),
                        [{"kind": a.action.kind, "commands": commands_for(a.action), "status": a.status,
-                         "error": a.error} for a in applied], absent, time.monotonic() - t0, bmc)
+                         "error": a.error} for a in applied], absent, time.monotonic() - t0, bmc, gen)

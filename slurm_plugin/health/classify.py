@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .generations import for_generation, generation
 from .signatures import Library, Signature
 
 
@@ -22,7 +23,9 @@ class LineMatch:
                 "action": s.action}
 
 
-def classify_lines(lib: Library, lines: Iterable[str]) -> list[LineMatch]:
-    """Every line that matches a signature, in order (lines that match none are left out)."""
+def classify_lines(lib: Library, lines: Iterable[str], gpu_type: str | None = None) -> list[LineMatch]:
+    """Every line that matches a signature, in order (lines that match none are left out); Xids read for the
+    generation of ``gpu_type`` (e.g. ``h100``; :mod:`.generations`)."""
     text = [line.rstrip("\n") for line in lines]
-    return [LineMatch(i + 1, text[i], sig) for i, sig in lib.classify_all(text)]
+    gen = generation(gpu_type)
+    return [LineMatch(i + 1, text[i], for_generation(sig, gen)) for i, sig in lib.classify_all(text)]
