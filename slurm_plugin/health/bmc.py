@@ -19,9 +19,10 @@ thread the process does not wait for; ipmitool and the HTTP requests have their 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
-from datetime import datetime
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 SEL_CURSOR = "bmc-sel"  # key of the SEL cursor among the check's cursors: [0, last record id]
@@ -125,10 +126,12 @@ def new_log_entries(entries: list[dict], cursor: list[int] | None) -> tuple[list
     return [e for k, e in keyed if last is None or k > last], list(newest)
 
 
-def redfish_logs(rf: Any, node: str, system: Mapping,
-                 cursors: Mapping[str, list[int]]) -> tuple[list[dict], dict[str, list[int]]]:
+def redfish_logs(rf: Any, node: str, system: Mapping, cursors: Mapping[str, list[int]],
+                 deadline: float = float("inf")) -> tuple[list[dict], dict[str, list[int]]]:
     """The LogEntry objects added since ``cursors`` to every log service of ``system`` and of the Managers in its
-    ``Links.ManagedBy``, and the new cursors."""
+    ``Links.ManagedBy``, and the new cursors. Past ``deadline`` (``time.monotonic()``) no further page is read:
+    what was read counts and the cursor moves to it (a long first read goes on at the next run when the BMC
+    pages oldest first; a BMC paging newest first has its newest entries read and older ones left)."""
     t = rf._target(node)
     owners = [system] + [doc for m in (system.get("Links") or {}).get("ManagedBy") or []
                          if isinstance(m, Mapping) and m.get("@odata.id")
@@ -145,7 +148,7 @@ def redfish_logs(rf: Any, node: str, system: Mapping,
             entries: list[dict] = []
             page: str | None = path
             for _ in range(MAX_PAGES):
-                doc = _get(rf, t, page) if page else None
+                doc = _get(rf, t, page) if page and (not entries or time.monotonic() < deadline) else None
                 if doc is None:
                     break
                 entries += [e for e in doc.get("Members") or [] if isinstance(e, dict)]
@@ -174,9 +177,10 @@ def _read(site: Any, node: str, sel_cursor: list[int] | None, timeout: float,
         return reading
     rt = redfish.targets_from_site(site, [node]).get(node)
     if rt is not None:
+        start = time.monotonic()
         rf = redfish.RedfishPower({node: rt}, timeout=timeout)
         records = redfish_health(rf, node)
-        entries, cursors = redfish_logs(rf, node, records[0], log_cursors)
+        entries, cursors = redfish_logs(rf, node, records[0], log_cursors, start + 0.7 * timeout)
         return BmcReading("redfish", records=records, log_entries=entries, log_cursors=cursors)
     return BmcReading()
 
