@@ -131,7 +131,7 @@ def test_redfish_event_logs_of_the_system_and_its_manager_are_read_past_their_cu
         site = site_with(tmp_path, {"name": "rf-logs", "prefix": "rfl", "count": 1, "memory_gb": 16,
                                     "cpu": {"arch": "x86_64", "cores": 8},
                                     "bmc": {"protocol": "redfish", "address": url, "system": "{node}"}})
-        empty = read_bmc(site, "rfl1", None, timeout=20)
+        empty = read_bmc(site, "rfl1", None, timeout=60)
         assert empty.error == "" and empty.log_entries == [] and empty.log_cursors == {}, empty
         system = empty.records[0]
         manager = system["Links"]["ManagedBy"][0]["@odata.id"]
@@ -139,7 +139,7 @@ def test_redfish_event_logs_of_the_system_and_its_manager_are_read_past_their_cu
         logs.write_text(json.dumps({
             system["@odata.id"]: {"EventLog": [_entry(i, f"2026-12-01T10:0{i}:00Z", ok, "OK") for i in (1, 2, 3)]},
             manager: {"SEL": [_entry(7, "2026-12-01T10:05:00+00:00", exceeded, "Critical")]}}))
-        first = read_bmc(site, "rfl1", None, timeout=20)
+        first = read_bmc(site, "rfl1", None, timeout=60)
         assert first.error == "", first.error
         assert sorted(e["Id"] for e in first.log_entries) == ["1", "2", "3", "7"]  # three over two pages
         assert sorted(first.log_cursors) == [f"redfish-log:{manager}/LogServices/SEL/Entries",
@@ -150,13 +150,13 @@ def test_redfish_event_logs_of_the_system_and_its_manager_are_read_past_their_cu
         decision, _, _ = decide(NodeFacts("rfl1", ("IDLE",)), hits, Memory(), 1000.0)
         assert [(a.kind, a.action) for a in decision.actions] == [("drain", "DRAIN")]
         assert "[redfish-resourceevent-resourceerrorthresholdexceeded]" in decision.actions[0].reason
-        again = read_bmc(site, "rfl1", None, timeout=20, log_cursors=first.log_cursors)
+        again = read_bmc(site, "rfl1", None, timeout=60, log_cursors=first.log_cursors)
         assert again.error == "" and again.log_entries == [] and again.log_cursors == first.log_cursors
         doc = json.loads(logs.read_text())
         doc[system["@odata.id"]]["EventLog"].append(_entry(4, "2026-12-01T10:09:00Z", exceeded, "Critical"))
         doc[manager]["SEL"] = [_entry(1, "2026-12-01T09:00:00Z", ok, "OK")]  # cleared, then one new entry
         logs.write_text(json.dumps(doc))
-        third = read_bmc(site, "rfl1", None, timeout=20, log_cursors=first.log_cursors)
+        third = read_bmc(site, "rfl1", None, timeout=60, log_cursors=first.log_cursors)
         assert sorted((e["Id"], e["Created"]) for e in third.log_entries) == \
             [("1", "2026-12-01T09:00:00Z"), ("4", "2026-12-01T10:09:00Z")]
     finally:

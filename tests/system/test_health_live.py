@@ -200,7 +200,7 @@ def test_check_reads_the_nodes_bmc_sel_through_the_cli(hcluster, tmp_path):
                                         "--bmc-timeout", "20", "--slurm-conf", str(hcluster.conf)])
         assert res.exit_code == 0, res.output
         out = json.loads(res.output)
-        assert out["bmc"] == {"protocol": "ipmi", "sel_entries": 1, "records": 0, "error": ""}, out
+        assert out["bmc"] == {"protocol": "ipmi", "sel_entries": 1, "records": 0, "log_entries": 0, "error": ""}, out
         (drain,) = out["actions"]
         assert drain["status"] == "ok" and "memory_uncorrected (replace) [ipmi-sel-memory-uncorrectable-ecc]" \
             in " ".join(drain["commands"][0]), drain
