@@ -38,6 +38,20 @@ def site_with(tmp: Path, group: dict) -> object:
     return load_site(path)
 
 
+def redfish_node(tmp: Path, prefix: str, monkeypatch) -> tuple[int, object, Path, Path]:
+    """The health emulator (sushy-tools + faults and event logs) serving node ``<prefix>1``, and a site whose
+    group of that one node names it as its Redfish BMC: (emulator pid, site, its faults file, its logs file)."""
+    files = tmp / "health.json", tmp / "logs.json"
+    for name, f in zip(("HETSCHED_TEST_REDFISH_HEALTH", "HETSCHED_TEST_REDFISH_LOGS"), files):
+        f.write_text("{}")
+        monkeypatch.setenv(name, str(f))
+    pid, url = start_sushy(tmp / "sushy", [f"{prefix}1"], power_state="On",
+                           command=[sys.executable, "-m", "tests.integration.health_emulator"])
+    return pid, site_with(tmp, {"name": f"rf-{prefix}", "prefix": prefix, "count": 1, "memory_gb": 16,
+                                "cpu": {"arch": "x86_64", "cores": 8},
+                                "bmc": {"protocol": "redfish", "address": url, "system": "{node}"}}), *files
+
+
 def ids(hits) -> list[str]:
     return [h.signature.id for h in hits]
 
@@ -69,15 +83,8 @@ def test_ipmi_sel_entries_are_read_past_the_cursor_and_classified(tmp_path):
 
 
 def test_redfish_health_of_system_chassis_and_thermal_members(tmp_path, monkeypatch):
-    faults = tmp_path / "health.json"
-    faults.write_text("{}")
-    monkeypatch.setenv("HETSCHED_TEST_REDFISH_HEALTH", str(faults))
-    pid, url = start_sushy(tmp_path / "sushy", ["rfh1"], power_state="On",
-                           command=[sys.executable, "-m", "tests.integration.health_emulator"])
+    pid, site, faults, _ = redfish_node(tmp_path, "rfh", monkeypatch)
     try:
-        site = site_with(tmp_path, {"name": "rf-nodes", "prefix": "rfh", "count": 1, "memory_gb": 16,
-                                    "cpu": {"arch": "x86_64", "cores": 8},
-                                    "bmc": {"protocol": "redfish", "address": url, "system": "{node}"}})
         healthy = read_bmc(site, "rfh1", None, timeout=20)
         assert healthy.error == "" and healthy.protocol == "redfish", healthy
         types = [r.get("@odata.type", r.get("@odata.id", "")) for r in healthy.records]
@@ -122,15 +129,8 @@ def _entry(ident: int, created: str, message_id: str, severity: str) -> dict:
 def test_redfish_event_logs_of_the_system_and_its_manager_are_read_past_their_cursors(tmp_path, monkeypatch):
     """Every LogService of the System and of its Manager (the emulator pages Entries two at a time): the first
     read gets every entry, the next only what was added; a Manager log entry over its threshold drains."""
-    logs = tmp_path / "logs.json"
-    logs.write_text("{}")
-    monkeypatch.setenv("HETSCHED_TEST_REDFISH_LOGS", str(logs))
-    pid, url = start_sushy(tmp_path / "sushy", ["rfl1"], power_state="On",
-                           command=[sys.executable, "-m", "tests.integration.health_emulator"])
+    pid, site, _, logs = redfish_node(tmp_path, "rfl", monkeypatch)
     try:
-        site = site_with(tmp_path, {"name": "rf-logs", "prefix": "rfl", "count": 1, "memory_gb": 16,
-                                    "cpu": {"arch": "x86_64", "cores": 8},
-                                    "bmc": {"protocol": "redfish", "address": url, "system": "{node}"}})
         empty = read_bmc(site, "rfl1", None, timeout=60)
         assert empty.error == "" and empty.log_entries == [] and empty.log_cursors == {}, empty
         system = empty.records[0]

@@ -52,6 +52,8 @@ def until(pred, timeout: float, what: str):
 
 
 def test_slurm_runs_the_rendered_health_check_on_every_node(hcluster):
+    out_file = Path(hcluster.root) / "log" / "health.out"  # (appended to over a reused root's earlier clusters)
+    start = out_file.stat().st_size if out_file.exists() else 0
     conf = Path(hcluster.conf).read_text()
     assert f"HealthCheckProgram={hcluster.root}/bin/healthcheck" in conf and "HealthCheckInterval=10" in conf
     # slurmd ran it: each node's cursor file exists (nothing to read yet, nothing done)
@@ -62,7 +64,13 @@ def test_slurm_runs_the_rendered_health_check_on_every_node(hcluster):
     # the rendered program passes the site file (each node's BMC), and slurmd's runs of it succeeded
     program = (Path(hcluster.root) / "bin" / "healthcheck").read_text()
     assert f"--site {hcluster.state()['site_path']}" in program, program
-    out = (Path(hcluster.root) / "log" / "health.out").read_text()
+    def runs() -> str:
+        with open(out_file) as f:
+            f.seek(start)
+            text = f.read()
+        return text if text.count(" new line(s), ") >= 4 else ""
+
+    out = until(runs, 120, "four runs of the program by slurmd")
     assert "Traceback" not in out and "Error:" not in out and "Usage:" not in out, out[-2000:]
 
 
