@@ -118,12 +118,14 @@ def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: 
     try:
         site = None
         if site_path:
-            from ..site import SiteError, load_site
+            from ..health.check import node_site
+            from ..site import SiteError
 
             try:
-                site = load_site(site_path)
+                site, site_gpu = node_site(site_path, node, state_dir)
             except SiteError as exc:
                 raise click.ClickException(str(exc)) from None
+            gpu_type = gpu_type or site_gpu
         res = run_check(node, list(logs), state_dir, SlurmClient(slurm_conf), _library(directory), dry_run=dry_run,
                         tools=not no_tools, tool_timeout=tool_timeout, site=site, bmc_timeout=bmc_timeout,
                         reboot=not no_reboot, gpu_type=gpu_type)

@@ -246,6 +246,31 @@ class CheckResult:
         return asdict(self)
 
 
+def node_site(site_path: str, node: str, state_dir: Path) -> tuple[Site | None, str | None]:
+    """What the check needs of the site file for ``node``: the site itself when the node's group names a BMC
+    (read through it), else None; and the node's NVIDIA GPU type (for its Xids). Loading a site costs about
+    0.5 CPU s (pydantic), a quarter of the check's budget, so the answer is kept in ``<state-dir>/<node>.site.json``
+    under the file's path, mtime and size: a node without a BMC loads the site again only when the file changes.
+    Raises :class:`~slurm_plugin.site.SiteError` for a site that does not load."""
+    st = os.stat(site_path)
+    key = [os.path.abspath(site_path), st.st_mtime_ns, st.st_size]
+    cache = state_dir / f"{node}.site.json"
+    try:
+        known = json.loads(cache.read_text())
+        if known["key"] == key and not known["bmc"]:
+            return None, known["gpu"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    from ..site import load_site
+
+    site = load_site(site_path)
+    group = next((g for g in site.node_groups if node in g.hostnames), None)
+    bmc = group is not None and group.bmc is not None
+    state_dir.mkdir(parents=True, exist_ok=True)
+    write_file_atomic(cache, json.dumps({"key": key, "bmc": bmc, "gpu": _site_gpu(site, node)}))
+    return (site if bmc else None), _site_gpu(site, node)
+
+
 def _site_gpu(site: Site | None, node: str) -> str | None:
     """The GPU type of ``node``'s group in ``site`` when it is an NVIDIA GPU."""
     for g in site.node_groups if site is not None else ():

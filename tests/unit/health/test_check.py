@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+import yaml
 
 from slurm_plugin.decision import DrainNodes
 from slurm_plugin.decision.actions import RequeueJobs
@@ -130,3 +131,37 @@ def test_absent_tools_are_skipped_and_present_ones_read(tmp_path):
     (tool, rec), = records
     assert rec["remapped_rows.pending"] == "Yes"
     assert LIB.classify_obj(rec).id == "nvidia-smi-remapped-rows-pending"
+
+
+def test_the_site_is_loaded_again_only_for_a_bmc_node_or_a_changed_file(tmp_path, monkeypatch):
+    """The check's program passes --site; loading it costs ~0.5 CPU s, so a node without a BMC keeps what it needs
+    (its NVIDIA GPU type) in <state-dir>/<node>.site.json until the site file changes."""
+    import shutil
+
+    import slurm_plugin.site as site_pkg
+    from slurm_plugin.health.check import node_site
+    from slurm_plugin.site import SITE_CONFIGS
+
+    site = tmp_path / "site.yaml"
+    shutil.copy(SITE_CONFIGS / "demo.yaml", site)
+    state = tmp_path / "state"
+    assert node_site(str(site), "gh200n1", state) == (None, "h100")
+    assert node_site(str(site), "x86n1", state) == (None, None)
+
+    def refuse(path):
+        raise AssertionError("the site was loaded again")
+
+    monkeypatch.setattr(site_pkg, "load_site", refuse)
+    assert node_site(str(site), "gh200n1", state) == (None, "h100")  # from the cache
+    site.write_text(site.read_text() + "\n")  # a changed file is loaded again
+    with pytest.raises(AssertionError, match="loaded again"):
+        node_site(str(site), "gh200n1", state)
+    monkeypatch.undo()
+    data = yaml.safe_load(site.read_text())  # a node whose group names a BMC gets the site every run
+    for g in data["clusters"][0]["node_groups"]:
+        if g["name"] == "cpu-x86":
+            g["bmc"] = {"protocol": "redfish", "address": "http://127.0.0.1:9", "system": "{node}"}
+    site.write_text(yaml.safe_dump(data))
+    for _ in range(2):
+        got, gpu = node_site(str(site), "x86n1", state)
+        assert gpu is None and got is not None and got.name == "demo"
