@@ -125,14 +125,17 @@ def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.
         by_label = {e.label: e for e in tied}
         at_load = [e for e in (stressed or ()) if e.label in by_label]
         if len(at_load) > 1:
-            _, s_best, s_tied, _, _ = _rank(at_load, bound_s, z, rel_tol)
+            s_feasible, s_best, s_tied, _, _ = _rank(at_load, bound_s, z, rel_tol)
             stress_tied = tuple(e.label for e in s_tied)
             pool = [by_label[e.label] for e in s_tied]
             load = f"arrivals compressed {stress_factor:.3g}x" if stress_factor else "raised load"
             if len(s_tied) == 1:
                 winner, decided_by = by_label[s_best.label], "raised load"
+                ahead = ("it is ahead of the others" if len(s_feasible) == len(at_load) else
+                         f"it is ahead of the {len(s_feasible) - 1} other(s) within the max-wait bound there "
+                         f"({len(at_load) - len(s_feasible)} over it)")
                 how = (f"{len(tied)} candidates tied on validation; at raised load ({load}: objective "
-                       f"{s_best.objective:.4g}) it is ahead of the others")
+                       f"{s_best.objective:.4g}) {ahead}")
         if decided_by == "validation":
             names = ", ".join(e.label for e in pool)
             still = f"still tied at raised load ({names})" if stress_tied else f"tied ({names})"

@@ -55,6 +55,9 @@ def test_raised_load_never_overrides_a_validation_winner_or_a_bound():
     bound = [E("fcfs", 0, [1, 1, 1, 1]), E("sjf", 1, [1, 1, 1, 1], max_wait=500.0)]
     c = choose(bound, bound_s=100.0, stressed=[E("fcfs", 0, [9] * 4), E("sjf", 1, [1] * 4)])
     assert c.winner == "fcfs" and c.tied == ("fcfs",)
+    # at raised load the bound applies too, and the reason says it decided (CEA-Curie: F1 over the bound there)
+    c = choose(QUIET[:2], bound_s=100.0, stressed=[E("fcfs", 0, [1] * 4, max_wait=500.0), E("sjf", 1, [9] * 4)])
+    assert (c.winner, c.decided_by) == ("sjf", "raised load") and "1 over it" in c.why
 
 
 def _table(submit, nodes, run, gres=None):
