@@ -38,7 +38,8 @@ def _child(argv: list[str]) -> dict:
             "error": proc.stderr.strip()[-300:] if proc.returncode else ""}
 
 
-def _case(share: float, lines: int, repeat: int, work: Path, slurm_conf: str | None, node: str | None) -> dict:
+def _case(share: float, lines: int, repeat: int, work: Path, slurm_conf: str | None, node: str | None,
+          site: str | None = None) -> dict:
     from ..health.signatures import load_library, signature_dir
     from ..health.weeklog import write_week
 
@@ -60,7 +61,8 @@ def _case(share: float, lines: int, repeat: int, work: Path, slurm_conf: str | N
     if slurm_conf and node:
         state = work / f"state-{share:g}"
         argv = [sys.executable, "-m", "slurm_plugin", "health", "check", "--node", node, "--dry-run", "--no-tools",
-                "--log", str(log), "--state-dir", str(state), "--slurm-conf", slurm_conf, "--json"]
+                "--log", str(log), "--state-dir", str(state), "--slurm-conf", slurm_conf, "--json",
+                *(["--site", site] if site else [])]
     else:
         argv = [sys.executable, "-m", "slurm_plugin", "health", "classify", str(log), "--json"]
     runs = [_child(argv) for _ in range(repeat)]
@@ -83,20 +85,23 @@ def _case(share: float, lines: int, repeat: int, work: Path, slurm_conf: str | N
 @click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True)
 @click.option("--slurm-conf", default=None, help="Time a real `health check --dry-run` on --node of this cluster.")
 @click.option("--node", default=None, help="The node for --slurm-conf.")
+@click.option("--site", default=None, help="Pass --site to the check, as the rendered HealthCheckProgram does "
+                                           "(its first run loads the site; later runs read the node's cache).")
 @json_output_options
 @handle_errors(RuntimeError, OSError)
 def health_cmd(lines: int, shares: tuple[float, ...], repeat: int, slurm_conf: str | None, node: str | None,
-               as_json: bool, output: Path | None) -> None:
+               site: str | None, as_json: bool, output: Path | None) -> None:
     """CPU and wall time of the node health check on one week of logs (target < 2 s)."""
     from ..sim.run import provenance
 
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="hetsched-bench-health-") as tmp:
-        cases = [_case(s, lines, repeat, Path(tmp), slurm_conf, node) for s in shares]
+        cases = [_case(s, lines, repeat, Path(tmp), slurm_conf, node, site) for s in shares]
     host = {**provenance(), "nproc": os.cpu_count(), "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
     cmd = f"hetsched bench health --lines {lines} " + " ".join(f"--share {s:g}" for s in shares) + \
-        f" --repeat {repeat}" + (f" --slurm-conf CONF --node {node}" if slurm_conf else "") + " --output FILE"
+        f" --repeat {repeat}" + (f" --slurm-conf CONF --node {node}" if slurm_conf else "") + \
+        (f" --site {site}" if site else "") + " --output FILE"
     doc = {"target_s": TARGET_S, "cases": cases, "machine": host, "commit": host.get("git_commit", ""),
            "command": cmd}
     deliver(doc, as_json, output, lambda: [click.echo(
