@@ -63,6 +63,22 @@ def _fidelity(p, path: str, site_ranking: str | None, backfill: bool, tau: float
     return check_history(p, rankings, backfill, GateThresholds(min_tau=tau, wait_rel=wait))
 
 
+def _fidelity_records(paths: tuple[Path, ...], tau: float, wait: float) -> list:
+    """Each ``--fidelity-record`` judged by the gate's thresholds (a bad file is a usage error naming it)."""
+    import json
+
+    from ..tune.fidelity_gate import GateThresholds, check_record
+
+    checks = []
+    for path in paths:
+        try:
+            checks.append(check_record(json.loads(path.read_text()), str(path), GateThresholds(tau, wait)))
+        except ValueError as err:  # JSONDecodeError is one
+            raise click.BadParameter(str(err), param_hint="--fidelity-record") from None
+        log.info("fidelity: %s", checks[-1].reason)
+    return checks
+
+
 def _incumbent(out: Path) -> str | None:
     """The label of the ranking in the policy file ``out`` is about to replace (the tie-break keeps it); None:
     no file there (the shipped default runs) or one that does not load (said in the log)."""
@@ -115,9 +131,13 @@ def _incumbent(out: Path) -> str | None:
               help="Fidelity gate: the least Kendall tau-b of simulated vs recorded start times.")
 @click.option("--fidelity-wait", type=click.FloatRange(min=0), default=0.10, show_default=True,
               help="Fidelity gate: the largest relative error of the simulated mean wait.")
+@click.option("--fidelity-record", "fidelity_records", multiple=True, metavar="FILE",
+              type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="A `hetsched sim fidelity --json` result (a replay on this site's real slurmctld) the simulator "
+                   "must also pass, by the same thresholds (repeatable).")
 @click.option("--force", is_flag=True,
-              help="Write the policy file although the history's replay is below the fidelity threshold (recorded "
-                   "in twin.fidelity.forced).")
+              help="Write the policy file although the history's replay (or a --fidelity-record) is below the "
+                   "fidelity threshold (recorded in twin.fidelity.forced).")
 @click.option("--race/--no-race", default=None,
               help="Screen every ranking on a prefix of the tuning part and replay only the leaders in full "
                    "(default: when the tuning part has 40,000 jobs or more; slurm_plugin/tune/sweep.py).")
@@ -129,7 +149,8 @@ def _incumbent(out: Path) -> str | None:
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
 def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, candidates, drop_unfit,
-         dqn_budget, site_ranking, fidelity_tau, fidelity_wait, force, race, slurm_array, plot, as_json, output) -> None:
+         dqn_budget, site_ranking, fidelity_tau, fidelity_wait, fidelity_records, force, race, slurm_array, plot, as_json,
+         output) -> None:
     """Choose the ranking by replaying the site's history (the twin); write it as a policy file."""
     from ..sim.parallel import on_slurm
     from ..sim.slurm_array import ArrayOptions
@@ -148,14 +169,17 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
     path = evaluate or history
     p = _history(path, site, drop_unfit)
     modes = (True, False) if evaluate else (backfill,)
+    records = _fidelity_records(fidelity_records, fidelity_tau, fidelity_wait)  # cheap: before the replays
     fid = _fidelity(p, path, site_ranking, backfill, fidelity_tau, fidelity_wait)
     log.info("fidelity: %s", fid.reason)
-    if out and fid.checked and not fid.passed:
+    refusal = fid.reason if fid.checked and not fid.passed else \
+        next((r.reason for r in records if not r.passed), None)
+    if out and refusal:
         if not force:
-            fail(f"{path}: no policy file written: {fid.reason} (thresholds: --fidelity-tau {fidelity_tau:g}, "
+            fail(f"{path}: no policy file written: {refusal} (thresholds: --fidelity-tau {fidelity_tau:g}, "
                  f"--fidelity-wait {fidelity_wait:g}; --force writes it anyway)")
         fid.forced = True
-        click.echo(f"hetsched: warning: --force: writing the policy although {fid.reason}", err=True)
+        click.echo(f"hetsched: warning: --force: writing the policy although {refusal}", err=True)
     with tempfile.TemporaryDirectory(prefix="hetsched-tune-") as tmp:  # the fine-tuned model, unless kept
         workdir = Path(tmp)
         extra, note = finetuned_candidates(path, site, drop_unfit, 0.7, dqn_budget, workdir, floor_hours)
@@ -187,6 +211,8 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             from ..sim.run import provenance
 
             doc["fidelity"] = fid.as_dict()
+            if records:
+                doc["fidelity_records"] = [r.as_dict() for r in records]
             doc["provenance"] = provenance()
             if plot:
                 from ..tune.plots import plot_evaluation
@@ -196,6 +222,8 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             m = result.modes[backfill]
             twin = report.twin_section(result, path, backfill)
             twin["fidelity"] = report.fidelity_section(fid)
+            if records:
+                twin["fidelity"]["records"] = [report.fidelity_section(r) for r in records]
             if pt is not None:
                 twin["predicted"]["energy_kwh"] = pt.test[pt.chosen].energy_kwh
             doc = {"chosen": m.choice.winner, "runner_up": m.choice.runner_up, "why": m.choice.why,

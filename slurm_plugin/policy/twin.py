@@ -85,6 +85,7 @@ class TwinFidelity:
     wait_mae_s: float | None = None
     min_tau: float | None = None
     wait_rel: float | None = None
+    records: tuple[TwinFidelity, ...] = ()  # `tune --fidelity-record`: replays on the real slurmctld, judged alike
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,11 @@ def _fidelity(data, where: str) -> TwinFidelity:
     taus = {k: _number(data.get(k), f"{where}.{k}", -1.0) for k in ("kendall_tau", "kendall_tau_wait")}
     rest = {k: _number(data.get(k), f"{where}.{k}") for k in ("mean_wait_real_s", "mean_wait_sim_s", "wait_mae_s",
                                                                 "min_tau", "wait_rel")}
-    return TwinFidelity(**flags, **texts, jobs=jobs, **taus, **rest)
+    records = data.get("records", [])
+    if not isinstance(records, list):
+        raise PolicyError(f"{where}.records", f"must be a list (got {type(records).__name__})")
+    return TwinFidelity(**flags, **texts, jobs=jobs, **taus, **rest,
+                        records=tuple(_fidelity(r, f"{where}.records[{i}]") for i, r in enumerate(records)))
 
 
 def twin_from_dict(data, where: str = "twin") -> TwinSection | None:

@@ -133,6 +133,28 @@ def check_history(p: Prepared, rankings: list[RankingSpec], backfill: bool,
                          wait_mae_s=best["wait_mae_s"], others=others or None, **base)
 
 
+RECORD_KEYS = ("jobs", "kendall_tau", "mean_wait_real_s", "mean_wait_sim_s")
+
+
+def check_record(doc: object, source: str, thresholds: GateThresholds | None = None) -> FidelityCheck:
+    """Judge a ``hetsched sim fidelity --json`` result (a replay on the real slurmctld against the simulator)
+    by the same thresholds as the history (issue 22 item 4: "or this benchmark"). Raises ValueError naming
+    ``source`` for a document that is not such a result."""
+    th = thresholds or GateThresholds()
+    if not isinstance(doc, dict) or any(not isinstance(doc.get(k), (int, float)) for k in RECORD_KEYS):
+        raise ValueError(f"{source}: not a `hetsched sim fidelity` result (needs numbers {', '.join(RECORD_KEYS)})")
+    fails = _fails(doc, th)
+    version = doc.get("slurm_version") or "?"
+    what = f"the fidelity record {source} ({doc['jobs']} jobs on Slurm {version})"
+    reason = (f"simulator below the fidelity threshold on {what}: " + "; ".join(fails) if fails else
+              f"fidelity met on {what}: tau {doc['kendall_tau']:.3f} >= {th.min_tau:g}")
+    return FidelityCheck(True, not fails, reason, th.min_tau, th.wait_rel, jobs=int(doc["jobs"]),
+                         kendall_tau=float(doc["kendall_tau"]), mean_wait_real_s=float(doc["mean_wait_real_s"]),
+                         mean_wait_sim_s=float(doc["mean_wait_sim_s"]),
+                         wait_mae_s=doc.get("wait_mae_s") if isinstance(doc.get("wait_mae_s"), (int, float))
+                         else None)
+
+
 def history_kind(path: str) -> str:
     """``sacct`` for an accounting export (the site's own Slurm ran it), ``trace`` for anything else."""
     from pathlib import Path

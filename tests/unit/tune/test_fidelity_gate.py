@@ -95,3 +95,46 @@ def test_a_nan_tau_is_left_out_of_the_policy_file():
     sec = fidelity_section(FidelityCheck(True, False, "below", 0.9, 0.1, jobs=5, kendall_tau=1.0,
                                          kendall_tau_wait=float("nan"), mean_wait_real_s=61.0, mean_wait_sim_s=0.0))
     assert "kendall_tau_wait" not in sec and sec["kendall_tau"] == 1.0 and sec["mean_wait_sim_s"] == 0.0
+
+
+def _record(path, tau, real=100.0, sim=104.0):
+    """What `hetsched sim fidelity --json` writes (the keys the gate reads, and some it does not)."""
+    path.write_text(json.dumps({"jobs": 300, "kendall_tau": tau, "mean_wait_real_s": real, "mean_wait_sim_s": sim,
+                                "wait_mae_s": 12.0, "slurm_version": "22.05.8", "power_ups_real": 3}))
+    return path
+
+
+def test_a_benchmark_record_below_the_threshold_refuses_the_policy_too(histories, tmp_path):
+    """Issue 22 item 4's 'or this benchmark': a replay on the real slurmctld (`sim fidelity`) gates the twin by
+    the same thresholds as the history (here a history without recorded waits, which cannot be checked)."""
+    good, bad = _record(tmp_path / "good.json", 0.95), _record(tmp_path / "bad.json", 0.80)
+    out = tmp_path / "policy.yaml"
+    res = CliRunner().invoke(main, ["tune", "--history", str(histories["none"]), "--out", str(out),
+                                    "--fidelity-record", str(good), "--fidelity-record", str(bad), *FAST])
+    assert res.exit_code == 1 and not out.exists(), res.output
+    assert "no policy file written" in res.output and "bad.json (300 jobs on Slurm 22.05.8)" in res.output
+    assert "Kendall tau-b of start times 0.800 < 0.9" in res.output
+    res = CliRunner().invoke(main, ["tune", "--history", str(histories["none"]), "--out", str(out),
+                                    "--fidelity-record", str(good), *FAST])
+    assert res.exit_code == 0, res.output
+    (rec,) = load_policy(out).twin.fidelity.records
+    assert rec.passed and rec.kendall_tau == 0.95 and rec.jobs == 300 and "good.json" in rec.reason
+
+
+def test_a_file_that_is_not_a_fidelity_record_is_a_usage_error(histories, tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"jobs": 3}))
+    res = CliRunner().invoke(main, ["tune", "--history", str(histories["none"]), "--fidelity-record", str(other),
+                                    *FAST])
+    assert res.exit_code == 2 and "not a `hetsched sim fidelity` result" in res.output
+
+
+def test_a_record_is_judged_on_tau_and_mean_wait():
+    from slurm_plugin.tune.fidelity_gate import check_record
+
+    doc = {"jobs": 300, "kendall_tau": 0.91, "mean_wait_real_s": 100.0, "mean_wait_sim_s": 125.0}
+    check = check_record(doc, "r.json")
+    assert check.checked and not check.passed and "off by 25.0 %" in check.reason
+    assert check_record(doc, "r.json", GateThresholds(wait_rel=0.3)).passed
+    with pytest.raises(ValueError, match="r.json: not a"):
+        check_record([1, 2], "r.json")
