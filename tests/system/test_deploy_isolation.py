@@ -80,23 +80,3 @@ def test_a_job_asking_the_sensitive_partition_without_the_class_is_refused(clust
     proc = cluster.client().run("sbatch", "-p", "secure", "--wrap", "true", check=False)
     assert proc.returncode != 0 and "holds only sensitive work" in proc.stderr, proc.stderr
 
-
-def test_without_the_daemon_isolation_does_not_fail_open(cluster):
-    """The daemon stopped: the shim still routes a sensitive job to the enclave (its static table) and still
-    refuses another job asking for it; other jobs fail open unchanged."""
-    client = cluster.client()
-    cluster.stop_daemon()
-    try:
-        proc = client.run("sbatch", "--parsable", "--hold", "--comment=class=secret", "-p", "batch",
-                          "--wrap", "true", check=False)
-        assert proc.returncode == 0 and "is sensitive; admission unavailable" in proc.stderr, proc.stderr
-        job = proc.stdout.strip().split(";")[0]
-        assert client.show_job(job)["Partition"] == "secure"
-        proc = client.run("sbatch", "-p", "secure", "--hold", "--wrap", "true", check=False)
-        assert proc.returncode != 0 and "holds only sensitive work" in proc.stderr, proc.stderr
-        proc = client.run("sbatch", "--parsable", "--hold", "-p", "batch", "--wrap", "true", check=False)
-        assert proc.returncode == 0, proc.stderr
-        assert client.show_job(proc.stdout.strip().split(";")[0])["Partition"] == "batch"
-    finally:
-        client.run("scancel", "-u", "root", check=False)
-        cluster.start_daemon(cluster.root / "site.yaml")
