@@ -69,6 +69,7 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
         click.echo(f"replaying {len(jobs)} jobs (last submit at {jobs[-1].offset_s:.0f} s) on {where} under {root}",
                    err=True)
         run_load = os.getloadavg()
+        run_commit = provenance()["git_commit"]  # the code that runs the replay (the checkout may move meanwhile)
         log_out = Path(f"{output}.slurmctld.log.gz")
         if release:
             record, site_data = run_on_container_cluster(site, jobs, root, release, power=not no_power,
@@ -78,7 +79,7 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
                                                      daemon=not no_daemon, log_out=log_out)
         args = {"site": site, "jobs": n_jobs, "seed": seed, "compress": compress,
                 "daemon": not no_daemon and not release, "power": not no_power, "containers": release,
-                "run_commit": provenance()["git_commit"], "run_load_avg": run_load,
+                "run_commit": run_commit, "run_load_avg": run_load,
                 "end_load_avg": os.getloadavg()}
         write_json(output, {"args": args, "site": site_data, "record": record})
     site_obj = Site.model_validate(site_data)
