@@ -151,21 +151,32 @@ def _group_by(ctx, param, value: str) -> tuple[str, ...]:
 @click.option("--until", "until", default="now", show_default=True, help="Live: ... until (same forms).")
 @click.option("--by", "by", default="account", show_default=True, callback=_group_by,
               help="Group by a comma list of account, partition, class.")
+@click.option("-w", "--workload", default=None,
+              help="Price a simulation of this workload (a trace or generator spec, as `hetsched sim run -w`) "
+                   "instead of accounting: accounts are user<N>, no billing TRES.")
+@click.option("--scenario", default="suite", show_default=True,
+              help="With -w: the `cost compare` scenario to simulate (static, slurm, suite, ...).")
 @containers_root_option("Read")
 @table_options(REPORT_FIELDS, ("account", "jobs", "node_hours", "cost", "billed"))
 @handle_errors(SlurmError, SiteError, WorkloadError, OSError)
-def report(site_name, sacct_file, since, until, by, root, fields, noheader, parsable, as_json) -> None:
-    """Cost per account, partition or workload class from Slurm accounting: ``cost`` prices each job on each of
-    its nodes by that node's group (the largest share of its CPUs, memory or devices the job held, times the
-    group's cost per hour), ``billed`` is Slurm's billing TRES (the rendered TRESBillingWeights; what `sreport`
-    shows, in 1/1000 of the currency per hour), both in the site's currency. They differ where a partition
-    mixes node groups of different prices (Slurm's weights are per partition)."""
+def report(site_name, sacct_file, since, until, by, workload, scenario, root, fields, noheader, parsable,
+           as_json) -> None:
+    """Cost per account, partition or workload class from Slurm accounting (or, with -w, from a simulation):
+    ``cost`` prices each job on each of its nodes by that node's group (the largest share of its CPUs, memory
+    or devices the job held, times the group's cost per hour), ``billed`` is Slurm's billing TRES (the rendered
+    TRESBillingWeights; what `sreport` shows, in 1/1000 of the currency per hour), both in the site's currency.
+    They differ where a partition mixes node groups of different prices (Slurm's weights are per partition)."""
     from ..cost.report import cost_report
     from ..cost.usage import live_usage, read_usage
     from ..site import load_site, resolve_site_path
 
-    site = load_site(resolve_site_path(site_name))
-    if sacct_file:
+    site_path = resolve_site_path(site_name)
+    site = load_site(site_path)
+    if workload and sacct_file:
+        raise click.UsageError("give --sacct or -w/--workload, not both")
+    if workload:
+        uses = _simulated_uses(str(site_path), workload, scenario)
+    elif sacct_file:
         uses = read_usage(sacct_file.read_text().splitlines(), site, str(sacct_file))
     else:
         try:
@@ -178,6 +189,20 @@ def report(site_name, sacct_file, since, until, by, root, fields, noheader, pars
     if click.get_current_context().get_parameter_source("fields") is click.core.ParameterSource.DEFAULT:
         fields = [*by, *(f for f in fields if f in REPORT_FIELDS[3:])]  # the grouping keys, then the figures
     emit_table(rows, fields, noheader, parsable, as_json)
+
+
+def _simulated_uses(site_path: str, workload: str, scenario: str) -> list:
+    """The jobs of one simulated scenario of ``workload`` on the site, as usage records."""
+    from ..cost.compare import arms, simulate_arm
+    from ..cost.sim_usage import simulated_usage
+    from ..sim.run import prepare
+
+    table = arms()
+    if scenario not in table:
+        raise click.BadParameter(f"'{scenario}' (valid: {', '.join(table)})", param_hint="--scenario")
+    p = prepare(workload, site_path)
+    _, _, engine = simulate_arm(p, table[scenario])
+    return simulated_usage(p.site, p.machine, engine.jobs, engine.begin, engine.end, engine.job_nodes)
 
 
 def _comparisons() -> None:

@@ -106,6 +106,12 @@ def pin_jobs(jobs: JobTable, machine) -> JobTable:
 def run_arm(p, arm: Arm, observer=None) -> tuple[dict, dict]:
     """One scenario on a prepared workload (:func:`slurm_plugin.sim.run.prepare`, with a site): (row, timeline).
     ``observer(engine, t)`` (tests) sees the engine after every event time."""
+    row, timeline, _ = simulate_arm(p, arm, observer)
+    return row, timeline
+
+
+def simulate_arm(p, arm: Arm, observer=None):
+    """As :func:`run_arm`, also returning the engine that ran (its ``job_nodes``, ``begin``/``end``)."""
     from ..policy import ScalingSpec
     from ..sim.hooks import AlwaysOn, IdleSuspend, packing, ranking
     from ..sim.metrics import compute_metrics
@@ -153,7 +159,7 @@ def run_arm(p, arm: Arm, observer=None) -> tuple[dict, dict]:
         "avg_jct_s": float(np.nanmean(out.end - jobs.submit)),
         "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - t0,
     }
-    return row, out.timeline
+    return row, out.timeline, engine
 
 
 def _one(p, arm: Arm) -> tuple[dict, dict]:

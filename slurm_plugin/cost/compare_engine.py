@@ -47,12 +47,18 @@ class ChainedRouting:
 
 class CostEngine(Engine):
     """:class:`~slurm_plugin.sim.engine.Engine` plus ``admission`` (None: off): each arriving job's request is
-    narrowed as the daemon's admission decision says, before Slurm first tries to place it."""
+    narrowed as the daemon's admission decision says, before Slurm first tries to place it. ``job_nodes``: job
+    index -> the node indices it ran on (what the cost report prices)."""
 
     def __init__(self, *args, admission=None, **kw):
         super().__init__(*args, **kw)
         self.meter = PoweredMeter(self.machine, self.cluster)
         self.admission = admission
+        self.job_nodes: dict[int, np.ndarray] = {}
+
+    def _start(self, j: int, r, cand: np.ndarray, t: float, nodes: np.ndarray | None = None) -> None:
+        super()._start(j, r, cand, t, nodes)
+        self.job_nodes[j] = self.running[j][1]
 
     def _enqueue(self, j: int) -> None:
         super()._enqueue(j)  # counted against its original home group, as _dequeue un-counts it
