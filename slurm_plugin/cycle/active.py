@@ -38,13 +38,14 @@ class ActivePolicy:
             if sha == self.sha256 and self.built is not None:
                 return self.built
             spec = load_policy(self.path)
+            config = cycle_config(spec)  # reads the capacity plan the policy names
         except (OSError, PolicyError) as err:
             if self.built is None:
                 raise PolicyError(str(self.path), str(err)) if isinstance(err, OSError) else err from None
             log.error("policy file %s unusable, the last good policy keeps running: %s", self.path, err)
             return self.built
         guard = GuardStep(str(self.path), sha, spec.twin, self.options)
-        self.built = (dataclasses.replace(cycle_config(spec), guard=guard), live_ranker(spec.ranking, self.slurm_conf))
+        self.built = (dataclasses.replace(config, guard=guard), live_ranker(spec.ranking, self.slurm_conf))
         if self.sha256:
             log.warning("policy file %s changed (sha256 %s -> %s): running it now", self.path, self.sha256[:12],
                         sha[:12])

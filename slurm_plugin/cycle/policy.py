@@ -18,22 +18,26 @@ import math
 from pathlib import Path
 
 from ..policy import PolicySpec, RankingSpec, ScalingSpec
+from ..scale.capacity_plan import policy_plan
 from ..scale.planner import GroupLimits, ScaleConfig
 from .decide import CycleConfig, cycle_steps
 from .steps import CycleStep, Ranker
 
 
 def scale_config(spec: ScalingSpec) -> ScaleConfig:
-    """The planner's config for a scaling choice (``always-on`` has none: see :func:`cycle_config`)."""
+    """The planner's config for a scaling choice (``always-on`` has none: see :func:`cycle_config`). A
+    ``capacity_plan`` file is read here (a bad one raises :class:`~slurm_plugin.policy.PolicyError`)."""
     if spec.name == "idle-timer":
         return ScaleConfig(idle_grace_s=spec.suspend_time_s, default_limits=GroupLimits(warm=0), wait_price_w=None,
                            arch=False, pid=False)
+    plan = policy_plan(spec.capacity_plan)
     if spec.quiet_grace_s is not None:
         return ScaleConfig(idle_grace_s=spec.grace_s, default_limits=GroupLimits(warm=0), wait_price_w=None,
                            quiet_grace_s=spec.quiet_grace_s, rate_window_s=spec.window_s, arch=False, pid=False)
     return ScaleConfig(idle_grace_s=spec.grace_s, target_util=spec.target_util,
                        default_limits=GroupLimits(warm=spec.warm_nodes), wait_price_w=spec.wait_price_w,
-                       min_grace_s=spec.min_grace_s, rate_window_s=spec.window_s, arch=spec.arch, pid=spec.pid)
+                       min_grace_s=spec.min_grace_s, rate_window_s=spec.window_s, arch=spec.arch, pid=spec.pid,
+                       plan=plan)
 
 
 def cycle_config(spec: PolicySpec) -> CycleConfig:

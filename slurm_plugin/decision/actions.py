@@ -21,6 +21,7 @@ class Cause(str, enum.Enum):
     BACKLOG = "BACKLOG"  # pending jobs need the nodes
     WARM_POOL = "WARM_POOL"  # kept ready for short jobs (warm pool, PID headroom)
     ADMIN_FLOOR = "ADMIN_FLOOR"  # the group's min_on
+    CAPACITY_PLAN = "CAPACITY_PLAN"  # the hourly capacity plan of `hetsched cost plan` keeps this many on
     IDLE_GRACE = "IDLE_GRACE"  # idle past the grace and not needed
     STUCK_BOOT = "STUCK_BOOT"  # still powering up long past ResumeTimeout: forced down
     RETRY = "RETRY"  # a failed power-up, retried after its backoff

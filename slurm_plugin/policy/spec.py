@@ -31,7 +31,9 @@ Choices:
   ``planner``: the hetsched planner (``scale/planner.py`` live, ``sim/scaling.WarmPoolPower`` simulated):
   the break-even rule at ``wait_price_w`` (null: a fixed ``warm_nodes`` per group and ``grace_s``; null with
   ``quiet_grace_s``: the demand-aware idle timer of ``scale/warm.py``, reading ``grace_s``, ``quiet_grace_s`` and
-  ``window_s``, which ``hetsched tune`` chooses when it beats Slurm's timer on the site's history).
+  ``window_s``, which ``hetsched tune`` chooses when it beats Slurm's timer on the site's history). The planner
+  also reads ``capacity_plan``: the file ``hetsched cost plan --output`` wrote, whose nodes-on per group and
+  hour become a floor (read when the policy is loaded).
   A scaling key the chosen scaling does not read is refused rather than ignored.
 * steps: the live cycle's steps in the order they run, names of the cycle step registry
   (:data:`STEP_NAMES`: ``rank pack reshape power guard dag`` and any ``cycle.steps.register_step`` added); a step
@@ -129,6 +131,9 @@ class ScalingSpec:
     target_util: float = _spec(0.75, _fraction)
     arch: bool = _spec(True)  # the architecture controller (scale/arch.py)
     pid: bool = _spec(False)  # PID headroom on utilization
+    # planner: the hourly plan `hetsched cost plan --output F` wrote (a floor of nodes on per group and hour;
+    # scale/capacity_plan.py); relative to the policy file's directory; null: none
+    capacity_plan: str | None = _spec(None, optional=True)
 
 
 @dataclass(frozen=True)
@@ -227,7 +232,8 @@ def _unlisted_steps(spec: PolicySpec) -> None:
 
 # what each scaling choice reads; a key another choice reads is refused (it would be silently ignored)
 SCALING_READS = {"always-on": set(), "idle-timer": {"suspend_time_s"},
-                 "planner": {"wait_price_w", "min_grace_s", "window_s", "target_util", "arch", "pid"}}
+                 "planner": {"wait_price_w", "min_grace_s", "window_s", "target_util", "arch", "pid",
+                             "capacity_plan"}}
 FIXED_POOL_READS = {"warm_nodes", "grace_s", "quiet_grace_s"}  # the planner without a wait price
 DEMAND_TIMER_READS = {"wait_price_w", "grace_s", "quiet_grace_s", "window_s"}  # ... with quiet_grace_s
 
@@ -270,7 +276,7 @@ def policy_from_dict(data, source: str = "<policy>") -> PolicySpec:
 
 def load_policy(path: str | Path) -> PolicySpec:
     """The policy file at ``path`` (YAML or JSON); :class:`PolicyError` names the file and the field or line.
-    A relative ``ranking.model`` is relative to the file's directory."""
+    A relative ``ranking.model`` or ``scaling.capacity_plan`` is relative to the file's directory."""
     import yaml
 
     p = Path(path)
@@ -290,4 +296,7 @@ def load_policy(path: str | Path) -> PolicySpec:
     model = spec.ranking.model
     if model is not None and not Path(model).is_absolute():  # a model next to the file is found from anywhere
         spec = dataclasses.replace(spec, ranking=dataclasses.replace(spec.ranking, model=str(p.parent / model)))
+    plan = spec.scaling.capacity_plan
+    if plan is not None and not Path(plan).is_absolute():
+        spec = dataclasses.replace(spec, scaling=dataclasses.replace(spec.scaling, capacity_plan=str(p.parent / plan)))
     return dataclasses.replace(spec, twin=resolve_previous(spec.twin, p.parent))

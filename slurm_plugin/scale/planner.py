@@ -38,6 +38,7 @@ from ..snapshot import JobState, NodeState, Snapshot
 from ..snapshot.constraint import constraint_matches
 from .arch import (DEFAULT_DOMINANCE, DEFAULT_ENERGY_PRICE_KWH, OTHER, ArchDemand, ArchGroup, ArchShift, arch_demand,
                    job_kind, plan_arch, warm_after)
+from .capacity_plan import CapacityPlan
 from .pid import DEFAULT_GAINS, PidGains, PidState, pid_headroom
 from .power_state import Event, NodePower, Power
 from .remediate import RetryPolicy, remediate, sync_records
@@ -77,6 +78,8 @@ class ScaleConfig:
     pid: bool = False
     # failed power-ups: bounded retries with backoff, then the node is left DOWN (scale/remediate.py)
     retry: RetryPolicy = RetryPolicy()
+    # the hourly capacity plan of `hetsched cost plan` (scale/capacity_plan.py): a floor of nodes on per hour
+    plan: CapacityPlan | None = None
 
     def limits(self, group: str) -> GroupLimits:
         return self.groups.get(group, self.default_limits)
@@ -271,17 +274,21 @@ def plan_power(snapshot: Snapshot, site: Site, config: ScaleConfig, memory: Scal
                                              config.target_util, busy_on, len(on), dt_s)
         pid_extra = head if config.pid else 0
         target = targets[group.name]
+        planned = config.plan.nodes_on(group.name, now) if config.plan is not None else None
+        floor = max(lim.min_on, planned or 0)
         step = group_power(len(busy), [now - idle_since[n.name] for n in idle], len(booting), len(off),
-                           needed + warm[group.name] + pid_extra, target.grace_s, lim.min_on, lim.max_on,
+                           needed + warm[group.name] + pid_extra, target.grace_s, floor, lim.max_on,
                            other_on=len(on) - len(busy) - len(idle))
         if config.quiet_grace_s is not None and not step.up:
             step = _demand_timer_step(step, [now - idle_since[n.name] for n in idle], config,
                                       demand.arrival_nodes.get(group.name, 0), len(on) + len(booting))
         have = len(on) + len(booting)
         why_warm = (f"warm pool {warm[group.name]} ({target.reason}"
-                    + (f"; {shift_why[group.name]}" if group.name in shift_why else "") + ")")
+                    + (f"; {shift_why[group.name]}" if group.name in shift_why else "") + ")"
+                    + (f"; {config.plan.why(group.name, now)}" if planned is not None else ""))
         if step.up:
-            cause = Cause.BACKLOG if needed > have else Cause.ADMIN_FLOOR if lim.min_on > have else Cause.WARM_POOL
+            cause = Cause.BACKLOG if needed > have else Cause.ADMIN_FLOOR if lim.min_on > have else \
+                Cause.CAPACITY_PLAN if (planned or 0) > have else Cause.WARM_POOL
             actions.append(PowerNodes(tuple(n.name for n in off[: step.up]), "POWER_UP", (
                 f"{group.name}: {len(jobs)} pending job(s) need {needed} node(s), {len(idle)} idle and "
                 f"{len(booting)} booting; utilization {util:.0%} (target {config.target_util:.0%}); "

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..scale.arch import ArchGroup, arch_demand, job_kind, plan_arch, warm_after
+from ..scale.capacity_plan import CapacityPlan
 from ..scale.forecast import HOUR_S, forecast_rate
 from ..scale.pid import DEFAULT_GAINS, PidGains, PidState, pid_headroom, pid_step
 from ..scale.warm import (DEFAULT_MIN_GRACE_S, DEFAULT_WAIT_PRICE_W, DEFAULT_WINDOW_S, demand_timer, group_power,
@@ -146,6 +147,7 @@ class WarmPoolPower:
     warm_nodes: int | None = None  # without wait price: this many per group (the live planner's GroupLimits.warm)
     quiet_grace_s: float | None = None  # without wait price: the demand-aware idle timer (needs ``demand``)
     demand: NodeArrivals | None = None
+    plan: CapacityPlan | None = None  # the hourly capacity plan (scale/capacity_plan.py): nodes on per group, a floor
     _pid: list[PidState] = field(default_factory=list, init=False)
     _group: np.ndarray = field(default=None, init=False)  # type: ignore[assignment]
     headroom: list[list[int]] = field(default_factory=list, init=False)  # per tick, per group (for plots)
@@ -227,8 +229,9 @@ class WarmPoolPower:
             extra.append(head)
             idle, idle_for = _idle_for_positions(view, mask)
             off = np.flatnonzero(mask & (view.state == OFF))
+            floor = (self.plan.nodes_on(self.machine.groups[gi].name, view.now) or 0) if self.plan else 0
             step = group_power(n_busy, idle_for, int((mask & (view.state == BOOTING)).sum()), len(off),
-                               warm + head, grace)
+                               warm + head, grace, floor)
             downs.append(idle[list(step.down)])
             ups.append(off[: step.up])
         self.headroom.append(extra)
