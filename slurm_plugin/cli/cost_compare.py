@@ -64,7 +64,7 @@ def _compare_text(doc: dict) -> None:
 @click.option("--nodes", type=click.IntRange(10), default=None,
               help="Scale every node group so the site has about this many nodes (default: as it is).")
 @click.option("--workload", "-w", default="multiregion", show_default=True,
-              help="multiregion:jobs=N,seed=S,days=D,load=L (per-region working hours; defaults 6000, 1, 7, 0.6).")
+              help="multiregion:jobs=N,seed=S,days=D,load=L (per-region working hours; defaults 0 = as many as the load needs, 1, 7, 0.6).")
 @click.option("--arms", default=None, help="Comma-separated arms (default: baseline, follow-the-sun, dev-shrink, "
                                             "weekend-lending, all).")
 @json_output_options

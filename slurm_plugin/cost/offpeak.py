@@ -4,7 +4,8 @@
 Workload (:func:`generate`): each job has a home region (in proportion to the region's CPU cores) and arrives
 mostly in its region's working hours (weekdays 09:00-18:00 local: weight 1; other weekday hours 0.15; weekends
 0.1). Kinds: ``batch`` (CPU, one arch), ``render`` (CPU, x86_64 or aarch64), ``dev`` (short x86 jobs on the
-dev partition) and ``gpu`` (typed GPU/NPU jobs of the home region, never moved); log-normal run times.
+dev partition) and ``gpu`` (typed GPU/NPU jobs of the home region, never moved); log-normal run times, scaled
+by one factor (at most 4x) so the CPU kinds offer ``load`` of the CPU groups' cores over the days.
 
 Where each kind may run (:class:`OffPeak`, applied at arrival and re-applied to pending jobs every 300 s, as
 the calendar reshapes of :mod:`slurm_plugin.scale.reshape` move nodes between partitions):
@@ -38,19 +39,19 @@ POLICIES = ("follow-the-sun", "dev-shrink", "weekend-lending")
 KINDS = ("batch", "render", "dev", "gpu")
 EPOCH = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)  # simulated time 0: a Monday, 00:00 UTC
 DEV_SLICE = 0.25  # share of the dev partition's group set aside for dev/test (assumption)
-SPEC_BOUNDS = {"jobs": (1, 1_000_000), "seed": (0, 2**32 - 1), "days": (1, 60), "load": (1e-3, 10.0)}
+SPEC_BOUNDS = {"jobs": (0, 1_000_000), "seed": (0, 2**32 - 1), "days": (1, 60), "load": (1e-3, 10.0)}
 
 
 @dataclass(frozen=True)
 class MultiRegionSpec:
-    jobs: int = 6000
+    jobs: int = 0  # 0: as many as ``load`` needs with the base run times
     seed: int = 1
     days: int = 7
     load: float = 0.6
 
     @classmethod
     def parse(cls, text: str) -> MultiRegionSpec:
-        """``multiregion:jobs=6000,seed=1,days=7,load=0.6`` (every key optional)."""
+        """``multiregion:jobs=0,seed=1,days=7,load=0.6`` (every key optional; jobs=0: as many as the load needs)."""
         return parse_generator_spec(cls, "multiregion", text, SPEC_BOUNDS)
 
 
@@ -103,9 +104,14 @@ def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, n
     tz = {g.region: g.timezone for g in site.node_groups}
     cpu = np.array([sum(g.count * g.cpu.cores for g in site.node_groups if g.region == r and not g.gres)
                     for r in regions], dtype=float)
-    n = spec.jobs
-    home = rng.choice(len(regions), n, p=cpu / cpu.sum())
     horizon = spec.days * 86400.0
+    core_s = spec.load * cpu.sum() * horizon
+    if spec.jobs:
+        n = spec.jobs
+    else:  # the expected core-seconds of a job, from a pilot draw of the same distributions
+        kind, run, cores = _draw(np.random.default_rng(spec.seed + 1), 100_000)
+        n = max(1, math.ceil(core_s / float((run * cores * (kind != 3)).mean())))
+    home = rng.choice(len(regions), n, p=cpu / cpu.sum())
     submit = np.empty(n)
     for r, name in enumerate(regions):
         rows = np.flatnonzero(home == r)
@@ -114,10 +120,7 @@ def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, n
             t = rng.uniform(0, horizon, 4 * len(rows) + 16)
             got.append(t[rng.random(len(t)) < _local_weight(t, tz[name])])
         submit[rows] = np.concatenate(got)[:len(rows)]
-    kind = rng.choice(len(KINDS), n, p=[0.45, 0.25, 0.2, 0.1])
-    run = np.minimum(np.exp(rng.normal(np.log(1800.0), 1.1, n)), 86400.0).round() + 60
-    run[kind == 2] = np.minimum(run[kind == 2], 3 * 3600.0) / 3
-    cores = 2 ** rng.integers(0, 6, n)  # 1..32
+    kind, run, cores = _draw(rng, n)
     mask = np.where(rng.random(n) < 0.5, ARCH_BIT["x86_64"], ARCH_BIT["aarch64"])
     mask = np.where(kind == 1, ARCH_BIT["x86_64"] | ARCH_BIT["aarch64"], mask)
     mask = np.where(kind == 2, ARCH_BIT["x86_64"], mask)
@@ -131,10 +134,7 @@ def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, n
         types += [t] * (t not in types)
         gname[i], gtype[i], gcount[i] = names.index(nm), types.index(t), rng.integers(1, c + 1)
         cores[i], mask[i] = 4 * gcount[i], 0
-    # scale the run times so the CPU kinds offer ``load`` of the CPU groups' cores over the horizon
-    cpu_jobs = kind != 3
-    offered = float((run * cores)[cpu_jobs].sum()) / (cpu.sum() * horizon)
-    run[cpu_jobs] = np.maximum(60.0, (run[cpu_jobs] * spec.load / offered).round())
+    run[kind != 3] = _calibrated(run[kind != 3], cores[kind != 3], core_s)
     limit = np.ceil(run * 1.5 / 300.0) * 300.0
     jobs = JobTable.build(dict(id=np.arange(1, n + 1), submit=submit.round(), run=run, limit=limit, nodes=np.ones(n),
                                cores=cores, mem_gb=cores * 1.0, gres_name=gname, gres_type=gtype, gres_count=gcount,
@@ -142,6 +142,39 @@ def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, n
                           gres_names=tuple(names), gres_types=tuple(types), class_names=KINDS)
     idx = np.lexsort((np.arange(n), submit.round()))  # JobTable.build's (submit, id) order: carry home/kind along
     return Workload(name=f"multiregion-{site.name}-{n}-seed{spec.seed}", jobs=jobs), home[idx], kind[idx]
+
+
+def _draw(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kind index, base run time s, cores) of ``n`` jobs: log-normal run times around 30 min (dev: a third, at
+    most an hour), 1-32 cores."""
+    kind = rng.choice(len(KINDS), n, p=[0.45, 0.25, 0.2, 0.1])
+    run = np.minimum(np.exp(rng.normal(np.log(1800.0), 1.1, n)), 86400.0).round() + 60
+    run[kind == 2] = np.minimum(run[kind == 2], 3 * 3600.0) / 3
+    return kind, run, 2 ** rng.integers(0, 6, n)  # 1..32 cores
+
+
+MAX_RUN_S = 86400.0  # the longest job (a site's usual MaxTime of a day)
+MAX_STRETCH = 4.0  # run times at most this times the base distribution (median 30 min -> 2 h)
+
+
+def _calibrated(run: np.ndarray, cores: np.ndarray, core_s: float) -> np.ndarray:
+    """``run`` scaled by one factor (at most :data:`MAX_STRETCH`) so the jobs offer ``core_s`` core-seconds, each
+    run time kept in [60 s, :data:`MAX_RUN_S`]. Stretching further would make a few jobs days long and let them
+    set the makespan (the utilization over it would then say nothing): raises ValueError naming the number of
+    jobs that load needs instead."""
+    def offered(f: float) -> float:
+        return float((np.clip(run * f, 60.0, MAX_RUN_S) * cores).sum())
+
+    if offered(MAX_STRETCH) < core_s:
+        need = math.ceil(len(run) * core_s / offered(MAX_STRETCH) / 0.9)  # (CPU kinds are 90 % of the jobs)
+        raise ValueError(f"{len(run)} CPU jobs cannot offer the load asked without run times over {MAX_STRETCH:g}x "
+                         f"the base distribution: give jobs >= {need} (or jobs=0: as many as the load needs), "
+                         "or a lower load, fewer days or nodes")
+    lo, hi = 0.0, MAX_STRETCH
+    for _ in range(60):  # bisection on the factor: offered() is monotone in it
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if offered(mid) < core_s else (lo, mid)
+    return np.clip(run * hi, 60.0, MAX_RUN_S).round()
 
 
 class OffPeak:

@@ -17,7 +17,7 @@ MON_NOON, SAT_NOON = 12 * 3600.0, (5 * 24 + 12) * 3600.0
 def large():
     site = scaled_site(load_site("large"), 120)
     m = machine(site)
-    w, home, kind = generate(site, MultiRegionSpec(jobs=400, days=2))
+    w, home, kind = generate(site, MultiRegionSpec(jobs=400, days=2, load=0.002))
     return site, m, w.jobs, home, kind
 
 
@@ -59,3 +59,16 @@ def test_dev_shrink_on_workdays_and_lending_at_weekends(large):
     assert {"us-a100", "us-h100"} <= _names(m, lend.allowed(render, SAT_NOON))
     gpu = _job(kind, home, "gpu", 0)
     assert _names(m, lend.allowed(gpu, SAT_NOON)) <= {"us-a100", "us-h100"}  # accelerator jobs never move
+
+
+def test_the_load_is_offered_by_enough_jobs_not_by_stretching_a_few():
+    from slurm_plugin.snapshot.synthetic import scaled_site
+    site = scaled_site(load_site("large"), 40)
+    spec = MultiRegionSpec(days=2, load=0.5)  # jobs=0: as many as the load needs
+    w, _, kind = generate(site, spec)
+    cpu = sum(g.count * g.cpu.cores for g in site.node_groups if not g.gres)
+    offered = float((w.jobs.run * w.jobs.cores)[kind != 3].sum()) / (cpu * 2 * 86400)
+    assert offered == pytest.approx(0.5, rel=0.01)
+    assert w.jobs.run.max() <= 86400 + 60 and np.median(w.jobs.run) < 3600
+    with pytest.raises(ValueError, match=r"give jobs >= \d+"):
+        generate(site, MultiRegionSpec(jobs=200, days=2, load=0.5))
