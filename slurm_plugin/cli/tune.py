@@ -30,16 +30,18 @@ def _history(path: str, site: str | None, drop_unfit: bool):
         fail(str(err), EXIT_USAGE)
 
 
-def _power(result, procs: int | None, backfill: bool):
+def _power(result, procs: int | None, backfill: bool, every_timer: bool):
     """The power sweep (:func:`slurm_plugin.tune.power.tune_power`) on the whole history in the site's backfill
-    mode, under the ranking chosen for that mode; None when the power module is missing."""
+    mode, under the ranking chosen for that mode; None when the power module is missing. ``every_timer``: match
+    every SuspendTime of the evaluation table (``--evaluate``); otherwise only the site's own, the only one whose
+    outcome becomes the policy file's scaling section (:func:`.power.chosen_index`): 4-6 replays instead of 12-16."""
     try:
-        from ..tune.power import tune_power
+        from ..tune.power import TIMER_SUSPEND_S, tune_power
     except ImportError:
         return None
     m = result.modes[backfill]
     return tune_power(result.twin.whole, result.twin.split, m.candidate(m.choice.winner).spec, jobs=procs,
-                      backfill=backfill)
+                      backfill=backfill, timers=TIMER_SUSPEND_S if every_timer else ())
 
 
 def _names(text: str | None, option: str = "--candidates") -> tuple[str, ...] | None:
@@ -193,7 +195,7 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             m = result.modes[backfill]
             m.candidates = [Candidate(replace(c.spec, model=str(kept.resolve())), c.family)
                             if c.family == "finetuned" else c for c in m.candidates]
-        pt = _power(result, procs, backfill) if power else None
+        pt = _power(result, procs, backfill, bool(evaluate)) if power else None
         if explain or not (as_json or output):
             click.echo(f"fidelity: {fid.reason}\n")
             click.echo(report.explain(result))

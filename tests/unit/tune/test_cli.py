@@ -41,6 +41,16 @@ def test_power_is_tuned_under_the_chosen_ranking_and_written(swf, tmp_path):
     assert spec.scaling.name in ("idle-timer", "planner") and spec.twin.predicted.energy_kwh > 0
 
 
+def test_tune_replays_only_the_sites_suspend_time(swf, tmp_path):
+    """Only the site's SuspendTime decides the scaling section, so `tune` (not --evaluate) matches only it: the
+    timer, its matched timer and the planner's prices, not the evaluation table's five timers."""
+    res = CliRunner().invoke(main, ["tune", "--history", str(swf), "--json", "-j", "1", "--candidates", "sjf",
+                                    "--dqn-budget", "0"])
+    assert res.exit_code == 0, res.output
+    power = json.loads(res.stdout)["power"]
+    assert [m["suspend_time_s"] for m in power["timers"]] == [power["suspend_time_s"]] == [300.0]
+
+
 def test_evaluate_writes_the_issue_format(swf, tmp_path):
     out = tmp_path / "eval.json"
     res = CliRunner().invoke(main, ["tune", "--evaluate", str(swf), "--output", str(out), *FAST])
