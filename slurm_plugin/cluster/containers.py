@@ -32,7 +32,7 @@ from ..data import child_pythonpath, data_dir, data_file, import_root
 from ..site import load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import compose as cc
-from . import power_relay
+from . import power_relay, suite_deps
 from .procs import RecordedState, is_running, spawn_detached, stop_pid, wait_nodes_ready
 
 log = logging.getLogger(__name__)
@@ -48,9 +48,12 @@ runtime = "runc"
 cgroup_manager = "cgroupfs"
 """
 FIRST_UID = 2001
-# Downloads of the image builds (apt's .debs, pip's wheels), kept on the host across builds
+# Downloads of the image builds (apt's .debs) and the suite's Python packages, kept on the host across builds
 BUILD_CACHE = Path(os.environ.get("HETSCHED_BUILD_CACHE", "/var/cache/hetsched-build"))
 RELAY = "slurm_plugin.cluster.power_relay"
+SUITE_FILE = "Containerfile.suite"
+# Files of containers/ an image's build copies in besides its Containerfile (part of the image's label)
+BUILD_INPUTS = {SUITE_FILE: ("suite-requirements.txt",)}
 # The suite container's cycle: every 30 s (power actions go through slurmctld's programs and the power relay)
 DEFAULT_CYCLE_ARGS = "--interval 30"
 
@@ -139,20 +142,26 @@ class ContainerCluster(RecordedState):
 
     def build_image(self, release: str, containerfile: str, base: str) -> None:
         """``podman build`` of ``containerfile`` for ``release`` on ``base``, under ``nice``, labelled with the
-        file's digest. Downloads are kept on the host (:data:`BUILD_CACHE`, one apt archive per image so
-        parallel builds never wait for each other's apt lock; pip's wheels), so a rebuild downloads nothing."""
+        digest of its inputs. Downloads are kept on the host (:data:`BUILD_CACHE`, one apt archive per image so
+        parallel builds never wait for each other's apt lock), so a rebuild downloads no .deb again; the suite
+        image copies in the host's install of its Python packages (:mod:`.suite_deps`, made once)."""
         image = cc.IMAGES[containerfile].format(release=release)
         kind = containerfile.partition(".")[2] or "slurm"
         cache = BUILD_CACHE / f"{release}-{kind}"
-        for sub in ("apt", "pip"):
-            (cache / sub).mkdir(parents=True, exist_ok=True)
+        (cache / "apt").mkdir(parents=True, exist_ok=True)
+        mounts = ["-v", f"{cache / 'apt'}:/var/cache/apt/archives"]
+        if containerfile == SUITE_FILE:
+            try:
+                deps = suite_deps.ensure(release, BUILD_CACHE, self.root / "log" / f"suite-deps-{release}.log")
+            except suite_deps.SuiteDepsError as e:
+                raise ContainerError(str(e)) from e
+            mounts += ["-v", f"{deps}:/opt/suite-deps:ro"]
         logfile = self.root / "log" / f"image-{release}-{kind}.log"
         with open(logfile, "w") as out:
             proc = subprocess.run(["nice", "-n", "15", "podman", "build", "--isolation", "chroot", "--build-arg",
                                    f"BASE={base}", "--label", f"io.hetsched.containerfile={_digest(containerfile)}",
-                                   "-v", f"{cache / 'apt'}:/var/cache/apt/archives",
-                                   "-v", f"{cache / 'pip'}:/root/.cache/pip",
-                                   "-t", image, "-f", str(containers_dir() / containerfile), str(containers_dir())],
+                                   *mounts, "-t", image, "-f", str(containers_dir() / containerfile),
+                                   str(containers_dir())],
                                   stdout=out, stderr=subprocess.STDOUT, env=self.engine_env, timeout=1800)
         if proc.returncode != 0:
             raise ContainerError(f"building {image} failed; see {logfile}")
@@ -313,7 +322,7 @@ class ContainerCluster(RecordedState):
             client = self.client()
             self._wait(client, p.nodes, wait)
             if p.suite:
-                self._wait_daemon(wait)
+                self._wait_daemon(wait, gpu="gpu" in site.gres_types)
             state["slurm_version"] = str(client.version)
             self._start_relay(state)
             self._save_state(state)
@@ -358,17 +367,24 @@ class ContainerCluster(RecordedState):
                 raise ContainerError(f"slurmctld did not answer within {wait:.0f} s; see {self.root}/log/ctl/ "
                                      f"and `podman logs {self.plan().container('ctl')}`")
             time.sleep(0.5)
-        bad = wait_nodes_ready(client, hosts, deadline)
+        # powering down counts as up: the suite's cycle may suspend nodes at once, idle past the suspend time by
+        # slurmctld's state kept from the last run
+        bad = wait_nodes_ready(client, hosts, deadline, powered_down_ok=True)
         if not bad:
             return
         raise ContainerError(f"nodes not up after {wait:.0f} s: {', '.join(bad)}; see {self.root}/log/<node>/")
 
-    def _wait_daemon(self, wait: float) -> None:
-        """Until the suite's daemon answers on its socket by routing a GPU job (as the shim would ask it)."""
+    def _wait_daemon(self, wait: float, gpu: bool = True) -> None:
+        """Until the suite's daemon answers on its socket: by routing a GPU job (as the shim would ask it: its
+        first snapshot is in) where the site has GPUs, else with any valid answer."""
         deadline = time.monotonic() + wait
-        while not (reply := ask(self.socket, {"gres": "gres:gpu:1"})).get("set", {}).get("partition"):
+        job, what = ({"gres": "gres:gpu:1"}, "route a GPU job") if gpu else ({}, "answer")
+        while True:
+            reply = ask(self.socket, job)
+            if reply.get("set", {}).get("partition") if gpu else reply.get("ok"):
+                return
             if time.monotonic() > deadline:
-                raise ContainerError(f"the admission daemon did not route a GPU job within {wait:.0f} s (its last "
+                raise ContainerError(f"the admission daemon did not {what} within {wait:.0f} s (its last "
                                      f"reply: {reply or 'none'}); see {self.root}/log/{cc.SUITE}/daemon.log")
             time.sleep(0.5)
 
@@ -425,8 +441,9 @@ def _answers(client: SlurmClient) -> bool:
 
 
 def _digest(containerfile: str) -> str:
-    """What labels an image as built from this version of its Containerfile."""
-    return hashlib.sha256((containers_dir() / containerfile).read_bytes()).hexdigest()[:16]
+    """What labels an image as built from this version of its Containerfile (and of the files it copies)."""
+    inputs = [containerfile, *BUILD_INPUTS.get(containerfile, ())]
+    return hashlib.sha256(b"".join((containers_dir() / f).read_bytes() for f in inputs)).hexdigest()[:16]
 
 
 def code_volumes() -> list[str]:

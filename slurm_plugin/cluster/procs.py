@@ -118,16 +118,22 @@ class RecordedState:
 NODE_UNREADY = ("DOWN", "UNKNOWN", "NOT_RESPONDING", "INVAL")
 
 
+def _power_saving(state: str) -> bool:
+    """Whether a node state (``IDLE+POWERING_DOWN``) is power saving's rather than a failure's."""
+    return "POWERED_DOWN" in state or ("POWERING_DOWN" in state and "NOT_RESPONDING" not in state)
+
+
 def wait_nodes_ready(client, hosts: list[str], deadline: float, unready: tuple[str, ...] = NODE_UNREADY,
                      powered_down_ok: bool = False) -> list[str]:
     """Poll ``client``'s node states every 0.5 s until no host of ``hosts`` shows one of ``unready`` (a node Slurm
-    does not list counts as DOWN; with ``powered_down_ok`` a POWERED_DOWN node is ready) or the monotonic
-    ``deadline`` passes. Returns the hosts still unready: [] when all are ready."""
+    does not list counts as DOWN; with ``powered_down_ok`` a POWERED_DOWN or POWERING_DOWN node is ready: power
+    saving put it there, e.g. a steering cycle that started with the cluster) or the monotonic ``deadline``
+    passes. Returns the hosts still unready: [] when all are ready."""
     bad = list(hosts)
     while time.monotonic() < deadline:
         states = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
         bad = [h for h in hosts if any(s in states.get(h, "DOWN") for s in unready)
-               and not (powered_down_ok and "POWERED_DOWN" in states.get(h, ""))]
+               and not (powered_down_ok and _power_saving(states.get(h, "")))]
         if not bad:
             return []
         time.sleep(0.5)
