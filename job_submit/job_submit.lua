@@ -42,7 +42,7 @@ local NO_VAL16 = 65534           -- the same for 16-bit fields (cpus_per_task)
 
 -- job_desc fields sent as strings (tres_per_node goes out as "gres").
 local STRING_FIELDS = { "partition", "features", "qos", "account", "name", "comment", "wckey", "array_inx",
-                        "licenses", "req_nodes", "tres_per_job", "container" }
+                        "licenses", "req_nodes", "tres_per_job", "container", "clusters" }
 -- job_desc fields whose change on a modification re-runs admission (they feed class, tier or placement).
 local MODIFY_FIELDS = { "comment", "qos", "wckey", "account", "partition", "features", "tres_per_node",
                         "tres_per_job", "licenses", "req_nodes", "name" }
@@ -61,7 +61,7 @@ local NUMBER_FIELDS = {
 local SETTABLE = { partition = "string", features = "string", qos = "string", comment = "string",
                    site_factor = "number", cpus_per_task = "number", min_cpus = "number", pn_min_cpus = "number",
                    min_mem_per_cpu = "number", min_mem_per_node = "number", container = "string",
-                   time_limit = "number", begin_time = "number" }
+                   time_limit = "number", begin_time = "number", clusters = "string" }
 -- Range of each number a reply may set (right-sizing only ever sets positive counts and MB).
 -- site_factor: band x 4000 (+ level x 100 from the ranker); Slurm keeps it offset by 2^31 in a uint32.
 local NUMBER_RANGE = { site_factor = { -1000000000, 1000000000 }, cpus_per_task = { 1, NO_VAL16 - 1 },
@@ -71,7 +71,7 @@ local NUMBER_RANGE = { site_factor = { -1000000000, 1000000000 }, cpus_per_task 
 -- A batch script line "#HETSCHED intent <text>" (slurm_plugin/intent) is sent as job.intent.
 local INTENT_MARK = "#HETSCHED intent "
 local MAX_INTENT = 512
--- Characters allowed in values written to partition/features/qos (comment: any printable text).
+-- Characters allowed in values written to partition/features/qos/clusters (comment: any printable text).
 local NAME_CHARS = "^[%w%-%._:|&,%[%]%(%)%*!]*$"
 
 local socket_ok, socket = pcall(require, "socket")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -9,11 +10,13 @@ from typing import TYPE_CHECKING
 from ..deploy.form import DeployView, choose_form, deploy_active
 from ..intent.admission import intent_fields
 from ..snapshot import Snapshot
+from ..snapshot.federation import FederationView
 from ..tags import format_tags
 from .accel import map_accelerators
 from .arch import route_arch
 from .classify import band_site_factor, classify
 from .decision import Admission, AdmissionBuilder
+from .federation import route_federation
 from .request import JobRequest
 from .rightsize import rightsize_request
 from .trust import Accounting
@@ -35,6 +38,7 @@ class AdmissionOptions:
     in ``apply`` mode; see :mod:`.rightsize`); None = off. ``accounting``: what slurmctld validates (read from
     slurm.conf by the daemon), so which ``--qos``/``--account`` may grant a tier/class (:mod:`.trust`).
     ``deploy``: the image store and bundle cache as the daemon last read them (deploy/form.py).
+    ``federation``: the federation's members as the daemon last read them (follow-the-sun, :mod:`.federation`).
     """
 
     set_qos: bool = False
@@ -43,6 +47,7 @@ class AdmissionOptions:
     rightsize: Mapping[str, ClassSuggestion] | None = None
     accounting: Accounting = Accounting()
     deploy: DeployView = DeployView()
+    federation: FederationView = FederationView()
 
 
 def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions = AdmissionOptions()) -> Admission:
@@ -105,6 +110,11 @@ def admit(req: JobRequest, snap: Snapshot, site: Site, options: AdmissionOptions
     if sized and sized[2]:
         base = out.changes.get("comment") or req.comment
         out.changes["comment"] = f"{base},{sized[2]}" if base else sized[2]
+    if site.federation is not None and snap.taken_at:  # "now" is the snapshot's time: none before the first
+        routed = route_federation(req, wclass, site, options.federation,
+                                  dt.datetime.fromtimestamp(snap.taken_at, dt.timezone.utc))
+        if routed:
+            out.add("federation", routed[1], **routed[0])
     return out.build()
 
 

@@ -7,15 +7,17 @@ from dataclasses import dataclass, field
 # job_desc fields a decision may set; the shim applies nothing else.
 SETTABLE = ("partition", "features", "qos", "site_factor", "comment",
             "cpus_per_task", "min_cpus", "pn_min_cpus", "min_mem_per_cpu", "min_mem_per_node", "container",
-            "time_limit", "begin_time")  # the last two: a script's #HETSCHED intent line
+            "time_limit", "begin_time",  # these two: a script's #HETSCHED intent line
+            "clusters")  # the federation members the job may run on (follow-the-sun, federation.py)
 
 
 @dataclass(frozen=True)
 class Admission:
     """``action`` is ``accept`` or ``reject``; ``changes`` maps job_desc fields (:data:`SETTABLE`) to new
     values; ``reasons`` says why, one sentence each, shown to the user by the shim; ``kinds`` tags what was
-    decided (``arch``, ``accel``, ``class``, ``rightsize``, ``refuse``) for tests and logs; ``cause`` is a
-    refusal's bounded category (``gres``, ``combination``, ``partition``, ``intent``, ``other``) for metrics.
+    decided (``arch``, ``accel``, ``class``, ``rightsize``, ``federation``, ``refuse``) for tests and logs;
+    ``cause`` is a refusal's bounded category (``gres``, ``combination``, ``partition``, ``intent``, ``other``)
+    for metrics.
     """
 
     action: str = "accept"

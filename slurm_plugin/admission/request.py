@@ -46,6 +46,7 @@ class JobRequest:
     req_nodes: str | None = None
     image: str | None = None  # the script's "#HETSCHED image=NAME" line (deploy/form.py)
     container: str | None = None  # --container as given
+    clusters: str | None = None  # -M/--clusters as given (a federation's members, comma-separated)
     intent: str | None = None  # the batch script's "#HETSCHED intent ..." line (slurm_plugin.intent), if any
     unanswered: int = 0  # calls the shim answered without the daemon since its last report (metrics only)
 

@@ -92,11 +92,22 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
                                  jobs_max_age_s=cfg.jobs_refresh_s)
     refresher = SnapshotRefresher(collector, interval=cfg.refresh_s)
     refresher.start()  # the first snapshot comes in the background: until then nothing is refused or moved
+    federation = None
+    if site_model.federation is not None:  # follow-the-sun: every member's free CPUs, read in the background
+        from ..slurm import SlurmClient
+        from ..snapshot.federation import FederationRefresher
+
+        fed = site_model.federation
+        federation = FederationRefresher(SlurmClient(conf), [m.cluster for m in fed.members], fed.refresh_s)
+        federation.start()
+        log.info("federation %s: members %s read every %.0f s", fed.name,
+                 ", ".join(m.cluster for m in fed.members), fed.refresh_s)
     gc.freeze()  # what is loaded now lives for the whole run: keep it out of every later collection
     server = AdmissionServer(cfg.socket, site_model, refresher, uids, options,
                              socket_mode=cfg.socket_mode, read_timeout_s=cfg.read_timeout_s,
                              max_connections=cfg.max_connections, idle_timeout_s=cfg.idle_timeout_s,
-                             max_connections_per_user=cfg.max_connections_per_user, priority_uid=ctld_uid)
+                             max_connections_per_user=cfg.max_connections_per_user, priority_uid=ctld_uid,
+                             federation=federation)
     server.metrics.serve(cfg.metrics.listen)
     server.metrics.start_textfile(cfg.metrics.textfile, cfg.metrics.textfile_interval_s)
     try:
@@ -107,6 +118,8 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     finally:
         server.metrics.close()
         refresher.stop(wait=2.0)
+        if federation is not None:
+            federation.stop(wait=2.0)
         collector.close()
 
 

@@ -29,7 +29,7 @@ MAX_REQUEST_BYTES = 16384
 MAX_STRING = 4096
 MAX_NUMBER = 0xFFFFFFFF
 STRING_FIELDS = ("partition", "features", "gres", "tres_per_job", "qos", "account", "name", "comment", "wckey",
-                 "array_inx", "licenses", "req_nodes", "image", "container", "intent")
+                 "array_inx", "licenses", "req_nodes", "image", "container", "intent", "clusters")
 NUMBER_FIELDS = ("min_cpus", "cpus_per_task", "num_tasks", "min_nodes", "max_nodes", "mem_per_node_mb",
                  "mem_per_cpu_mb", "time_limit", "user_id", "ntasks_per_node", "pn_min_cpus")
 JOB_FIELDS = STRING_FIELDS + NUMBER_FIELDS

@@ -30,6 +30,7 @@ from ..deploy.form import deploy_active
 from ..deploy.view import DeployViewer
 from ..site import Site
 from ..snapshot import SnapshotRefresher
+from ..snapshot.federation import FederationRefresher
 from .guard import EscapeControl, RateLimited, escape, secure_socket_dir
 from .metrics import AdmissionMetrics
 from .peercred import peer_ids
@@ -171,11 +172,12 @@ class AdmissionServer:
                  socket_mode: int = 0o600, read_timeout_s: float = 1.0, max_connections: int = 64,
                  idle_timeout_s: float = 600.0, max_connections_per_user: int = 8,
                  priority_uid: int | None = None, refusal_log_period_s: float = 60.0,
-                 metrics: AdmissionMetrics | None = None):
+                 metrics: AdmissionMetrics | None = None, federation: FederationRefresher | None = None):
         self.socket_path = Path(socket_path)
         self.site, self.refresher, self.allowed_uids, self.options = site, refresher, allowed_uids, options
         # the image store and bundle cache, read only where the site deploys containers or isolated work
         self.deployer = DeployViewer(site) if deploy_active(site) else None
+        self.federation = federation  # the federation's members, read in the background (site.federation)
         self.socket_mode, self.read_timeout_s = socket_mode, read_timeout_s
         self.max_connections, self.idle_timeout_s = max_connections, idle_timeout_s
         self.max_connections_per_user, self.priority_uid = max_connections_per_user, priority_uid
@@ -232,6 +234,8 @@ class AdmissionServer:
         if req.unanswered:
             self.metrics.unanswered.inc(req.unanswered)
         options = self.options
+        if self.federation is not None:
+            options = replace(options, federation=self.federation.current)
         if self.deployer is not None:
             options = replace(options, deploy=self.deployer.current(req))
         decision = admit(req, self.refresher.current, self.site, options)

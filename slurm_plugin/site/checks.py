@@ -59,6 +59,7 @@ def site_problems(site: Site) -> Iterator[Problem]:
     if defaults > 1:
         yield Problem(("partitions",), f"{defaults} partitions are marked default; at most one may be")
     yield from _policy_problems(site)
+    yield from _federation_problems(site)
 
 
 def _policy_problems(site: Site) -> Iterator[Problem]:
@@ -118,3 +119,21 @@ def _policy_problems(site: Site) -> Iterator[Problem]:
                 yield Problem(loc + ("add_groups", j), f"unknown node group '{g}'" + _did_you_mean(g, groups))
         if not r.add_groups and r.keep_fraction is None:
             yield Problem(loc, "a reshape needs add_groups and/or keep_fraction")
+
+
+def _federation_problems(site: Site) -> Iterator[Problem]:
+    fed = site.federation
+    if fed is None:
+        return
+    names = [m.cluster for m in fed.members]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            yield Problem(("federation", "members", i, "cluster"), f"cluster '{name}' is listed twice")
+    if site.slurm.cluster_name not in names:
+        yield Problem(("federation", "members"), f"this site's cluster '{site.slurm.cluster_name}' "
+                      f"(slurm.cluster_name) is not a member" + _did_you_mean(site.slurm.cluster_name, names))
+    classes = [c.name for c in site.policy.workload_classes]
+    for i, name in enumerate(fed.portable_classes):
+        if name not in classes:
+            yield Problem(("federation", "portable_classes", i), f"unknown workload class '{name}'"
+                          + _did_you_mean(name, classes))

@@ -439,6 +439,30 @@ class SlurmSettings(Strict):
                                                    "(slurm.conf HealthCheckProgram); 0 = no health check")
 
 
+class FederationMember(Strict):
+    """One Slurm cluster of the site's federation: its ``ClusterName`` and where it is (local night is read in
+    ``timezone``)."""
+
+    cluster: SlurmName
+    timezone: str = "UTC"
+    region: SlurmName | None = None
+
+    _tz = field_validator("timezone")(classmethod(lambda cls, v: _check_tz(v)))
+
+
+class Federation(Strict):
+    """The Slurm federation this site's cluster belongs to (``hetsched accounting federate``), for admission's
+    follow-the-sun routing: a portable job (a class of ``portable_classes``, every class when empty; not
+    pinned to one cluster by ``-M``) goes to a member at local ``night`` with room for it, else to the member
+    with the most free CPUs, through the job's ``clusters`` (admission/federation.py)."""
+
+    name: SlurmName
+    members: tuple[FederationMember, ...] = Field(min_length=2, max_length=64)
+    night: tuple[Window, ...] = Field((Window(start="22:00", end="06:00"),), min_length=1, max_length=16)
+    portable_classes: tuple[SlurmName, ...] = Field((), max_length=256)
+    refresh_s: float = Field(30.0, gt=0, le=3600, description="how often admission reads the members' free CPUs")
+
+
 class Site(Strict):
     """The whole site: Slurm settings, a resource pool of clusters, partitions and policy."""
 
@@ -453,6 +477,7 @@ class Site(Strict):
                                            "bench analyze --factors`, relative to the site file): the loader sets "
                                            "each named group's speed_factor from it")
     deploy: Deploy = Deploy()
+    federation: Federation | None = None
 
     @property
     def node_groups(self) -> tuple[NodeGroup, ...]:
