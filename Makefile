@@ -22,7 +22,7 @@ PY := $(VENV)/bin/python
 RUN := PATH="$(abspath $(VENV))/bin:$$PATH"
 INSTALLED := $(VENV)/.hetsched-installed
 
-.PHONY: deps install demo test test-deps test-unit fresh soak clean-cluster containers-deps containers-up containers-down test-containers
+.PHONY: deps install demo test test-deps test-unit fresh soak bench-scale clean-cluster containers-deps containers-up containers-down test-containers
 
 deps:
 	@missing=; for p in $(APT_PACKAGES); do \
@@ -77,6 +77,17 @@ fresh:
 SOAK_S ?= 1800
 soak: install
 	$(RUN) python -m tests.soak.run --duration $(SOAK_S) --out results/soak/soak-$$(date -u +%Y%m%dT%H%M%SZ).json
+
+# Not part of `make test` either (tens of minutes): the large live site of issue 23, large.yaml's 2,240 nodes
+# (SCALE_NODES grows it) on this host with every node powered down, SCALE_PENDING held jobs, then
+# `hetsched bench cycle --live` (results/cycle/large_live.py); ports SCALE_PORT .. SCALE_PORT+100.
+SCALE_NODES ?=
+SCALE_PENDING ?= 100000
+SCALE_PORT ?= 30000
+SCALE_ROOT ?= /var/lib/hetsched/bench-scale
+bench-scale: install
+	$(RUN) python results/cycle/large_live.py --pending $(SCALE_PENDING) --port $(SCALE_PORT) --root $(SCALE_ROOT) \
+	  $(if $(SCALE_NODES),--nodes $(SCALE_NODES)) --output results/cycle/live-large-$$(date -u +%Y%m%dT%H%M%SZ).json
 
 # Not part of `make test` either: the container cluster (Podman; MariaDB + slurmdbd + slurmctld + a container per
 # node, images built from Debian packages on first use) and its system tests (tests/containers). RELEASE picks

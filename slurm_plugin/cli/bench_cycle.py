@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .common import handle_errors
@@ -29,19 +31,33 @@ def _ints(ctx, param, value: str) -> list[int]:
 @click.option("--format", "formats", type=click.Choice(["22.05", "24.11"]), multiple=True,
               default=("22.05", "24.11"), show_default=True, help="Slurm JSON layout of the synthetic outputs.")
 @click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True, help="Runs per point (fastest).")
+@click.option("--live", is_flag=True, help="Measure on the running local cluster at --root instead: snapshot "
+              "reads, pure decide, whole `cycle once` runs and slurmctld's RPC cost (sdiag).")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="With --live: the cluster's state directory (e.g. `cluster up large --powered-down`).")
+@click.option("--fill", type=click.IntRange(0), default=0, show_default=True, metavar="M",
+              help="With --live: first submit held jobs until M are pending (job arrays split into records).")
+@click.option("--cycles", type=click.IntRange(1, 10), default=2, show_default=True,
+              help="With --live: `cycle once` runs (the first sets every band, later ones the steady state).")
+@click.option("--interval", type=click.FloatRange(min=1), default=30.0, show_default=True,
+              help="With --live: the cycle interval the RPC cost is a share of.")
 @policy_file_option
 @json_output_options
-@handle_errors(ValueError, OSError)
-def cycle_cmd(site_name, nodes, pending, formats, repeat, policy_file, as_json, output) -> None:
+@handle_errors(ValueError, OSError, RuntimeError)
+def cycle_cmd(site_name, nodes, pending, formats, repeat, live, root, fill, cycles, interval, policy_file, as_json,
+              output) -> None:
     """CPU seconds of parse, each cycle step and decide on synthetic snapshots at site scale.
 
     The site (--site) is grown to --nodes with --pending jobs waiting; default policy: DQN ranking, packing,
-    the power planner (--policy-file for another)."""
+    the power planner (--policy-file for another). With --live: one whole cycle on a running local cluster."""
     from ..cycle.bench import bench_cycle
     from ..policy import policy_from_dict
     from ..sim.run import provenance
     from ..site import load_site, resolve_site_path
 
+    if live:
+        _live(root, fill, cycles, interval, policy_file, as_json, output)
+        return
     spec = load_policy_file(policy_file, ()) or policy_from_dict(DEFAULT_POLICY, "bench cycle default")
     site = load_site(resolve_site_path(site_name))
     say = (lambda m: None) if as_json else (lambda m: click.echo(f"... {m}", err=True))
@@ -56,5 +72,48 @@ def cycle_cmd(site_name, nodes, pending, formats, repeat, policy_file, as_json, 
         for e in out["exponents"]:
             click.echo(f"growth with pending jobs, {e['format']} {e['nodes']} nodes {e['step']}: "
                        f"exponent {e['exponent']:.2f} over {e['points']} points")
+
+    deliver(out, as_json, output, text)
+
+
+def _live(root: Path | None, fill: int, cycles: int, interval: float, policy_file, as_json: bool, output) -> None:
+    import json
+
+    from ..cluster.local import LocalCluster
+    from ..cluster.procs import is_running
+    from ..cluster.queue_fill import fill_queue
+    from ..cycle.bench_live import bench_live
+    from ..pack.bench import machine
+    from ..sim.run import provenance
+
+    if root is None:
+        raise click.UsageError("--live needs --root (the running local cluster's state directory)")
+    cluster = LocalCluster(root)
+    if not is_running(cluster.state().get("slurmctld_pid"), "slurmctld"):
+        raise click.UsageError(f"no running local cluster at {root} (`hetsched cluster up SITE --root {root}`)")
+    say = (lambda m: None) if as_json else (lambda m: click.echo(f"... {m}", err=True))
+    policy = json.loads(Path(policy_file).read_text()) if policy_file else DEFAULT_POLICY
+    filled = None
+    if fill:
+        client = cluster.client()
+        have = len(client.run("squeue", "-h", "-r", "-t", "PD", "-o", "%i").stdout.split())
+        if have < fill:
+            say(f"submitting {fill - have} held job(s)")
+            filled = fill_queue(client, fill - have, say=say)
+    out = {**bench_live(cluster, policy, cycles, interval, say=say), "filled": filled, "policy": policy,
+           "machine": machine(), "provenance": provenance()}
+
+    def text() -> None:
+        click.echo(f"{out['nodes']} nodes, {out['pending']} pending, Slurm {out['slurm_version']}")
+        for name, r in out["snapshot_reads"].items():
+            click.echo(f"read {name:<24} wall {r['wall_s']:>7.2f} s  cpu {r['cpu_s']:>6.2f} s")
+        for r in out["rows"]:
+            click.echo(f"decide step {r['step']:<8} cpu {r['seconds']:>7.3f} s  wall {r['wall_s']:>7.3f} s  "
+                       f"actions {r['actions']}")
+        for i, c in enumerate(out["cycles"], 1):
+            cost = c["rpc_cost"]
+            click.echo(f"cycle once #{i}: wall {c['wall_s']:.2f} s, cpu {c['cpu_s']:.2f} s, {c['actions']} action(s); "
+                       f"slurmctld RPC time {cost['rpc_time_s']:.3f} s (suite {cost['suite_rpc_time_s']:.3f} s, "
+                       f"{100 * cost['suite_share_of_interval']:.1f} % of a {out['interval_s']:g} s interval)")
 
     deliver(out, as_json, output, text)

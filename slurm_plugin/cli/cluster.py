@@ -71,10 +71,16 @@ def deps_cmd(install: bool) -> None:
 @click.option("--member-of", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="ROOT",
               help="With --containers: use the network, MariaDB and slurmdbd of the running container cluster at "
                    "ROOT (one accounting database: a Slurm federation, `hetsched accounting federate`).")
+@click.option("--powered-down", is_flag=True, help="Every node starts powered down (State=CLOUD) and no slurmd is "
+              "started: a site of thousands of nodes on one host; the resume program boots a node on demand.")
+@click.option("--bootable", default=None, metavar="HOSTLIST", help="With --powered-down: the only nodes the resume "
+              "program may start a slurmd for (others are set DOWN with the reason); default: all.")
+@click.option("--port-span", type=click.IntRange(1, 60000), default=None, metavar="N",
+              help="The slurmds share N ports (each node its own 127.1.x.y address); default: one port per node.")
 @handle_errors(ClusterError, SlurmError, OSError, RuntimeError)
 def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: bool, release: str,
        users: tuple[str, ...], write_only: bool, no_suite: bool, cycle_args: str | None,
-       member_of: Path | None) -> None:
+       member_of: Path | None, powered_down: bool, bootable: str | None, port_span: int | None) -> None:
     """Start the local cluster for SITE (default: the embedded demo site). Harmless if already up.
 
     With --containers: the container cluster (images built when missing, configs rendered and mounted,
@@ -91,7 +97,13 @@ def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: 
     if containers:
         _containers_up(site, _root(root, True), release, users, wait, not no_suite, cycle_args, member_of)
         return
-    state = LocalCluster(root).up(site, job_submit=job_submit, wait=wait)
+    if bootable is not None and not powered_down:
+        raise click.UsageError("--bootable needs --powered-down")
+    import hostlist
+
+    state = LocalCluster(root).up(site, job_submit=job_submit, wait=wait, powered_down=powered_down,
+                                  port_span=port_span,
+                                  bootable=None if bootable is None else hostlist.expand_hostlist(bootable))
     click.echo(f"cluster '{state['site_name']}' up at {root} (Slurm {state['slurm_version']}); "
                f"export SLURM_CONF={root}/etc/slurm.conf")
 

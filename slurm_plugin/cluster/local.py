@@ -104,7 +104,8 @@ class LocalCluster(RecordedState):
     def layout(self, site: Site | None = None) -> LocalLayout:
         state = self.state()
         site = site or self.site()
-        return LocalLayout.under(self.root, site, job_submit=state.get("job_submit", False))
+        return LocalLayout.under(self.root, site, job_submit=state.get("job_submit", False),
+                                 powered_down=state.get("powered_down", False), port_span=state.get("port_span"))
 
     def _pidfile(self, name: str) -> Path:
         return self.root / "run" / f"hs-{name}.pid"
@@ -155,8 +156,8 @@ class LocalCluster(RecordedState):
     def _make_devices(self, site: Site, layout: LocalLayout) -> None:
         """Fake accelerator devices: character devices 1:3 (like /dev/null), plain files if mknod fails."""
         for group in site.node_groups:
-            for host in group.hostnames:
-                d = Path(layout.device_dir(host))
+            for owner, _ in layout.device_owners(group):
+                d = Path(layout.device_dir(owner))
                 d.mkdir(parents=True, exist_ok=True)
                 items = ([("gpu", group.gpu.vendor, group.gpu.count)] if group.gpu else []) + [
                     (a.kind, a.vendor, a.count) for a in group.accelerators]
@@ -191,7 +192,8 @@ class LocalCluster(RecordedState):
 
     # --- lifecycle ----------------------------------------------------------------------------------------
     def up(self, site_name: str | Path | None = None, job_submit: bool = False, wait: float = 90.0,
-           daemon: bool | None = None) -> dict:
+           daemon: bool | None = None, powered_down: bool = False, port_span: int | None = None,
+           bootable: list[str] | None = None) -> dict:
         """Render configs and start munge, slurmctld and one slurmd per node; harmless when already up.
 
         On a running cluster it only starts what is missing (munged, a slurmd, the daemon) and never stops
@@ -201,6 +203,12 @@ class LocalCluster(RecordedState):
 
         With ``job_submit`` slurmctld loads the shim and, unless ``daemon`` is False, the admission daemon it
         asks is started too (tests that run their own daemon on the same socket pass ``daemon=False``).
+
+        With ``powered_down`` every node is State=CLOUD (``LocalLayout.powered_down``): slurmctld starts them
+        all powered down and no slurmd is started here; the resume program starts one when Slurm or the suite
+        powers a node up, for the nodes of ``bootable`` only (None: any; see :class:`~slurm_plugin.power.local.
+        LocalPower`), so a site of thousands of nodes runs with a few slurmd. ``port_span``: see
+        :meth:`LocalLayout.under`.
 
         Returns the recorded state. Raises :class:`ClusterError` with a remedy when a package is missing or
         a daemon does not come up within ``wait`` seconds.
@@ -215,7 +223,8 @@ class LocalCluster(RecordedState):
         if state and state.get("site_name") != site.name and self._ctld_running(state):
             raise ClusterError(f"{self.root} already runs site '{state.get('site_name')}': "
                                "run `hetsched cluster down` first")
-        layout = LocalLayout.under(self.root, site, job_submit=job_submit)
+        layout = LocalLayout.under(self.root, site, job_submit=job_submit, powered_down=powered_down,
+                                   port_span=port_span)
         for sub in ("etc", "spool/ctld", "log", "run", "bin", "dev"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         files = render_site(site, layout)
@@ -244,7 +253,8 @@ class LocalCluster(RecordedState):
             self._register()
             state = {**state, "root": str(self.root), "site_path": str(site_path.resolve()), "site_name": site.name,
                      "job_submit": job_submit, "slurmctld_port": site.slurm.slurmctld_port,
-                     "slurmd_ports": layout.slurmd_ports}
+                     "slurmd_ports": layout.slurmd_ports, "powered_down": powered_down, "port_span": port_span,
+                     "bootable": bootable}
             if started_munged:
                 (REGISTRY / "munged.pid").write_text(f"{started_munged}\n")
             client = self.client()
@@ -274,7 +284,7 @@ class LocalCluster(RecordedState):
             if recovering:  # nodes in a power state (off, booting, going down) are the power programs' business
                 shown = {n["NodeName"]: n.get("State", "") for n in client.show_nodes()}
                 hosts = [h for h in hosts if "POWER" not in shown.get(h, "")]
-            for host in hosts:
+            for host in [] if powered_down else hosts:  # powered down: the resume program starts them
                 if not self.slurmd_running(host):
                     self.start_slurmd(host)
                     started.append(f"slurmd {host}")
@@ -363,7 +373,8 @@ class LocalCluster(RecordedState):
         ``skip``)."""
         import socket
 
-        ports = [site.slurm.slurmctld_port, *(p for h, p in layout.slurmd_ports.items() if h not in skip)]
+        ports = [site.slurm.slurmctld_port,
+                 *sorted({p for h, p in layout.slurmd_ports.items() if h not in skip})]  # shared when wrapped
         for port in ports:
             with socket.socket() as s:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -61,6 +61,12 @@ class DeployPaths:
     job_submit: bool = True
 
 
+def loopback_addr(index: int) -> str:
+    """The ``index``-th address of 127.1.0.1 onwards (Linux answers all of 127.0.0.0/8 on ``lo``)."""
+    n = index + 1
+    return f"127.{1 + n // 65536}.{n // 256 % 256}.{n % 256}"
+
+
 @dataclass(frozen=True)
 class LocalLayout(DeployPaths):
     """The one-host test cluster under ``root``: every slurmd on 127.0.0.1 with its own port."""
@@ -69,24 +75,39 @@ class LocalLayout(DeployPaths):
     slurmd_ports: dict[str, int] = field(default_factory=dict)
     slurm_user: str = "root"
     job_submit: bool = False
+    powered_down: bool = False  # every node State=CLOUD: slurmctld starts them powered down, no slurmd runs
+    node_addrs: dict[str, str] = field(default_factory=dict)  # a node not named here is at 127.0.0.1
 
     @classmethod
-    def under(cls, root: str | Path, site: Site, job_submit: bool = False,
-              daemon_socket: str | None = None) -> LocalLayout:
+    def under(cls, root: str | Path, site: Site, job_submit: bool = False, daemon_socket: str | None = None,
+              powered_down: bool = False, port_span: int | None = None) -> LocalLayout:
+        """``port_span``: the slurmds share that many ports (node i gets ``slurmd_port + i % port_span``) and each
+        node gets its own loopback address (127.1.x.y), so a site of thousands of powered-down nodes needs few
+        ports; only nodes with distinct ports can run at the same time. None: one port per node, all on 127.0.0.1."""
         root = str(Path(root).resolve())
         hosts = [h for g in site.node_groups for h in g.hostnames]
-        ports = {h: site.slurm.slurmd_port + i for i, h in enumerate(hosts)}
+        span = port_span if port_span and port_span < len(hosts) else len(hosts) or 1
+        ports = {h: site.slurm.slurmd_port + i % span for i, h in enumerate(hosts)}
+        addrs = {h: loopback_addr(i) for i, h in enumerate(hosts)} if span < len(hosts) else {}
         return cls(etc=f"{root}/etc", state_save=f"{root}/spool/ctld", slurmd_spool=f"{root}/spool",
                    log_dir=f"{root}/log", run_dir=f"{root}/run", resume_program=f"{root}/bin/resume",
                    suspend_program=f"{root}/bin/suspend", resume_fail_program=f"{root}/bin/resume-fail",
                    health_check_program=f"{root}/bin/healthcheck", reboot_program=f"{root}/bin/reboot",
                    prolog_program=f"{root}/bin/prolog",
                    epilog_program=f"{root}/bin/epilog", oci_run=f"{root}/bin/oci-run", oci_state=f"{root}/run/oci",
-                   root=root, slurmd_ports=ports,
+                   root=root, slurmd_ports=ports, powered_down=powered_down, node_addrs=addrs,
                    job_submit=job_submit, daemon_socket=daemon_socket or f"{root}/run/hetsched.sock")
 
-    def device_dir(self, host: str) -> str:
-        return f"{self.root}/dev/{host}"
+    def device_dir(self, owner: str) -> str:
+        return f"{self.root}/dev/{owner}"
+
+    def device_owners(self, group: NodeGroup) -> list[tuple[str, str]]:
+        """``(owner, nodes)``: whose device directory the gres.conf line of ``nodes`` names. Each node has its own;
+        on a powered-down site a group shares one (one gres.conf line per group: slurmctld parses gres.conf once
+        per node, so one line per node costs it minutes at thousands of nodes)."""
+        if self.powered_down:
+            return [(group.name, hostlist.collect_hostlist(list(group.hostnames)))]
+        return [(h, h) for h in group.hostnames]
 
 
 @dataclass(frozen=True)
@@ -141,11 +162,10 @@ def _gres_lines(group: NodeGroup, layout: DeployPaths) -> list[GresLine]:
     lines = []
     for name, typ, count, vendor, files, auto in items:
         if isinstance(layout, LocalLayout):
-            for host in group.hostnames:
-                # Fake devices live under the cluster root; a range like nvidia[0-3] names them all.
-                rng = _device_range(name, vendor, count)
-                lines.append(GresLine(host, name, typ, count, vendor,
-                                      f"{layout.device_dir(host)}/{os.path.basename(rng)}", None))
+            # Fake devices live under the cluster root; a range like nvidia[0-3] names them all.
+            rng = os.path.basename(_device_range(name, vendor, count))
+            for owner, nodes in layout.device_owners(group):
+                lines.append(GresLine(nodes, name, typ, count, vendor, f"{layout.device_dir(owner)}/{rng}", None))
         else:
             nodes = hostlist.collect_hostlist(list(group.hostnames))
             lines.append(GresLine(nodes, name, typ, count, vendor, files or _device_range(name, vendor, count),

@@ -44,18 +44,25 @@ def bench_point(site, spec: PolicySpec, nodes: int, pending: int, fmt: str, repe
     snapshot, cpu, wall = _timed(lambda: build_snapshot(*docs, slurm_version=fmt, taken_at=NOW), repeat)
     base = {"format": fmt, "nodes": big.node_count(), "pending": pending}
     rows = [{**base, "step": "parse", "seconds": cpu, "wall_s": wall, "actions": 0}]
+    return rows + time_steps(snapshot, big, spec, NOW, base, repeat)
+
+
+def time_steps(snapshot, site, spec: PolicySpec, now: float, base: dict, repeat: int = 1) -> list[dict]:
+    """Rows ``{**base, step, seconds, wall_s, actions}``: each step of ``spec``'s cycle on ``snapshot`` timed on
+    its own, then ``decide`` (the steps plus the one-power-action guard); pure, nothing is applied."""
+    rows = []
     steps = policy_steps(spec)
     total_cpu = total_wall = 0.0
     earlier: list = []
     memory = CycleMemory()
     for step in steps:
-        inputs = StepInputs(snapshot, big, NOW, tuple(earlier))
+        inputs = StepInputs(snapshot, site, now, tuple(earlier))
         (decision, next_memory), cpu, wall = _timed(lambda: step.decide(inputs, memory), repeat)
         earlier.append((step.name, decision))
         memory = next_memory  # each step sees the memory the one before it returned, as in run_steps
         rows.append({**base, "step": step.name, "seconds": cpu, "wall_s": wall, "actions": len(decision.actions)})
         total_cpu, total_wall = total_cpu + cpu, total_wall + wall
-    decided = StepInputs(snapshot, big, NOW, tuple(earlier)).decided()
+    decided = StepInputs(snapshot, site, now, tuple(earlier)).decided()
     guarded, cpu, wall = _timed(lambda: one_power_action_per_node(decided), repeat)
     rows.append({**base, "step": "decide", "seconds": total_cpu + cpu, "wall_s": total_wall + wall,
                  "actions": len(guarded.actions)})

@@ -8,7 +8,10 @@ from .base import PerNodeBackend, PowerError
 
 
 class LocalPower(PerNodeBackend):
-    """``boot_delay``: seconds a resumed node takes to "boot" (slurmctld needs its boot time to be after
+    """A cluster brought up with ``bootable`` (a many-node powered-down site) refuses to power up other nodes:
+    the host cannot run thousands of slurmd, and the refusal sets the node DOWN with the reason.
+
+    ``boot_delay``: seconds a resumed node takes to "boot" (slurmctld needs its boot time to be after
     the resume request, which it keeps in whole seconds)."""
 
     name = "local"
@@ -20,11 +23,17 @@ class LocalPower(PerNodeBackend):
 
         self.boot_delay = boot_delay
         self.cluster = LocalCluster(cluster)
-        self.known = set(self.cluster.state().get("slurmd_ports", {}))
+        state = self.cluster.state()
+        self.known = set(state.get("slurmd_ports", {}))
+        bootable = state.get("bootable")  # a powered-down site: only these nodes may start a slurmd
+        self.bootable = None if bootable is None else set(bootable)
 
     def power(self, host: str, on: bool) -> str:
         if host not in self.known:
             raise PowerError(f"{host} is not a node of the cluster at {self.cluster.root}")
+        if on and self.bootable is not None and host not in self.bootable:
+            raise PowerError(f"{host} is not bootable on this host: the cluster at {self.cluster.root} starts a "
+                             f"slurmd only for its {len(self.bootable)} bootable node(s) (`cluster up --bootable`)")
         if on:
             pid = self.cluster.start_slurmd(host, boot_delay=self.boot_delay)
             return f"slurmd pid {pid}"

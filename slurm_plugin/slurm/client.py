@@ -68,12 +68,29 @@ def parse_scontrol_oneliner(line: str) -> dict[str, str]:
     return out
 
 
-class SlurmClient:
-    """Runs Slurm commands against the cluster whose slurm.conf is ``conf``."""
+TIMEOUT_ENV = "HETSCHED_SLURM_TIMEOUT"
 
-    def __init__(self, conf: str | None = None, timeout: float = 30.0):
+
+def default_timeout() -> float:
+    """Seconds a Slurm command may take: ``$HETSCHED_SLURM_TIMEOUT`` or 30 (``squeue --json`` of a 100,000-job
+    queue takes longer on Slurm 22.05). Raises ValueError naming the variable when it is not a positive number."""
+    raw = os.environ.get(TIMEOUT_ENV, "30")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"{TIMEOUT_ENV}={raw!r}: expected a positive number of seconds")
+    return value
+
+
+class SlurmClient:
+    """Runs Slurm commands against the cluster whose slurm.conf is ``conf``; each may take ``timeout`` seconds
+    (default: :func:`default_timeout`)."""
+
+    def __init__(self, conf: str | None = None, timeout: float | None = None):
         self.conf = conf or os.environ.get("SLURM_CONF")
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else default_timeout()
 
     @property
     def env(self) -> dict[str, str]:
