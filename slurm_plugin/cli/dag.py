@@ -282,7 +282,7 @@ def cancel(dag_id: str, state_dir: Path | None) -> None:
 @handle_errors(KeyError, ValueError)
 def rematch_cmd(dag_id: str | None, state_dir: Path | None, dry_run: bool) -> None:
     """Move units of DAG_ID (default: all) that have not started and whose class is full to an alternative
-    (what the cycle's `dag` step does every cycle)."""
+    expected to finish them sooner (what the cycle's `dag` step does every cycle)."""
     from ..cycle.inputs import group_states
     from ..dag import submit as sub
     from ..site import load_site
@@ -295,7 +295,8 @@ def rematch_cmd(dag_id: str | None, state_dir: Path | None, dry_run: bool) -> No
     live = sub.live_jobs(snap.jobs)
     for rec in recs:
         site = load_site(rec.site)
-        decision = sub.rematch_actions(rec, sub.replan(rec, site), site, group_states(snap, site), live)
+        decision = sub.rematch_actions(rec, sub.replan(rec, site), site, group_states(snap, site), live,
+                                       sub.releases_of(snap, site))
         for a in decision.actions:
             click.echo(f"{rec.dag_id}: job {a.job_id} -> partition={a.partition} features={a.features}: {a.reason}")
         if dry_run or not decision.actions:

@@ -1,5 +1,5 @@
 """The ``dag`` cycle step: units of submitted workflows that have not started and whose node class is full move
-to their first alternative with room (:func:`slurm_plugin.dag.submit.rematch_all`), every cycle.
+to the alternative expected to finish them first (:func:`slurm_plugin.dag.submit.rematch_all`), every cycle.
 
 Reads the workflow records (``state_dir``, default ``$HETSCHED_DAG_STATE`` or /var/lib/hetsched/dag) as its
 other input besides the snapshot; a workflow with no pending job costs nothing. List it in a policy file's

@@ -6,16 +6,23 @@ group's features through the shared parser, cores and memory per node, node coun
 the workload class's speed > 0). Choosing among them is one small decision per unit that depends on the graph
 (slack), which the MILP does not see; and once submitted, the units are ordinary pending jobs that the
 cycle's packing MILP already re-packs with the rest of the queue. So the pass is: units in order of slack
-(critical first), then fewest alternatives; each takes
+(critical first), then fewest alternatives; each takes the option expected to *finish* first (earliest
+finish time, EFT), not simply the fastest one:
 
-- if critical (slack 0): the class that finishes it soonest (runtime / speed) among those with room now for
-  the whole unit, else soonest overall;
-- otherwise: the cheapest class (node-hour price x share of a node x hours) whose extra time over the fastest
-  stays within its slack, again preferring classes with room now;
+- expected start on a class: 0 if its free capacity now holds the whole unit; else when enough of the running
+  jobs there end (``releases``: the snapshot's running jobs' end times, Slurm's limit); without that
+  information, one run of the unit there (:func:`expected_start`);
+- expected finish = expected start + run time / the class's speed factor for the unit's workload class;
+- if critical (slack 0): the earliest expected finish (then cost);
+- otherwise: the cheapest class (node-hour price x share of a node x hours) finishing within its slack of the
+  earliest expected finish;
 
-(CPU-only units go to accelerator nodes only when nothing else has room), and its demand is subtracted from that pool's free capacity, so later units see what is left. Every match
-keeps the other feasible classes in order (``alternatives``): :func:`rematch` moves a unit that has not started
-to the first alternative with room when its class is full. Planning cost is linear in units x classes.
+(CPU-only units go to accelerator nodes only when a CPU class has no room), and its demand is subtracted from
+that pool's free capacity, so later units see what is left. Every match keeps the other feasible classes in
+order (``alternatives``): :func:`rematch` moves a unit that has not started when its class has no room and the
+same rule, asked again with the capacity of now, ranks an alternative with room first. The simulator's ``rrg``
+policy asks :func:`rematch_in` the same question every cycle (:mod:`.simrematch`). Planning cost is linear in
+units x classes (x running jobs per class when releases are given).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from ..pack.classes import GroupState, accel_type, classes_from_site, per_node
 from ..pack.model import NodeClass, Pool, Resources
 from ..snapshot.constraint import parse_constraint
 from .spec import parse_time
-from .units import Unit
+from .units import EPS, Unit
 
 
 @dataclass(frozen=True)
@@ -124,24 +131,48 @@ def _options(unit: Unit, cands: list[NodeClass], pools: Mapping[str, Pool]) -> l
     return out
 
 
-def _order(unit: Unit, opts: list[Option], free: Mapping[str, Resources]) -> list[Option]:
-    """Options most preferred first (see the module docstring)."""
+Releases = Mapping[str, Sequence[tuple[float, Resources]]]  # pool -> (seconds from now, what a running job frees)
+
+
+def expected_start(free: Resources, need: Resources, time_s: float,
+                   releases: Sequence[tuple[float, Resources]] = ()) -> float:
+    """Seconds until ``need`` fits a class with ``free`` capacity now: 0 if it fits; else the first of the
+    ``releases`` (ends of the running jobs there) after which it fits; without enough of them, ``time_s`` (one
+    run of the unit there: the class is busy with work of its kind)."""
+    if _fits(free, need):
+        return 0.0
+    c, m, a = free.cpus, free.mem_gb, free.accels
+    for at, r in sorted(releases, key=lambda x: x[0]):
+        c, m, a = c + r.cpus, m + r.mem_gb, a + r.accels
+        if _fits(Resources(c, m, a), need):
+            return max(at, 0.0)
+    return time_s
+
+
+def _order(unit: Unit, opts: Sequence[Option], free: Mapping[str, Resources], releases: Releases | None = None
+           ) -> list[Option]:
+    """Options most preferred first (see the module docstring): earliest expected finish, within slack the
+    cheapest."""
     need = _demand(unit)
-    fastest = min(o.time_s for o in opts)
+    rel = releases or {}
+    finish = {o.cls.name: expected_start(free[o.cls.pool], need, o.time_s, rel.get(o.cls.pool, ())) + o.time_s
+              for o in opts}
+    best = min(finish.values())
+    cpu_room = unit.accel is None and any(o.cls.accel_type is None and _fits(free[o.cls.pool], need) for o in opts)
 
     def key(o: Option) -> tuple:
-        room = _fits(free[o.cls.pool], need)
-        idle_accel = unit.accel is None and o.cls.accel_type is not None  # CPU work on an accelerator node
+        idle_accel = cpu_room and o.cls.accel_type is not None  # CPU work on an accelerator node
+        eft = finish[o.cls.name]
         if unit.critical:
-            return (not room, idle_accel, o.time_s, o.cost, o.cls.name)
-        in_slack = o.time_s - fastest <= unit.slack
-        return (not room, idle_accel, not in_slack, o.cost, o.time_s, o.cls.name)
+            return (idle_accel, eft, o.cost, o.cls.name)
+        return (idle_accel, eft - best > unit.slack + EPS, o.cost, eft, o.cls.name)
     return sorted(opts, key=key)
 
 
-def match_units(units: Sequence[Unit], site, state: Mapping[str, GroupState] | None = None) -> dict[str, Match]:
+def match_units(units: Sequence[Unit], site, state: Mapping[str, GroupState] | None = None,
+                releases: Releases | None = None) -> dict[str, Match]:
     """Match every unit (see the module docstring); ``state`` is each group's free capacity now (default: all
-    idle). Deterministic for the same input."""
+    idle), ``releases`` the running jobs' expected ends per group. Deterministic for the same input."""
     pools, classes = classes_from_site(site, state)
     by_pool = {p.name: p for p in pools}
     free = {p.name: p.free_now for p in pools}
@@ -152,14 +183,14 @@ def match_units(units: Sequence[Unit], site, state: Mapping[str, GroupState] | N
         if not cands:
             out[u.name] = Match(u.name, None, (), f"cannot run anywhere: {why}")
             continue
-        ranked = _order(u, _options(u, cands, by_pool), free)
+        ranked = _order(u, _options(u, cands, by_pool), free, releases)
         best = ranked[0]
         need = _demand(u)
         f = free[best.cls.pool]
         room = _fits(f, need)
         free[best.cls.pool] = Resources(max(f.cpus - need.cpus, 0), max(f.mem_gb - need.mem_gb, 0),
                                         max(f.accels - need.accels, 0))
-        rule = "fastest" if u.critical else f"cheapest within slack {u.slack:.0f} s"
+        rule = "earliest finish" if u.critical else f"cheapest finishing within slack {u.slack:.0f} s"
         out[u.name] = Match(u.name, best, tuple(ranked[1:]),
                             f"{'critical' if u.critical else 'slack'}: {rule}; {best.cls.name} "
                             f"({best.time_s:.0f} s/element, {'room now' if room else 'no room now'}, "
@@ -167,18 +198,28 @@ def match_units(units: Sequence[Unit], site, state: Mapping[str, GroupState] | N
     return out
 
 
-def rematch(unit: Unit, match: Match, site, state: Mapping[str, GroupState]) -> Option | None:
-    """For a unit that has not started: the first alternative with room now for the whole unit when its
-    chosen class has none (None: stay). Pure; the caller turns it into a ``MoveJob``."""
+def rematch(unit: Unit, match: Match, site, state: Mapping[str, GroupState], releases: Releases | None = None
+            ) -> Option | None:
+    """For a unit that has not started: :func:`rematch_in` with the free capacity of ``state``. Pure; the
+    caller turns it into a ``MoveJob``."""
     if match.chosen is None:
         return None
     pools, _ = classes_from_site(site, state)
-    free = {p.name: p.free_now for p in pools}
+    return rematch_in(unit, match.chosen, match.alternatives, {p.name: p.free_now for p in pools}, releases)
+
+
+def rematch_in(unit: Unit, current: Option, alternatives: Sequence[Option], free: Mapping[str, Resources],
+               releases: Releases | None = None) -> Option | None:
+    """Where a unit not started should move (None: stay): nowhere while ``current``'s class has room for it;
+    else the option the matching rule ranks first now (earliest expected finish), if that is another class
+    with room now (when the rule still ranks ``current`` first, waiting for it is expected to finish sooner)."""
     need = _demand(unit)
-    if _fits(free[match.chosen.cls.pool], need):
+    if _fits(free[current.cls.pool], need):
         return None
-    return next((o for o in match.alternatives if o.cls.pool != match.chosen.cls.pool
-                 and _fits(free[o.cls.pool], need)), None)
+    top = _order(unit, [current, *alternatives], free, releases)[0]
+    if top.cls.pool == current.cls.pool or not _fits(free[top.cls.pool], need):
+        return None
+    return top
 
 
-__all__ = ["Match", "Option", "accel_type", "feasible", "match_units", "rematch"]
+__all__ = ["Match", "Option", "accel_type", "feasible", "expected_start", "match_units", "rematch", "rematch_in"]

@@ -6,8 +6,9 @@
 - ``naive``: one job per task element, each waiting for all elements of its parents (``afterok``), FIFO.
 - ``critical-path``: the same jobs, the element with the longest path to its workflow's end first (HLFET).
 - ``rrg``: the requirement-graph layer as ``hetsched dag submit`` runs it: units (chains merged, arrays
-  packed to ``min_unit_s``), critical units pinned to the classes within 25 % of the fastest one the matcher
-  found, SiteFactor level by slack (critical first), then FIFO.
+  packed to ``min_unit_s``), each on the class the matcher chose (:func:`.match.match_units`), SiteFactor level
+  by slack (critical first), then FIFO; every cycle a unit not started whose class has no room moves where the
+  same rule now expects it to finish first (:mod:`.simrematch`, as the daemon's ``dag`` step does).
 - ``rrg-sjf``: rrg with workflows of less work first (then by level): what a site that ranks whole
   workflows (shortest first, as the tuner's SJF would) gets from the graph layer.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from ..workload.jobs import JobTable, arch_mask
 from .graph import build_graph, levels, schedule_times
 from .match import match_units
 from .plan import priority_level
+from .simrematch import DagRematch, RowMatch
 from .spec import Task, Workflow
 from .streams import Arrival
 from .units import MIN_UNIT_S, decompose
@@ -40,7 +42,6 @@ from .units import MIN_UNIT_S, decompose
 POLICIES = ("monolithic", "naive", "critical-path", "rrg", "rrg-sjf")
 LAUNCH_S = 1.0
 TPCH_MACHINE = (25, 4)  # 100 executors as 25 nodes of 4 cores (Decima's setting has 100 executors at most)
-CRITICAL_SPEED_BAND = 1.25
 
 
 @dataclass
@@ -129,7 +130,9 @@ def _topo(wf: Workflow) -> list[Task]:
 
 
 def _rrg_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, site, launch_s: float, min_unit_s: float,
-              sjf_rank: float | None) -> None:
+              sjf_rank: float | None, moves: dict[int, RowMatch] | None) -> None:
+    """rrg: one row per unit element, on the class the matcher chose (arch and accelerator type of it); with
+    ``moves``, each row's match for the re-matching hook (:mod:`.simrematch`)."""
     g = build_graph(a.workflow)
     units, _ = decompose(g, min_unit_s)
     length = max((u.est + u.runtime_s for u in units), default=0.0)
@@ -139,20 +142,23 @@ def _rrg_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, site, launch_s:
         first = g.nodes[u.tasks[0]]["task"]
         amask, types = arch_mask(first.arch), None
         m = matches.get(u.name)
-        if m is not None and m.chosen is not None and u.critical:
-            near = [o for o in (m.chosen, *m.alternatives) if o.time_s <= CRITICAL_SPEED_BAND * m.chosen.time_s]
-            amask = arch_mask(sorted({o.cls.arch for o in near}))
-            if first.accel:
-                types = tuple(sorted({o.cls.accel_type for o in near if o.cls.accel_type}))
+        if m is not None and m.chosen is not None:
+            amask = arch_mask([m.chosen.cls.arch])
+            if first.accel and m.chosen.cls.accel_type:
+                types = (m.chosen.cls.accel_type,)
         level = priority_level(u, length)
         score = -float(level) if sjf_rank is None else sjf_rank * 100.0 - level
         parents = [r for p in u.after for r in placed[p]]
+        one = replace(u, width=1)
         out = []
         for e in range(u.width):
             idx = range(e * u.pack, min((e + 1) * u.pack, u.task_width))
             run = sum(float(a.durations[n][i]) for i in idx for n in u.tasks)
-            out.append(rows.add(a.arrival, run + launch_s, u.limit_s + launch_s, u.nodes, u.cores, u.mem_gb,
-                                names.gres_of(first, types), amask, names.wclass(u.wclass), parents, k, score))
+            row = rows.add(a.arrival, run + launch_s, u.limit_s + launch_s, u.nodes, u.cores, u.mem_gb,
+                           names.gres_of(first, types), amask, names.wclass(u.wclass), parents, k, score)
+            if moves is not None and m is not None and m.chosen is not None:
+                moves[row] = RowMatch(one, m.chosen, (m.chosen, *m.alternatives))
+            out.append(row)
         placed[u.name] = out
 
 
@@ -203,9 +209,11 @@ def _monolithic_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, machine:
 
 
 def build_jobs(policy: str, arrivals: Sequence[Arrival], machine: Machine, site=None, launch_s: float = LAUNCH_S,
-               min_unit_s: float = MIN_UNIT_S) -> tuple[JobTable, list[list[int]], np.ndarray]:
+               min_unit_s: float = MIN_UNIT_S, rematch: DagRematch | None = None
+               ) -> tuple[JobTable, list[list[int]], np.ndarray]:
     """The job table of ``arrivals`` under ``policy``, each job's dependencies (rows of the table) and the
-    index of the workflow each row belongs to. The rank of every job is in ``qos_priority`` (lower first)."""
+    index of the workflow each row belongs to. The rank of every job is in ``qos_priority`` (lower first).
+    ``rematch`` (rrg policies): filled with each job row's match, for the engine's re-matching hook."""
     if policy not in POLICIES:
         raise ValueError(f"unknown DAG policy '{policy}' (valid: {', '.join(POLICIES)})")
     classes = [w.name for w in site.policy.workload_classes] if site is not None else []
@@ -214,6 +222,7 @@ def build_jobs(policy: str, arrivals: Sequence[Arrival], machine: Machine, site=
                                   "gres_type", "gres_count", "arch_mask", "wclass")}, [], [], [])
     work = [sum(float(a.durations[t.name].sum()) * t.cores * t.nodes for t in a.workflow.tasks) for a in arrivals]
     sjf = {k: float(r) for r, k in enumerate(np.argsort(work, kind="stable"))}
+    moves: dict[int, RowMatch] | None = {} if rematch is not None else None
     for k, a in enumerate(arrivals):
         if policy == "monolithic":
             _monolithic_rows(rows, names, k, a, machine, launch_s)
@@ -223,7 +232,7 @@ def build_jobs(policy: str, arrivals: Sequence[Arrival], machine: Machine, site=
             bl = schedule_times(build_graph(a.workflow)).blevel
             _element_rows(rows, names, k, a, lambda n, _b=bl: -_b[n], launch_s)
         else:
-            _rrg_rows(rows, names, k, a, site, launch_s, min_unit_s, sjf[k] if policy == "rrg-sjf" else None)
+            _rrg_rows(rows, names, k, a, site, launch_s, min_unit_s, sjf[k] if policy == "rrg-sjf" else None, moves)
     cols = dict(rows.cols, qos_priority=rows.score)
     if not any(g.memory_gb for g in machine.groups):  # a machine without memory (an SWF-like one): not modelled
         cols["mem_gb"] = [0.0] * len(rows.owner)
@@ -234,6 +243,8 @@ def build_jobs(policy: str, arrivals: Sequence[Arrival], machine: Machine, site=
     order = table.id - 1
     after = [[int(pos[p]) for p in rows.after[int(o)]] for o in order]
     owner = np.asarray(rows.owner, dtype=np.int64)[order]
+    if rematch is not None:
+        rematch.rows = {int(pos[r]): m for r, m in moves.items()}
     return table, after, owner
 
 
@@ -251,10 +262,12 @@ def evaluate(policy: str, arrivals: Sequence[Arrival], site=None, launch_s: floa
              min_unit_s: float = MIN_UNIT_S) -> dict:
     """Simulate ``arrivals`` under ``policy``: one result row (see the module docstring for the metrics)."""
     machine = machine_for(site)
-    jobs, after, owner = build_jobs(policy, arrivals, machine, site, launch_s, min_unit_s)
+    hook = DagRematch(machine) if site is not None and policy.startswith("rrg") else None
+    jobs, after, owner = build_jobs(policy, arrivals, machine, site, launch_s, min_unit_s, hook)
     rank = ScoreRanking("dag-" + policy, lambda q: q.qos, static=True)
     speed = speed_matrix(site, machine, jobs) if site is not None else None
-    engine = Engine(machine, jobs, rank, backfill=True, speed=speed, after=after)
+    engine = Engine(machine, jobs, rank, backfill=True, speed=speed, after=after,
+                    packing=hook if hook is not None and hook.rows else None)
     out = engine.run()
     n = len(arrivals)
     done = np.full(n, -np.inf)
@@ -270,4 +283,4 @@ def evaluate(policy: str, arrivals: Sequence[Arrival], site=None, launch_s: floa
             "p95_jct_s": float(np.percentile(jct, 95)) if len(jct) else None,
             "max_jct_s": float(jct.max()) if len(jct) else None,
             "makespan_s": float(done[finished].max() - arrival.min()) if finished.any() else None,
-            "sim_cpu_s": out.wall_s}
+            "sim_cpu_s": out.wall_s, "rematch_moves": hook.moves if hook is not None else 0}

@@ -164,9 +164,10 @@ def live_jobs(jobs) -> dict[int, tuple[str, str, str]]:
 
 
 def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping,
-                    live: Mapping[int, tuple[str, str, str]]) -> Decision:
+                    live: Mapping[int, tuple[str, str, str]], releases: Mapping | None = None) -> Decision:
     """Moves for units not started yet (pending in ``live`` where the plan put them: a unit moved since, by
-    this or by anyone, is left alone) whose class is full now (pure)."""
+    this or by anyone, is left alone) whose class is full now and that the matching rule now expects to finish
+    sooner elsewhere (``releases``: :func:`releases_of`; pure)."""
     from .match import rematch
 
     actions = []
@@ -177,7 +178,7 @@ def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping
                 u.partition, u.features) or (u.partition, u.features) != (job.match.chosen.cls.partition,
                                                                            _constraint(job.args)):
             continue
-        alt = rematch(job.unit, job.match, site, states)
+        alt = rematch(job.unit, job.match, site, states, releases)
         if alt is None:
             continue
         feats = f"({job.unit.constraint})&{alt.features}" if job.unit.constraint else alt.features
@@ -187,14 +188,42 @@ def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping
     return Decision(tuple(actions), "dag")
 
 
+def releases_of(snapshot, site) -> dict[str, list]:
+    """Per node group, each running job's (seconds from the snapshot until its end time, Slurm's limit; what
+    it frees there): the matcher's expected start on a busy class (:func:`.match.expected_start`). A job
+    on several nodes frees an equal share on each."""
+    import hostlist
+
+    from ..pack.model import Resources
+
+    group_of = {h: g.name for g in site.node_groups for h in g.hostnames}
+    out: dict[str, list] = {}
+    for j in snapshot.jobs:
+        if not j.running or not j.nodes or j.end_time is None:
+            continue
+        try:
+            hosts = hostlist.expand_hostlist(j.nodes)
+        except hostlist.BadHostlist:
+            continue  # a node list Slurm would not print: no estimate from this job
+        n = len(hosts)
+        mem_gb = ((j.memory_per_node_mb or 0) * n or (j.memory_per_cpu_mb or 0) * (j.cpus or 1)) / 1024.0
+        share = Resources((j.cpus or n) / n, mem_gb / n, sum(g.count for g in j.gres))
+        for h in hosts:
+            if h in group_of:
+                out.setdefault(group_of[h], []).append((float(j.end_time - snapshot.taken_at), share))
+    return out
+
+
 def rematch_all(where: Path, site, snapshot, states: Mapping) -> Decision:
     """:func:`rematch_actions` for every recorded workflow with a job still in ``snapshot`` (others cost
     nothing), against ``site``."""
     live = live_jobs(snapshot.jobs)
     out = Decision((), "dag")
+    releases = None
     for rec in records(where):
         if any(live.get(j, ("",))[0] == "PENDING" for j in rec.job_ids):
-            out = out + rematch_actions(rec, replan(rec, site), site, states, live)
+            releases = releases_of(snapshot, site) if releases is None else releases
+            out = out + rematch_actions(rec, replan(rec, site), site, states, live, releases)
     return out
 
 

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
      "workload readers, the Decision/actions/applier, the PolicySpec (data the sim and the cycle are "
      "both built from), the SLA report's rows and the intent parser (admission reads a script's intent line)"),
     ("sim", ("sim",), "the simulator, its policies' adapters (sim.scaling, sim.packing) and the policy builder"),
-    ("evaluation", ("training", "tune", "evaluation", "dag.sim", "cost"),
+    ("evaluation", ("training", "tune", "evaluation", "dag.sim", "dag.simrematch", "cost"),
      "what runs the simulator to learn or compare policies (the DQN's training and evaluation, the twin), the "
      "cost plan/Pareto front and scenario comparisons"),
     ("cycle", ("cycle",), "the live steering cycle: snapshot -> decide -> applier"),

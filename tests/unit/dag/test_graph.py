@@ -7,7 +7,7 @@ import time
 import pytest
 
 from slurm_plugin.dag.graph import build_graph, levels, schedule_times
-from slurm_plugin.dag.match import match_units, rematch
+from slurm_plugin.dag.match import expected_start, match_units, rematch
 from slurm_plugin.dag.plan import MAX_LEVEL, plan_workflow
 from slurm_plugin.dag.spec import parse_workflow
 from slurm_plugin.dag.units import decompose
@@ -117,3 +117,28 @@ def test_thousand_task_graph_plans(demo):
     assert time.process_time() - t0 < 30  # a generous bound only against pathological slowness
     assert sum(len(u.tasks) for u in p.units) == 1000
     assert all(j.match.chosen is not None for j in p.jobs)
+
+
+def test_expected_start_from_releases():
+    need = Resources(8, 16, 0)
+    assert expected_start(Resources(8, 16, 0), need, 500.0) == 0.0  # room now
+    rel = [(300.0, Resources(4, 8, 0)), (100.0, Resources(4, 8, 0))]
+    assert expected_start(Resources(0, 0, 0), need, 500.0, rel) == 300.0  # both must end
+    assert expected_start(Resources(0, 0, 0), need, 500.0, rel[:1]) == 500.0  # never enough: one run there
+
+
+def test_rematch_is_earliest_finish_not_first_alternative_with_room(demo):
+    # critical training planned on the H100 (1800 s there, 3600 s on the A100); the H100 is busy
+    w = wf({"name": "train", "runtime_s": 3600, "class": "ai-training",
+            "gpu": {"count": 4, "types": ["a100", "h100"]}})
+    units, _ = decompose(build_graph(w))
+    m = match_units(units, demo)["train"]
+    assert m.chosen.cls.accel_type == "h100"
+    busy = {"gpu-h100": GroupState(free=Resources(0, 0, 0))}
+    soon = {"gpu-h100": [(600.0, Resources(72, 480, 4))]}
+    late = {"gpu-h100": [(5000.0, Resources(72, 480, 4))]}
+    assert rematch(units[0], m, demo, busy, soon) is None  # 600 + 1800 < 3600: wait for the H100
+    assert rematch(units[0], m, demo, busy, late).cls.accel_type == "a100"  # 5000 + 1800 > 3600: move
+    # planning sees the same: with the H100 busy until 600 s it still plans there
+    assert match_units(units, demo, busy, soon)["train"].chosen.cls.accel_type == "h100"
+    assert match_units(units, demo, busy, late)["train"].chosen.cls.accel_type == "a100"

@@ -121,3 +121,33 @@ def test_plain_json_dags_and_a_bad_file(tmp_path):
     (tmp_path / "bad.json").write_text("{\n  nope")
     with pytest.raises(ValueError, match="bad.json:2: not JSON"):
         read_tpch(tmp_path / "bad.json")
+
+
+def _training(name: str, runtime_s: float, limit_s: int, at: float) -> Arrival:
+    """One whole-node training (4 GPUs, A100 or H100; ai-training runs twice as fast on the H100)."""
+    wf = parse_workflow({"name": name, "tasks": [{"name": "train", "runtime_s": runtime_s, "time": limit_s,
+                                                  "class": "ai-training",
+                                                  "gpu": {"count": 4, "types": ["a100", "h100"]}}]})
+    return Arrival(wf, at, {"train": np.full(1, runtime_s)})
+
+
+def test_rrg_rematches_a_unit_off_a_busy_class_when_another_finishes_it_sooner():
+    # both trainings are planned on the one H100 node; the second finds it busy for hours (first: 7200 s nominal,
+    # 3600 s there, limit 4 h): the A100 (3600 s) finishes it sooner, so the next cycle moves it (before: pinned
+    # to the H100, it waited 3600 s then ran 1800 s)
+    from slurm_plugin.site.loader import load_site
+
+    demo = load_site("demo")
+    arr = [_training("long", 7200, 4 * 3600, 0.0), _training("short", 3600, 4 * 3600, 0.0)]
+    row = evaluate("rrg", arr, site=demo, launch_s=1.0)
+    assert row["rematch_moves"] == 1 and row["avg_jct_s"] < 4000  # pinned: (3601 + 5401) / 2 = 4501
+
+
+def test_rrg_waits_for_a_busy_class_that_frees_soon_enough():
+    # the first training's limit says the H100 frees within 600 s: 600 + 1800 s there beats 3600 s on the A100
+    from slurm_plugin.site.loader import load_site
+
+    demo = load_site("demo")
+    arr = [_training("first", 1000, 600, 0.0), _training("second", 3600, 4 * 3600, 0.0)]
+    row = evaluate("rrg", arr, site=demo, launch_s=1.0)
+    assert row["rematch_moves"] == 0
