@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 
 from ..policy import PolicySpec, RankingSpec, ScalingSpec
-from ..scale.capacity_plan import policy_plan
+from ..policy.capacity import policy_plan
 from ..scale.planner import GroupLimits, ScaleConfig
 from .decide import CycleConfig, cycle_steps
 from .steps import CycleStep, Ranker

@@ -91,14 +91,3 @@ def load_capacity_plan(path: str | Path, groups: Mapping[str, int] | None = None
             raise CapacityPlanError(f"{p}: plan.power.{group}: {max(hours)} nodes on, the group has {groups[group]}")
     return plan
 
-
-def policy_plan(path: str | None) -> CapacityPlan | None:
-    """The plan a policy's ``scaling.capacity_plan`` names, read (None: none); a bad file raises
-    :class:`~slurm_plugin.policy.PolicyError` at that field."""
-    if path is None:
-        return None
-    from ..policy import PolicyError
-    try:
-        return load_capacity_plan(path)
-    except CapacityPlanError as err:
-        raise PolicyError("scaling.capacity_plan", str(err)) from None

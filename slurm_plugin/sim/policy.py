@@ -38,7 +38,7 @@ def sim_scaling(spec: ScalingSpec, machine: Machine, jobs: JobTable) -> ScalingP
         return AlwaysOn()
     if spec.name == "idle-timer":
         return IdleSuspend(spec.suspend_time_s)
-    from ..scale.capacity_plan import policy_plan
+    from ..policy.capacity import policy_plan
     from .scaling import NodeArrivals, PortableDemand, WarmPoolPower
 
     if spec.quiet_grace_s is not None:  # the demand-aware idle timer reads only its graces and window
