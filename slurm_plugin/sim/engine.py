@@ -279,10 +279,14 @@ class Engine:
         if self.ranking.static:
             return self._queue, self._by_rank
         q = self._lo + np.flatnonzero(self._queued[self._lo:self._hi])
-        jobs = self.jobs
-        view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t,
-                         None if self.able is None else self.able[q], jobs.nodes[q], q, self._table)
-        score = self.ranking.scores(view)
+        by_rows = getattr(self.ranking, "scores_rows", None)  # scores from (rows, table, now): no per-pass view
+        if by_rows is not None:
+            score = by_rows(q, self._table, t)
+        else:
+            jobs = self.jobs
+            view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t,
+                             None if self.able is None else self.able[q], jobs.nodes[q], q, self._table)
+            score = self.ranking.scores(view)
         # the queue is in (submit, id) order already, so a stable sort by score is the full priority order
         if head is not None and len(q) > 2 * head:
             kth = np.partition(score, head - 1)[head - 1]

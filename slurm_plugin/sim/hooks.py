@@ -26,7 +26,9 @@ class RankingPolicy(Protocol):
     """Orders the queue. ``scores(view)`` returns one float per pending job; lower = sooner (ties by submit
     time, then job id). ``static`` means a job's score never changes while it waits, so the engine may cache
     the order; an optional ``pure = True`` says ``scores`` has no side effect (no log of what it was shown), so
-    the engine may skip it when no job could start anyway. Example: FCFS returns ``view.submit``."""
+    the engine may skip it when no job could start anyway; an optional ``scores_rows(rows, table, now)`` (the
+    same scores for the view of ``table``'s jobs ``rows`` at ``now``) is called instead of ``scores`` by the
+    engine, which then builds no per-pass view. Example: FCFS returns ``view.submit``."""
 
     name: str
     static: bool

@@ -122,7 +122,7 @@ def _queue_columns(t: np.ndarray, submit: np.ndarray, procs: np.ndarray, limit: 
     np.minimum(col, 1.5, out=col)
     t[6] = _pct(limit)
     t[7] = _pct(procs)
-    t[8] = min(np.log1p(area.sum() / c / 3600.0) / _LOG1P_1000, 1.5)
+    t[8] = _backlog(area.sum(), c)
     t[9] = min(procs.sum() / c, 4.0) / 4.0
     qos = np.asarray(qos, dtype=float)
     top = max_qos if max_qos else float(qos.max(initial=0.0))
@@ -132,32 +132,76 @@ def _queue_columns(t: np.ndarray, submit: np.ndarray, procs: np.ndarray, limit: 
         t[11] = 0.0
 
 
+# rows of TableFeatures.packed after the 12 feature rows: the per-job figures the queue columns read (limit and
+# procs adjacent for one sort, procs and area adjacent for one sum)
+_SUBMIT, _LIMIT, _PROCS, _AREA, _QOS = range(N_FEATURES, N_FEATURES + 5)
+_WAIT_DEN = np.array([[_LOG1P_WEEK], [_LOG1P_100]])  # columns 3 and 4 divide by these (same np.float64 values)
+
+
+def _backlog(area_sum: float, c: float) -> float:
+    """Feature 8 of a queue whose jobs ask ``area_sum`` core-seconds on ``c`` cores."""
+    return min(np.log1p(area_sum / c / 3600.0) / _LOG1P_1000, 1.5)
+
+
 class TableFeatures:
     """:func:`job_features` of queues drawn from one fixed set of jobs (a simulation's job table): the columns
     that depend on the job alone are computed once for every job, each queue's rows are taken from them and only
     the time- and queue-dependent columns are computed per call. Same numbers, bit for bit: every column is an
-    element-wise formula or a reduction over the queue's own values in its order, as in :func:`job_features`."""
+    element-wise formula or a reduction over the queue's own values in its order, as in :func:`job_features`.
+
+    The per-job figures live in one (17, jobs) float64 array (the 12 feature rows, then submit, limit, procs,
+    area, qos), so a queue costs one gather, and the paired columns are computed as (2, n) blocks (the two wait
+    columns, the two percentile sorts, the two sums): ~15 numpy calls per queue, each an element-wise IEEE
+    operation, libm call or per-row reduction on the same numbers as :func:`_queue_columns`'s."""
 
     def __init__(self, submit: np.ndarray, limit: np.ndarray, procs: np.ndarray, qos: np.ndarray,
                  total_cores: float, scarcity: np.ndarray | None = None, max_qos: float | None = None):
         self.c = max(float(total_cores), 1.0)
         self.max_qos = max_qos
-        self.submit = np.asarray(submit, dtype=float)
-        self.procs = np.asarray(procs, dtype=float)
-        self.limit = np.maximum(np.asarray(limit, dtype=float), 1.0)
-        self.area = self.procs * self.limit
-        self.qos = np.asarray(qos, dtype=float)
-        self.fixed = np.empty((N_FEATURES, len(self.submit)))
-        _job_columns(self.fixed, self.procs, self.limit, self.area, self.c, scarcity)
+        self.packed = p = np.zeros((N_FEATURES + 5, len(submit)))
+        p[_SUBMIT] = np.asarray(submit, dtype=float)
+        p[_PROCS] = np.asarray(procs, dtype=float)
+        p[_LIMIT] = np.maximum(np.asarray(limit, dtype=float), 1.0)
+        np.multiply(p[_PROCS], p[_LIMIT], out=p[_AREA])
+        p[_QOS] = np.asarray(qos, dtype=float)
+        _job_columns(p, p[_PROCS], p[_LIMIT], p[_AREA], self.c, scarcity)
+        self.submit, self.procs, self.limit, self.area, self.qos = p[_SUBMIT], p[_PROCS], p[_LIMIT], p[_AREA], p[_QOS]
+        self.fixed = p[:N_FEATURES]
+
+    def backlog(self, rows: np.ndarray) -> float:
+        """Feature 8 (``backlog``) of the queue made of the jobs ``rows``: the same number as in its features."""
+        return _backlog(self.area[rows].sum(), self.c)
 
     def __call__(self, rows: np.ndarray, now: float) -> np.ndarray:
         """Features (len(rows) x 12, float32) of the queue made of the jobs ``rows`` (in that order) at ``now``."""
-        if len(rows) == 0:
+        n = len(rows)
+        if n == 0:
             return np.empty((0, N_FEATURES), dtype=np.float32)
-        t = self.fixed[:, rows]
-        _queue_columns(t, self.submit[rows], self.procs[rows], self.limit[rows], self.area[rows], self.qos[rows],
-                       now, self.c, self.max_qos)
-        return t.T.astype(np.float32, order="C")
+        t = self.packed[:, rows]
+        c = self.c
+        wait = t[3]
+        np.subtract(now, t[_SUBMIT], out=wait)
+        np.maximum(wait, 0.0, out=wait)
+        np.divide(wait, t[_LIMIT], out=t[4])
+        waits = t[3:5]  # log1p(w) / log1p(7 d) and log1p(w / r) / log1p(100), each at most 1.5
+        np.log1p(waits, out=waits)
+        waits /= _WAIT_DEN
+        np.minimum(waits, 1.5, out=waits)
+        if n > 1:  # _pct of the limits and of the sizes
+            srt = np.sort(t[_LIMIT:_PROCS + 1], axis=1)
+            np.divide(srt[0].searchsorted(t[_LIMIT]), n - 1, out=t[6])
+            np.divide(srt[1].searchsorted(t[_PROCS]), n - 1, out=t[7])
+        else:
+            t[6:8] = 0.0
+        procs_sum, area_sum = t[_PROCS:_AREA + 1].sum(axis=1).tolist()
+        t[8] = _backlog(area_sum, c)
+        t[9] = min(procs_sum / c, 4.0) / 4.0
+        top = self.max_qos if self.max_qos else float(t[_QOS].max(initial=0.0))
+        if top > 0:
+            np.divide(t[_QOS], top, out=t[11])
+        else:
+            t[11] = 0.0
+        return t[:N_FEATURES].T.astype(np.float32, order="C")
 
 
 def scarcity_of(able_cores: np.ndarray, total_cores: float) -> np.ndarray:

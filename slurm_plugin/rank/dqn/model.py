@@ -73,13 +73,18 @@ class DqnModel:
         light = self.gated(x[:, FEATURES.index("backlog")], x[:, FEATURES.index("scarcity")])
         if light is not None and light.all():  # the gate holds every job: no need to run the network
             return np.zeros(len(x), dtype=np.int64)
+        best = self.greedy(x)
+        if light is not None:
+            best[light] = 0
+        return best
+
+    def greedy(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`bands` without the backlog gate: the best band of each job (``margin`` applied)."""
         q = self.q(x)
-        best = np.argmax(q, axis=1)
+        best = q.argmax(axis=1)
         margin = float(self.meta.get("margin", 0.0))
         if margin > 0:
             best[q[np.arange(len(q)), best] - q[:, 0] <= margin] = 0
-        if light is not None:
-            best[light] = 0
         return best
 
     def gated(self, backlog: np.ndarray, scarcity: np.ndarray) -> np.ndarray | None:
@@ -92,6 +97,20 @@ class DqnModel:
         if self.meta.get("gate_constrained"):
             light &= scarcity <= 0
         return light
+
+    @property
+    def gates_whole_queues(self) -> bool:
+        """Whether the backlog gate, if any, holds a whole queue or none of it (it is not ``gate_constrained``:
+        every job of a queue has the same ``backlog``). Then ``bands(x)`` is all zeros when
+        ``gates_all(backlog)``, else ``greedy(x)``."""
+        return not self.meta.get("gate_constrained")
+
+    def gates_all(self, backlog: float) -> bool:
+        """Whether a gate that :attr:`gates_whole_queues` keeps a queue whose ``backlog`` feature is ``backlog``
+        in band 0 (False without a gate), decided as :meth:`gated` decides on the float32 feature."""
+        if self.meta.get("backlog_gate") is None:
+            return False
+        return bool(self.gated(np.array([backlog], dtype=np.float32), np.zeros(1, dtype=np.float32))[0])
 
     @classmethod
     def init(cls, hidden: tuple[int, ...] = (32, 32), seed: int = 0) -> DqnModel:

@@ -60,11 +60,22 @@ class DqnRanking:
         return view_features(view, self.total_cores, self.max_qos)
 
     def scores(self, view: QueueView) -> np.ndarray:
-        self.calls += 1
-        bands = self.model.bands(self.features(view))
         if view.rows is not None and view.table is not None:
-            return self._table(view.table)[2][view.rows] + DELTA * np.asarray(bands, dtype=float)
-        return band_scores(view.limit, bands)
+            return self.scores_rows(view.rows, view.table, view.now)
+        self.calls += 1
+        return band_scores(view.limit, self.model.bands(self.features(view)))
+
+    def scores_rows(self, rows: np.ndarray, table: QueueView, now: float) -> np.ndarray:
+        """``scores`` of the queue made of ``table``'s jobs ``rows`` (in that order) at ``now``: what the
+        simulator asks, without building the view's per-job arrays (the engine calls this when it exists)."""
+        self.calls += 1
+        _, feats, log_limit = self._table(table)
+        m = self.model
+        if not m.gates_whole_queues:
+            return log_limit[rows] + DELTA * m.bands(feats(rows, now))
+        if m.gates_all(feats.backlog(rows)):  # every band 0: the scores are the log10 limits (+ 0.0)
+            return log_limit[rows]
+        return log_limit[rows] + DELTA * m.greedy(feats(rows, now))
 
     def _table(self, table: QueueView) -> tuple:
         if self._cache is None or self._cache[0] is not table:

@@ -70,6 +70,16 @@ def _bands_reference(m: DqnModel, x: np.ndarray) -> np.ndarray:
     return best
 
 
+def _variants(model: DqnModel) -> list[DqnModel]:
+    """The shipped model ungated, gate_constrained (a higher gate), with a margin, and with a gate that holds
+    most random queues."""
+    w, b, meta = model.weights, model.biases, model.meta
+    return [DqnModel(w, b, {k: v for k, v in meta.items() if k != "backlog_gate"}),
+            DqnModel(w, b, {**meta, "gate_constrained": True, "backlog_gate": 0.9}),
+            DqnModel(w, b, {**meta, "margin": 0.05}),
+            DqnModel(w, b, {**meta, "backlog_gate": 0.9})]
+
+
 def _random_queues(seed: int, count: int):
     rng = np.random.default_rng(seed)
     for i in range(count):
@@ -116,9 +126,7 @@ def test_features_bands_and_scores_are_the_reference_ones_on_trace_queues():
     if not queues:
         pytest.skip("shared traces absent")
     model = load_model(DEFAULT_MODEL)
-    ungated = DqnModel(model.weights, model.biases, {k: v for k, v in model.meta.items() if k != "backlog_gate"})
-    constrained = DqnModel(model.weights, model.biases, {**model.meta, "gate_constrained": True, "backlog_gate": 0.9})
-    margin = DqnModel(model.weights, model.biases, {**model.meta, "margin": 0.05})
+    ungated, constrained, margin, _ = _variants(model)
     rng = np.random.default_rng(5)
     gated = 0
     for submit, limit, procs, qos, now, total, _, max_qos in queues:
@@ -149,6 +157,7 @@ def test_table_features_are_the_reference_bits(seed):
         able = None if scarcity is None else rng.choice([0.0, total / 2, total], n)
         whole = QueueView(submit, limit, procs, qos, 0.0, able)
         ranking = DqnRanking(model, total, max_qos)
+        variants = [(m, DqnRanking(m, total, max_qos)) for m in _variants(model)]
         for _ in range(4):
             rows = rng.permutation(n)[:int(rng.integers(0, n + 1))]
             sub = [a[rows] for a in (submit, limit, procs, qos)]
@@ -158,3 +167,5 @@ def test_table_features_are_the_reference_bits(seed):
             plain = QueueView(*sub, t, None if able is None else able[rows])
             tabled = QueueView(*sub, t, None if able is None else able[rows], rows=rows, table=whole)
             assert _same_bits(ranking.scores(tabled), DqnRanking(model, total, max_qos).scores(plain))
+            for m, r in variants:  # scores_rows' shortcuts (gate decided per queue, network skipped) per variant
+                assert _same_bits(r.scores_rows(rows, whole, t), DqnRanking(m, total, max_qos).scores(plain))
