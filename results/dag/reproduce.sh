@@ -10,5 +10,8 @@ for load in 0.5 0.9; do
 done
 $E --dags pipelines --site large --count 60 --load 0.9 --output results/dag/pipelines-large-load0.9.json
 $E --dags $TPCH --count 25 --load 0.9 --launch-s 0 --output results/dag/tpch-load0.9-launch0.json
+# validation of the matching and width rules on a seed and load they were not written against
+$E --dags pipelines --site demo --count 40 --load 0.7 --seed 2 --output results/dag/pipelines-demo-load0.7-seed2.json
+$E --dags $TPCH --count 25 --load 0.7 --seed 2 --output results/dag/tpch-load0.7-seed2.json
 nice -n 15 python3 results/dag/plan_bench.py
 python3 results/dag/plot.py
