@@ -22,7 +22,8 @@ PY := $(VENV)/bin/python
 RUN := PATH="$(abspath $(VENV))/bin:$$PATH"
 INSTALLED := $(VENV)/.hetsched-installed
 
-.PHONY: deps install demo test test-deps test-unit fresh soak bench-scale clean-cluster containers-deps containers-up containers-down test-containers
+.PHONY: deps install demo test test-deps test-unit fresh soak bench-scale clean-cluster containers-deps containers-up containers-down test-containers \
+        vm-deps test-vm
 
 deps:
 	@missing=; for p in $(APT_PACKAGES); do \
@@ -107,6 +108,23 @@ containers-down:
 
 test-containers: containers-deps
 	HETSCHED_CONTAINER_TESTS=1 HETSCHED_CONTAINER_RELEASE=$(RELEASE) $(RUN) python -m pytest tests/containers
+
+# Not part of `make test` either: the VM form's system test (tests/system/test_deploy_vm.py), one real QEMU boot
+# without KVM (TCG; ~1 min with its cluster at load 16). vm-deps installs QEMU and, when /boot has no kernel
+# (a container or a Firecracker VM), extracts Debian's cloud kernel from its package into VM_DIR (downloaded
+# with apt-get download and unpacked with dpkg-deb: nothing installed, no initramfs-tools run).
+VM_DIR ?= /var/lib/hetsched/vm
+vm-deps: install
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="qemu-system-x86 busybox-static" APT_FLAGS=--no-install-recommends
+	@if ! ls /boot/vmlinuz-* >/dev/null 2>&1 && [ ! -f $(VM_DIR)/vmlinuz ]; then \
+	  set -e; rm -rf $(VM_DIR)/deb; mkdir -p $(VM_DIR)/deb; cd $(VM_DIR)/deb; apt-get update -qq; \
+	  pkg=$$(apt-cache depends linux-image-cloud-amd64 | awk '/Depends: linux-image-[0-9]/{print $$2; exit}'); \
+	  echo "apt-get download $$pkg (only its vmlinuz is kept, in $(VM_DIR))"; apt-get download -qq $$pkg; \
+	  dpkg-deb --fsys-tarfile $${pkg}_*.deb | tar -x --wildcards './boot/vmlinuz-*'; \
+	  mv boot/vmlinuz-* ../vmlinuz; cd ..; rm -rf deb; fi
+
+test-vm: vm-deps
+	HETSCHED_VM_TESTS=1 HETSCHED_VM_DIR=$(VM_DIR) $(RUN) python -m pytest tests/system/test_deploy_vm.py
 
 clean-cluster:
 	$(RUN) hetsched cluster down --root $(DEMO_ROOT)

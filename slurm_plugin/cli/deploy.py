@@ -144,17 +144,19 @@ def oci_conf(site: str | None, slurm_version: str | None, wrapper: str, state_di
         fail(str(err))
 
 
-def _node_event(event: str, audit_log: str) -> dict:
+def _node_event(event: str, audit_log: str, **more: object) -> dict:
     from ..deploy import audit
 
     env = os.environ
     return audit.append(audit_log, event, job_id=env.get("SLURM_JOB_ID", ""), user=env.get("SLURM_JOB_USER", ""),
                         uid=env.get("SLURM_JOB_UID", ""), name=env.get("SLURM_JOB_NAME", ""),
-                        partition=env.get("SLURM_JOB_PARTITION", ""), node=env.get("SLURMD_NODENAME", ""))
+                        partition=env.get("SLURM_JOB_PARTITION", ""), node=env.get("SLURMD_NODENAME", ""), **more)
 
 
 _NODE = [click.option("--audit-log", required=True, type=click.Path(dir_okay=False)),
-         click.option("--slurm-conf", default=None, type=click.Path(dir_okay=False))]
+         click.option("--slurm-conf", default=None, type=click.Path(dir_okay=False)),
+         click.option("--vm-config", default=None, type=click.Path(dir_okay=False),
+                      help="vm.json of the rendered set: on its nodes the job runs in a QEMU VM.")]
 
 
 def _node_opts(fn):
@@ -163,25 +165,110 @@ def _node_opts(fn):
     return fn
 
 
-@deploy.command()
-@_node_opts
-def prolog(audit_log: str, slurm_conf: str | None) -> None:
-    """Slurm's Prolog for a sensitive job: the audit record's start line (who, what, where, when)."""
-    _node_event("start", audit_log)
+def _job_vm(vm_config: str | None):
+    """``(settings, JobVm)`` when this node runs its sensitive jobs in a VM, else None."""
+    from pathlib import Path
+
+    from ..deploy.vm import JobVm, VmError, load_config
+
+    if not vm_config:
+        return None
+    try:
+        settings, nodes = load_config(vm_config)
+    except VmError as err:
+        fail(str(err))
+    if os.environ.get("SLURMD_NODENAME", "") not in nodes:
+        return None
+    return settings, JobVm(Path(settings.run_dir), os.environ.get("SLURM_JOB_ID", "0"))
 
 
 @deploy.command()
 @_node_opts
-def epilog(audit_log: str, slurm_conf: str | None) -> None:
-    """Slurm's Epilog for a sensitive job: the audit record's end line, then drain the node for its power
-    cycle (before Slurm releases it, so no other job lands there first)."""
+def prolog(audit_log: str, slurm_conf: str | None, vm_config: str | None) -> None:
+    """Slurm's Prolog for a sensitive job: the audit record's start line (who, what, where, when, the form);
+    on a node of a kvm group (--vm-config), first start the job's VM (QEMU, by pid; exit 1 if it does not)."""
+    from ..deploy.vm import VmError, start, stop, write_bundle
+
+    vm = _job_vm(vm_config)
+    if vm is None:
+        _node_event("start", audit_log, form="exclusive")
+        return
+    settings, job = vm
+    try:
+        write_bundle(settings.run_dir, vm_config)
+        uid = os.environ.get("SLURM_JOB_UID", "")
+        pid = start(settings, job, uid=int(uid) if uid.isdigit() else None)
+    except (VmError, OSError) as err:
+        fail(f"job {job.job_id}: the VM did not start: {err}")
+    try:
+        _node_event("start", audit_log, form="vm", accel=settings.accel, vm_pid=pid)
+    except OSError:
+        stop(job)  # no audit record, no job: Slurm drains the node and requeues it
+        raise
+
+
+@deploy.command()
+@_node_opts
+def epilog(audit_log: str, slurm_conf: str | None, vm_config: str | None) -> None:
+    """Slurm's Epilog for a sensitive job: stop its VM by pid (if it ran in one), the audit record's end line,
+    then drain the node for its power cycle (before Slurm releases it, so no other job lands there first)."""
+    import shutil
+
+    from ..deploy.vm import stop
     from ..deploy.wipe import drain_reason
     from ..slurm import SlurmClient
 
-    rec = _node_event("end", audit_log)
+    vm = _job_vm(vm_config)
+    if vm is None:
+        rec = _node_event("end", audit_log, form="exclusive")
+    else:
+        _, job = vm
+        rec = _node_event("end", audit_log, form="vm", vm=stop(job))
+        shutil.rmtree(job.dir, ignore_errors=True)
     client = SlurmClient(conf=slurm_conf) if slurm_conf else SlurmClient()
     client.run("scontrol", "update", f"nodename={rec['node']}", "state=DRAIN",
                f"reason={drain_reason(rec['job_id'])}")
+
+
+@deploy.group("vm")
+def vm_group() -> None:
+    """Sensitive jobs in QEMU VMs on node groups flagged kvm: the guest's initramfs, the step's run."""
+
+
+@vm_group.command("initrd")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False), help="The initramfs to write.")
+@click.option("--busybox", default="/bin/busybox", show_default=True, type=click.Path(dir_okay=False),
+              help="A static busybox (Debian package busybox-static).")
+def vm_initrd(output: str, busybox: str) -> None:
+    """Write the guest's initramfs: static busybox and the job agent as /init (deploy.vm.initrd)."""
+    from ..deploy.initrd import build_initrd
+
+    try:
+        click.echo(build_initrd(output, busybox))
+    except OSError as err:
+        fail(str(err))
+
+
+@vm_group.command("exec")
+@click.option("--vm-config", required=True, type=click.Path(dir_okay=False))
+@click.argument("bundle", type=click.Path(file_okay=False))
+@click.argument("container_id")
+def vm_exec(vm_config: str, bundle: str, container_id: str) -> None:
+    """Run the step of Slurm's per-step BUNDLE in the job's VM (what oci-run does for a VM bundle): its output
+    to stdout, its exit status as ours."""
+    import sys
+    from pathlib import Path
+
+    from ..deploy.vm import JobVm, VmError, guest_script, job_of, load_config, run, step_command
+
+    try:
+        settings, _ = load_config(vm_config)
+        job = JobVm(Path(settings.run_dir), job_of(container_id))
+        args, env, files = step_command(bundle)
+        status, _ = run(job, guest_script(args, env, files), sys.stdout.buffer, settings.boot_timeout_s)
+    except (VmError, OSError, ValueError) as err:
+        fail(str(err))
+    raise SystemExit(status)
 
 
 @deploy.command()

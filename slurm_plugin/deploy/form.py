@@ -8,7 +8,9 @@
   unknown, or the cache has no room for it;
 - ``sensitive``: ``--partition`` = the exclusive partitions made only of node groups marked ``sensitive``
   (Slurm then gives whole nodes; the Prolog/Epilog audit it and drain the node for its power cycle);
-  refused when the site has no such partition;
+  refused when the site has no such partition. With ``deploy.vm`` set, the partitions whose node groups are
+  all flagged ``kvm`` are chosen instead and the job gets ``--container=<deploy.vm.run_dir>/bundle``: it runs
+  inside a QEMU guest the Prolog starts (:mod:`.vm`);
 - ``function``: served by ``hetsched fn`` pilots; a pilot job (comment ``fn=NAME``) is accepted as batch.
 
 Any job that is not sensitive and asks for a sensitive partition is refused (the enclave holds only audited
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .cache import CacheView
 from .images import Image, ImageError, parse_ref
+from .vm import vm_partitions
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,13 @@ def choose_form(req, wclass, site, view: DeployView) -> FormChoice:
         if not enclave:
             return FormChoice(form, f"class {cname} is sensitive but the site has no exclusive partition of node "
                                     "groups marked sensitive", refuse=True)
+        in_vm = vm_partitions(site, enclave)
+        if in_vm:
+            vm = site.deploy.vm
+            return FormChoice(form, f"form sensitive in a VM (class {cname}): QEMU guest (accel {vm.accel}) started "
+                                    f"by the Prolog on exclusive kvm nodes of partition {','.join(in_vm)}, audited, "
+                                    "node power-cycled before reuse",
+                              {"partition": ",".join(in_vm), "container": f"{vm.run_dir}/bundle"})
         return FormChoice(form, f"form sensitive (class {cname}): exclusive nodes of partition {','.join(enclave)}, "
                                 "audited, node power-cycled before reuse", {"partition": ",".join(enclave)})
     if form == "function" and "fn=" in (req.comment or ""):

@@ -54,15 +54,21 @@ def render_oci_conf(site, wrapper: str, state_dir: str, version: tuple[int, int]
         rt=runtime_command(site.deploy.runtime, state_dir), wrapper=wrapper, modern=tuple(version) >= MODERN)
 
 
-def run_wrapper(runtime: str, state_dir: str, unpack: str) -> str:
+def run_wrapper(runtime: str, state_dir: str, unpack: str, vm_exec: str | None = None) -> str:
     """The text of the ``oci-run`` wrapper (sh). ``unpack``: shell text of the command that unpacks the bundle
-    directory appended to it (``python3 -m slurm_plugin deploy cache unpack``, paths already quoted)."""
+    directory appended to it (``python3 -m slurm_plugin deploy cache unpack``, paths already quoted);
+    ``vm_exec``: of the command that runs the step in the job's VM (given the per-step bundle and the
+    container id), for a bundle marked ``vm.json`` (:mod:`.vm`)."""
+    vm = (f"""if [ -n "$rootfs" ] && [ -f "${{rootfs%/rootfs}}/vm.json" ]; then
+  exec env {vm_exec} "$bundle" "$id"
+fi
+""" if vm_exec else "")
     return f"""#!/bin/sh
 # hetsched OCI run wrapper (generated): $1 = Slurm's per-step bundle, $2 = container id.
 set -e
 bundle="$1"; id="$2"
 rootfs=$(tr -d ' \\n\\t' < "$bundle/config.json" | sed -n 's/.*"root":{{[^}}]*"path":"\\([^"]*\\)".*/\\1/p' | sed 's#\\\\/#/#g')
-if [ -n "$rootfs" ] && [ ! -d "$rootfs" ] && [ -f "${{rootfs%/rootfs}}/image.json" ]; then
+{vm}if [ -n "$rootfs" ] && [ ! -d "$rootfs" ] && [ -f "${{rootfs%/rootfs}}/image.json" ]; then
   {unpack} "${{rootfs%/rootfs}}" >&2
 fi
 exec {runtime_command(runtime, state_dir)} run "$id" -b "$bundle"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 
 from ..data import import_root
 
@@ -55,17 +56,27 @@ def deploy_files(site, layout, slurm_conf: str, log_dir: str, stamp_dir: str | N
                  version: tuple[int, int] | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """What a site's deployment adds to a rendered set: ``({etc name: text}, {program name: text})`` —
     ``oci.conf`` (with ``deploy.image_store``), and the programs ``prolog``, ``epilog``, ``oci-run`` named by
-    ``layout``'s paths (their file names are the basenames). Empty when the site deploys nothing."""
+    ``layout``'s paths (their file names are the basenames), and ``vm.json`` beside ``slurm_conf`` when sensitive
+    jobs run in VMs (:mod:`.vm`: the Prolog/Epilog start/stop them, ``oci-run`` runs the job in them). Empty
+    when the site deploys nothing."""
     from .oci import render_oci_conf, run_wrapper, slurm_version
+
+    from .vm import config_text
 
     sensitive = site.sensitive_partitions()
     etc, programs = {}, {}
     common = ["--audit-log", site.deploy.audit_log, "--slurm-conf", slurm_conf]
+    vm_exec = None
+    if (vm := config_text(site)) is not None:
+        etc["vm.json"] = vm
+        vm_config = str(Path(slurm_conf).parent / "vm.json")
+        common += ["--vm-config", vm_config]
+        vm_exec = hetsched_line(["deploy", "vm", "exec"], ["--vm-config", vm_config])
     if deploys(site):
         programs["prolog"] = node_program("prolog", sensitive, common, f"{log_dir}/deploy.out", stamp_dir)
         programs["epilog"] = node_program("epilog", sensitive, common, f"{log_dir}/deploy.out")
-    if site.deploy.image_store:
+    if site.deploy.image_store or vm_exec:
         etc["oci.conf"] = render_oci_conf(site, layout.oci_run, layout.oci_state, version or slurm_version())
         programs["oci-run"] = run_wrapper(site.deploy.runtime, layout.oci_state,
-                                          hetsched_line(["deploy", "cache", "unpack"], []))
+                                          hetsched_line(["deploy", "cache", "unpack"], []), vm_exec)
     return etc, programs

@@ -35,3 +35,37 @@ def wipe_cycle_argv(python: str, site_file: Path, state_dir: Path) -> list[str]:
     down the measured jobs' nodes). Run it with ``SLURM_CONF`` set to the cluster's."""
     return [python, "-m", "slurm_plugin", "cycle", "run", str(site_file), "--state-dir", str(state_dir),
             "--no-pack", "--no-reshape", "--no-power", "--interval", "1", "--metrics-listen", "off"]
+
+
+VM_DIR = "/var/lib/hetsched/vm"  # `make vm-deps` puts a Debian kernel here (vmlinuz) when /boot has none
+
+
+def guest_kernel() -> str | None:
+    """A kernel for the VM form's test guest: ``$HETSCHED_VM_KERNEL``, else the newest ``/boot/vmlinuz-*``
+    readable here, else ``$HETSCHED_VM_DIR/vmlinuz`` (default ``VM_DIR``; `make vm-deps`); None when none."""
+    import os
+
+    if os.environ.get("HETSCHED_VM_KERNEL"):
+        return os.environ["HETSCHED_VM_KERNEL"]
+    found = sorted(p for p in Path("/boot").glob("vmlinuz-*") if os.access(p, os.R_OK))
+    if found:
+        return str(found[-1])
+    fallback = Path(os.environ.get("HETSCHED_VM_DIR") or VM_DIR) / "vmlinuz"
+    return str(fallback) if fallback.is_file() else None
+
+
+def patch_site_vm(kernel: str, initrd: str, accel: str = "tcg"):
+    """A patch like :func:`patch_site` that also flags the sensitive group ``kvm`` and sets ``deploy.vm``
+    (``accel`` tcg by default: this project's test hosts have a /dev/kvm that runs no guest, see
+    results/deploy/README.md); the VMs' files under the cluster's root."""
+
+    def patch(data: dict, root: Path) -> None:
+        patch_site(data, root)
+        for cluster in data["clusters"]:
+            for group in cluster["node_groups"]:
+                if group["name"] == SENSITIVE_GROUP:
+                    group["kvm"] = True
+        data["deploy"]["vm"] = {"kernel": kernel, "initrd": initrd, "accel": accel,
+                                "run_dir": f"{Path(root).resolve()}/run/vm", "boot_timeout_s": 600}
+
+    return patch

@@ -28,6 +28,7 @@ class DeployViewer:
         self.store = d.image_store
         self.cache = BundleCache(d.bundle_cache, d.cache_max_mb << 20)
         self.ttl, self.clock = ttl, clock
+        self.vm_bundle = f"{d.vm.run_dir}/bundle" if d.vm else None  # each VM Prolog writes it on its node
         self._view, self._at = DeployView(cache=self.cache.view()), float("-inf")
         self._read()
 
@@ -63,6 +64,8 @@ class DeployViewer:
     def prepare(self, bundle: str) -> str | None:
         """Write the bundle's config.json (if missing) for the cache entry ``bundle`` admission chose; returns
         None when done, else why not (the image changed under a stale view: re-read and decide again)."""
+        if bundle == self.vm_bundle:
+            return None
         key = Path(bundle).name
         for image in self._view.catalog.values():
             if image.key == key:

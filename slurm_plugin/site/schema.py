@@ -175,7 +175,8 @@ class NodeGroup(Strict):
     bmc: Bmc | None = None
     sensitive: bool = Field(False, description="may run workload classes of form 'sensitive' (exclusive, audited, "
                             "power-cycled after each such job)")
-    kvm: bool = Field(False, description="the hardware offers virtualization (documented; see slurm_plugin/deploy)")
+    kvm: bool = Field(False, description="the hardware offers virtualization: with deploy.vm set, sensitive jobs on "
+                      "this group run inside a QEMU VM started by the Prolog (slurm_plugin/deploy/vm.py)")
     hw_profile: SlurmName | None = Field(None, description="vendor profile (BIOS settings) of these nodes: a name "
                                                             "in slurm_plugin/hw/profiles/*.yaml (`hetsched hw`)")
     speed_factor: Annotated[float, Field(gt=0, le=10)] = Field(
@@ -284,6 +285,24 @@ class WorkloadClass(Strict):
                                    "that name none")
 
 
+class VmSettings(Strict):
+    """The VM form of sensitive work on node groups flagged ``kvm`` (slurm_plugin/deploy/vm.py): the guest's
+    kernel and initramfs (``hetsched deploy vm initrd`` builds the agent's), QEMU's accelerator (``auto``:
+    KVM, else QEMU falls back to TCG; ``tcg`` where /dev/kvm opens but runs no guest), size and limits."""
+
+    kernel: AbsPath
+    initrd: AbsPath
+    accel: Literal["auto", "kvm", "tcg"] = "auto"
+    qemu: Annotated[str, Field(pattern=r"^[A-Za-z0-9_./+-]+$", max_length=1024)] = "qemu-system-x86_64"
+    machine: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=-]+$", max_length=256)] = "pc"
+    memory_mb: Annotated[int, Field(ge=64, le=MAX_MEMORY_GB * 1024)] = 256
+    cpus: Annotated[int, Field(ge=1, le=1024)] = 1
+    boot_timeout_s: Annotated[int, Field(gt=0, le=3600)] = 300
+    run_dir: AbsPath = "/run/hetsched/vm"
+    append: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.,=:/ -]*$", max_length=512)] = Field(
+        "", description="more kernel arguments")
+
+
 class Deploy(Strict):
     """Containers and serverless (issue 19): the OCI runtime Slurm calls (rendered into oci.conf), where images
     (OCI layouts, one directory per image name) and the content-addressed bundle cache live, its size and age
@@ -297,6 +316,8 @@ class Deploy(Strict):
     audit_log: AbsPath = "/var/log/hetsched/sensitive-audit.jsonl"
     fn_idle_timeout_s: Annotated[int, Field(gt=0, le=86400)] = 60
     fn_max_pilots: Annotated[int, Field(gt=0, le=1024)] = 4
+    vm: VmSettings | None = Field(None, description="sensitive jobs on node groups flagged kvm run in a QEMU VM "
+                                                    "(None: they run on the node itself)")
 
 
 class QosTier(Strict):
