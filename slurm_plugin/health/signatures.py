@@ -31,7 +31,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate, compress, repeat
 from importlib.resources import files
+from operator import contains, eq, not_
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,7 @@ OPS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "match", "bits")
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{1,80}$")
 _CLASS = re.compile(r"^[a-z][a-z0-9_]{1,60}$")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the check loads the library on every run
+UNION_MIN_ROWS = 64  # fewer rows of one literal are tried regex by regex: compiling its alternation costs more
 DEFAULT_THRESHOLD = (10, 86400)  # (count, window seconds) of a `count` action without its own threshold
 
 
@@ -315,7 +318,7 @@ class Library:
                 self._by_prefilter.setdefault(s.prefilter, []).append(s)
         self._always = self._by_prefilter.pop("", [])
         self._literals = _literal_scanner(list(self._by_prefilter))
-        self._any = {p: _union(sigs) for p, sigs in self._by_prefilter.items()}
+        self._any: dict[str, re.Pattern[str]] = {}  # literal -> its regexes' alternation (:meth:`_union`)
 
     def __len__(self) -> int:
         return len(self.signatures)
@@ -326,60 +329,84 @@ class Library:
         if obj is not None:
             return next((s for s in self._json if s.matches_obj(obj)), None)
         scanner = self._literals[0]
-        return self._first(line, self._present(line, scanner.findall(line) if scanner else ()))
+        return self._first(line, self._present(line, (f for f in scanner.findall(line) if f != "\n") if scanner else ()))
 
     def classify_all(self, lines: Sequence[str]) -> list[tuple[int, Signature]]:
         """(index, signature) of every line of ``lines`` that a signature matches, in order: the same as
-        :meth:`classify` on each line, but one scan of the joined text finds the literals of every line, so a
-        line with none that is not a JSON object (most of a log) costs no Python work at all."""
-        scanner = self._literals[0]
-        text = "\n".join(lines)
-        if self._always or scanner is None or text.count("\n") != len(lines) - 1:  # (a line with a newline)
+        :meth:`classify` on each line, with the Python work per literal, not per line. One scan of the joined
+        text finds the literals of every line; each literal's regexes are then searched over all its lines at
+        once (:meth:`_first_of`, in C: ``map``), and a line with several literals gets the first of their
+        answers in library order. A line without a literal that is not a JSON object costs no Python at all."""
+        scanner, within, overlapping = self._literals
+        if self._always or scanner is None:
             return [(i, sig) for i, line in enumerate(lines) if (sig := self.classify(line)) is not None]
-        by_line: dict[int, list[str]] = {}  # row -> the literals the scan found in it
-        row, pos = 0, 0
-        count = text.count
-        for m in scanner.finditer(text):
-            start = m.start()
-            row += count("\n", pos, start)
-            pos = start
-            found = by_line.get(row)
-            if found is None:
-                by_line[row] = [m.group()]
-            else:
-                found.append(m.group())
+        found = scanner.findall("\n".join(lines))  # each literal the scan finds, and each line end
+        ends = list(map(eq, found, repeat("\n")))
+        if sum(ends) != len(lines) - 1:  # a line holding a newline
+            return [(i, sig) for i, line in enumerate(lines) if (sig := self.classify(line)) is not None]
+        out: dict[int, Signature] = {}
         json_rows = set()
-        row, pos = 0, 0
-        for m in _JSON_START.finditer(text):
-            row += count("\n", pos, m.start())
-            pos = m.start()
-            json_rows.add(row)
-        _, within, overlapping = self._literals
-        out = []
-        for i in sorted(by_line.keys() | json_rows):
-            line = lines[i]
-            obj = parse_json_line(line) if i in json_rows else None
+        for i in compress(range(len(lines)), map(contains, lines, repeat("{"))):
+            obj = parse_json_line(lines[i])
             if obj is not None:
-                sig = next((s for s in self._json if s.matches_obj(obj)), None)
-            else:
-                lits = by_line.get(i, ())
-                if len(lits) == 1 and not overlapping[lits[0]]:
-                    present: set[str] | frozenset[str] = within[lits[0]]  # the common case: one literal
-                else:
-                    present = self._present(line, lits)
-                sig = self._first(line, present)
-            if sig is not None:
-                out.append((i, sig))
+                json_rows.add(i)
+                if (sig := self.classify_obj(obj)) is not None:
+                    out[i] = sig
+        is_lit = list(map(not_, ends))
+        lits, rows = list(compress(found, is_lit)), list(compress(accumulate(map(int, ends)), is_lit))
+        by_found = {lit: set(compress(rows, map(eq, lits, repeat(lit)))) for lit in set(lits)}  # -> its rows
+        rows_of: dict[str, set[int]] = {}  # literal -> every row that contains it (``p in line``)
+        for lit, rows in by_found.items():
+            for p in within[lit]:
+                rows_of.setdefault(p, set()).update(rows)
+        for lit, rows in by_found.items():
+            for q in overlapping[lit]:
+                known = rows_of.setdefault(q, set())
+                maybe = list(rows - known)
+                known.update(compress(maybe, map(contains, map(lines.__getitem__, maybe), repeat(q))))
+        order = self._order
+        for p, rows in rows_of.items():
+            for i, sig in self._first_of(lines, sorted(rows - json_rows), p).items():
+                old = out.get(i)
+                if old is None or order[sig.id] < order[old.id]:
+                    out[i] = sig
+        return sorted(out.items())
+
+    def _first_of(self, lines: Sequence[str], rows: list[int], p: str) -> dict[int, Signature]:
+        """row -> the first signature of literal ``p`` (library order) that matches ``lines[row]``, for the
+        ``rows`` (which contain ``p``) that one matches. Each regex is searched over all undecided rows at once;
+        with many rows, the literal's alternation first drops those none of its regexes matches."""
+        sigs = self._by_prefilter[p]
+        texts = [lines[i] for i in rows]
+        if len(rows) > UNION_MIN_ROWS and len(sigs) > 1:
+            hit = list(map(self._union(p).search, texts))
+            rows, texts = list(compress(rows, hit)), list(compress(texts, hit))
+        out: dict[int, Signature] = {}
+        for sig in sigs:
+            if not rows:
+                break
+            hit = list(map(sig.regex.search, texts))  # type: ignore[union-attr]
+            if any(hit):
+                out.update(dict.fromkeys(compress(rows, hit), sig))
+                miss = list(map(not_, hit))
+                rows, texts = list(compress(rows, miss)), list(compress(texts, miss))
         return out
+
+    def _union(self, p: str) -> re.Pattern[str]:
+        """The alternation of literal ``p``'s regexes, compiled when first needed."""
+        pat = self._any.get(p)
+        if pat is None:
+            pat = self._any[p] = _union(self._by_prefilter[p])
+        return pat
 
     def _first(self, line: str, present: set[str] | frozenset[str]) -> Signature | None:
         """The first signature in library order among those of the literals ``present`` that matches."""
         if len(present) == 1 and not self._always:
             (p,) = present
-            if self._any[p].search(line) is None:
+            if self._union(p).search(line) is None:
                 return None
             return next((s for s in self._by_prefilter[p] if s.regex.search(line)), None)
-        groups = [self._by_prefilter[p] for p in present if self._any[p].search(line)]
+        groups = [self._by_prefilter[p] for p in present if self._union(p).search(line)]
         if self._always:
             groups.append(self._always)
         if not groups:
@@ -407,21 +434,20 @@ class Library:
         return [s for s in self.signatures if s.matches(line)]
 
 
-_JSON_START = re.compile(r"^(?:(?!\n)\s)*\{", re.M)  # where parse_json_line may find an object (str.strip's space)
-
-
 def _literal_scanner(literals: list[str]) -> tuple[re.Pattern[str] | None, dict[str, frozenset[str]],
                                                   dict[str, tuple[str, ...]]]:
     """A pattern finding the longest literal at the leftmost position, then the next after it (a trie of the
-    literals, so each position costs one branch per character, not one try per literal); with, per literal L,
-    the literals inside L and those that may start inside L and end past it (checked with ``in``): together
-    exactly the literals of a line."""
+    literals, so each position costs one branch per character, not one try per literal) and each newline; with,
+    per literal L, the literals inside L and those that may start inside L and end past it (checked with
+    ``in``): together exactly the literals of a line. (The newline is one more word of the trie: an alternative
+    beside it would halve the scan's speed.)"""
     if not literals:
         return None, {}, {}
     within = {p: frozenset(q for q in literals if q in p) for p in literals}
+    prefixes = {q: {q[:j] for j in range(1, len(q) + 1)} for q in literals}
     overlapping = {p: tuple(q for q in literals if q not in within[p] and
-                            any(q.startswith(p[i:]) for i in range(1, len(p)))) for p in literals}
-    return re.compile(_trie(literals)), within, overlapping
+                            not prefixes[q].isdisjoint(p[i:] for i in range(1, len(p)))) for p in literals}
+    return re.compile(_trie([*literals, "\n"])), within, overlapping
 
 
 def _trie(words: list[str]) -> str:
