@@ -95,6 +95,9 @@ def classify(directory: Path | None, file, as_json: bool, gpu_type: str | None) 
 @click.option("--tool-timeout", type=float, default=5.0, show_default=True, help="Seconds each tool may take.")
 @click.option("--site", "site_path", type=click.Path(dir_okay=False, exists=True), default=None,
               help="Site file: read this node's BMC as its node group names it (IPMI SEL or Redfish health).")
+@click.option("--site-facts", type=click.Path(dir_okay=False), default=None,
+              help="What the check needs of --site per node (GPU type, BMC settings) as `conf render` wrote it "
+                   "(no site load); ignored when made from another version of the site file.")
 @click.option("--bmc-timeout", type=float, default=5.0, show_default=True,
               help="Seconds the BMC read may take in all (then skipped this run).")
 @click.option("--no-reboot", is_flag=True, help="drain_reboot faults only drain (no `scontrol reboot`).")
@@ -104,8 +107,8 @@ def classify(directory: Path | None, file, as_json: bool, gpu_type: str | None) 
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_DIR
 def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: str | None, no_tools: bool,
-          tool_timeout: float, site_path: str | None, bmc_timeout: float, no_reboot: bool, gpu_type: str | None,
-          dry_run: bool, as_json: bool, directory: Path | None) -> None:
+          tool_timeout: float, site_path: str | None, site_facts: str | None, bmc_timeout: float, no_reboot: bool,
+          gpu_type: str | None, dry_run: bool, as_json: bool, directory: Path | None) -> None:
     """One health check of this node (Slurm's HealthCheckProgram): read what is new in its logs, tools and BMC,
     match the fault signatures, drain/requeue/reboot/resume through Slurm with reasons tagged 'hetsched: health'."""
     import os
@@ -118,14 +121,14 @@ def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: 
     try:
         site = None
         if site_path:
-            from ..health.check import node_site
+            from ..health.site_facts import node_site
             from ..site import SiteError
 
             try:
-                site, site_gpu = node_site(site_path, node, state_dir)
-            except SiteError as exc:
+                facts = node_site(site_path, node, state_dir, site_facts)
+            except (SiteError, OSError) as exc:
                 raise click.ClickException(str(exc)) from None
-            gpu_type = gpu_type or site_gpu
+            site, gpu_type = facts.bmc, gpu_type or facts.gpu
         res = run_check(node, list(logs), state_dir, SlurmClient(slurm_conf), _library(directory), dry_run=dry_run,
                         tools=not no_tools, tool_timeout=tool_timeout, site=site, bmc_timeout=bmc_timeout,
                         reboot=not no_reboot, gpu_type=gpu_type)

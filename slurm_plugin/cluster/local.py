@@ -21,6 +21,7 @@ from pathlib import Path
 from ..conf import LocalLayout, render_site, write_atomic
 from ..conf.render import device_files
 from ..data import child_pythonpath, data_file
+from ..fsio import write_file_atomic
 from ..deploy.programs import deploy_files
 from ..site import Site, load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
@@ -184,6 +185,11 @@ class LocalCluster(RecordedState):
         # (--site: the check reads the BMC of a node whose group names one)
         site_path = site_path or self.state().get("site_path")
         site = ["--site", str(site_path)] if site_path else []
+        if site_path:  # what the check needs of the site per node, so that no run loads it
+            from ..health.site_facts import SITE_FACTS, facts_text
+
+            write_file_atomic(self.root / "etc" / SITE_FACTS, facts_text(load_site(site_path), site_path))
+            site += ["--site-facts", str(self.root / "etc" / SITE_FACTS)]
         files["healthcheck"] = health_check_text(["--log", f"{root}/log/kern-{{node}}.log", "--state-dir",
                                                   f"{root}/health", "--slurm-conf", str(self.conf), *site],
                                                  output=f"{root}/log/health.out")

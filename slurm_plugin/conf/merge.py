@@ -37,6 +37,7 @@ from ..data import data_file
 from ..fsio import fsync_dir, write_file_atomic
 from ..site import Site
 from ..deploy.programs import deploy_files
+from ..health.site_facts import SITE_FACTS, facts_text
 from .programs import health_check_text, power_programs
 from .render import GRES_FRAGMENT, SHIM_CONFIG, DeployPaths, conf_value, render_base, render_fragments, slurm_fragments
 
@@ -176,7 +177,8 @@ def plan_merge(site: Site, site_path: str | Path, out_dir: str | Path, socket: s
                                                version=slurm_version)
     programs.update(deploy_programs)
     if site.slurm.health_check_interval > 0:  # the node's BMC is read through the site file (--site)
-        programs["healthcheck"] = health_check_text(args, python=python)
+        programs["healthcheck"] = health_check_text([*args, "--site-facts", f"{link}/{SITE_FACTS}"], python=python)
+        files[SITE_FACTS] = facts_text(site, Path(site_path).resolve())  # the check's per-node facts: no site load per run
     files.update(programs)
     files.update(deploy_etc)
     links = {SHIM_CONFIG: f"{LINK}/{SHIM_CONFIG}", **{n: f"{LINK}/{n}" for n in deploy_etc}}

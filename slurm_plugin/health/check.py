@@ -39,6 +39,7 @@ from .tools import tool_records
 
 if TYPE_CHECKING:
     from ..site import Site
+    from .site_facts import BmcSite
 
 log = logging.getLogger(__name__)
 REASON = "health"  # reasons read "hetsched: health <what>"; OURS is what the check recognises as its own
@@ -246,47 +247,14 @@ class CheckResult:
         return asdict(self)
 
 
-def node_site(site_path: str, node: str, state_dir: Path) -> tuple[Site | None, str | None]:
-    """What the check needs of the site file for ``node``: the site itself when the node's group names a BMC
-    (read through it), else None; and the node's NVIDIA GPU type (for its Xids). Loading a site costs about
-    0.5 CPU s (pydantic), a quarter of the check's budget, so the answer is kept in ``<state-dir>/<node>.site.json``
-    under the file's path, mtime and size: a node without a BMC loads the site again only when the file changes.
-    Raises :class:`~slurm_plugin.site.SiteError` for a site that does not load."""
-    st = os.stat(site_path)
-    key = [os.path.abspath(site_path), st.st_mtime_ns, st.st_size]
-    cache = state_dir / f"{node}.site.json"
-    try:
-        known = json.loads(cache.read_text())
-        if known["key"] == key and not known["bmc"]:
-            return None, known["gpu"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    from ..site import load_site
-
-    site = load_site(site_path)
-    group = next((g for g in site.node_groups if node in g.hostnames), None)
-    bmc = group is not None and group.bmc is not None
-    state_dir.mkdir(parents=True, exist_ok=True)
-    write_file_atomic(cache, json.dumps({"key": key, "bmc": bmc, "gpu": _site_gpu(site, node)}))
-    return (site if bmc else None), _site_gpu(site, node)
-
-
-def _site_gpu(site: Site | None, node: str) -> str | None:
-    """The GPU type of ``node``'s group in ``site`` when it is an NVIDIA GPU."""
-    for g in site.node_groups if site is not None else ():
-        if node in g.hostnames:
-            return g.gpu.type if g.gpu is not None and g.gpu.vendor == "nvidia" else None
-    return None
-
-
 def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, lib: Library | None = None,
               dry_run: bool = False, tools: bool = True, tool_timeout: float = 5.0, tool_path: str | None = None,
-              now: float | None = None, site: Site | None = None, bmc_timeout: float = 5.0,
+              now: float | None = None, site: Site | BmcSite | None = None, bmc_timeout: float = 5.0,
               reboot: bool = True, gpu_type: str | None = None) -> CheckResult:
     """One health check of ``node``: gather, decide, apply, remember. ``logs`` may contain ``{node}``; with a
-    ``site`` whose node group has a BMC, its SEL (IPMI) or health (Redfish) too, within ``bmc_timeout``.
-    Xids are read for the node's GPU generation (:mod:`.generations`): ``gpu_type``, else its node group's
-    NVIDIA GPU in ``site``."""
+    ``site`` whose node group has a BMC (a Site, or :class:`~.site_facts.BmcSite` from the site's facts), its
+    SEL (IPMI) or health (Redfish) too, within ``bmc_timeout``. Xids are read for the node's GPU generation
+    (:mod:`.generations`) of NVIDIA GPU type ``gpu_type``."""
     from ..decision.applier import SlurmApplier, commands_for
 
     t0 = time.monotonic()
@@ -320,8 +288,10 @@ def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, 
                    "error": reading.error}
             if reading.error:
                 log.warning("%s", reading.error)
-        gen = generation(gpu_type or _site_gpu(site, node))
-        hits = [replace(h, signature=for_generation(h.signature, gen)) for h in hits]
+        gen = generation(gpu_type)
+        if gen is not None:
+            hits = [h if (sig := for_generation(h.signature, gen)) is h.signature else replace(h, signature=sig)
+                    for h in hits]
         windows = {s.id: s.threshold[1] for s in lib.signatures if s.threshold}
         decision, memory, notes = decide(facts, hits, Memory(cursors, memory.counts, memory.drained), now, windows,
                                          reboot=reboot)

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate, compress, repeat
 from importlib.resources import files
-from operator import contains, eq, not_
+from operator import add, contains, eq, not_
 from pathlib import Path
 from typing import Any
 
@@ -300,10 +301,12 @@ class Library:
     """The loaded signatures, indexed by prefilter literal for classifying many lines fast.
 
     Classifying a text line gives the same signature as trying every regex signature in library order (the
-    validator's :meth:`matching` does exactly that). Two filters make most lines cheap: one compiled alternation
-    of all prefilter literals finds which literals a line contains in one scan (a line without any reaches no
-    regex), and one alternation of each literal's regexes rejects, in one search, a line that none of them
-    matches (the benign lines of a driver that has signatures)."""
+    validator's :meth:`matching` does exactly that). Two filters make most lines cheap: the prefilter literals
+    a line contains are found by one scan (a trie of the literals) and, for literals starting with a lower-case
+    letter, one substring search each (in log text nearly every character is a lower-case letter, so a trie of
+    those would branch at nearly every character: twice the cost); a line without any reaches no regex. And one
+    alternation of each literal's regexes rejects, in one search, a line that none of them matches (the benign
+    lines of a driver that has signatures)."""
 
     def __init__(self, signatures: Iterable[Signature]):
         self.signatures = tuple(signatures)
@@ -317,7 +320,8 @@ class Library:
             if s.kind == "regex":
                 self._by_prefilter.setdefault(s.prefilter, []).append(s)
         self._always = self._by_prefilter.pop("", [])
-        self._literals = _literal_scanner(list(self._by_prefilter))
+        self._solo = [p for p in self._by_prefilter if p[:1].islower()]  # each found by a substring search
+        self._literals = _literal_scanner([p for p in self._by_prefilter if p not in self._solo])
         self._any: dict[str, re.Pattern[str]] = {}  # literal -> its regexes' alternation (:meth:`_union`)
 
     def __len__(self) -> int:
@@ -328,8 +332,9 @@ class Library:
         obj = parse_json_line(line)
         if obj is not None:
             return next((s for s in self._json if s.matches_obj(obj)), None)
-        scanner = self._literals[0]
-        return self._first(line, self._present(line, (f for f in scanner.findall(line) if f != "\n") if scanner else ()))
+        present = self._present(line, (f for f in self._literals[0].findall(line) if f != "\n"))
+        present.update(p for p in self._solo if p in line)
+        return self._first(line, present)
 
     def classify_all(self, lines: Sequence[str]) -> list[tuple[int, Signature]]:
         """(index, signature) of every line of ``lines`` that a signature matches, in order: the same as
@@ -338,9 +343,10 @@ class Library:
         once (:meth:`_first_of`, in C: ``map``), and a line with several literals gets the first of their
         answers in library order. A line without a literal that is not a JSON object costs no Python at all."""
         scanner, within, overlapping = self._literals
-        if self._always or scanner is None:
+        if self._always:
             return [(i, sig) for i, line in enumerate(lines) if (sig := self.classify(line)) is not None]
-        found = scanner.findall("\n".join(lines))  # each literal the scan finds, and each line end
+        text = "\n".join(lines)
+        found = scanner.findall(text)  # each literal the scan finds, and each line end
         ends = list(map(eq, found, repeat("\n")))
         if sum(ends) != len(lines) - 1:  # a line holding a newline
             return [(i, sig) for i, line in enumerate(lines) if (sig := self.classify(line)) is not None]
@@ -364,6 +370,11 @@ class Library:
                 known = rows_of.setdefault(q, set())
                 maybe = list(rows - known)
                 known.update(compress(maybe, map(contains, map(lines.__getitem__, maybe), repeat(q))))
+        line_ends: list[int] = []  # offset past each line's newline in ``text``
+        for p in self._solo:
+            if p in text:
+                line_ends = line_ends or list(accumulate(map(add, map(len, lines), repeat(1))))
+                rows_of[p] = set(map(bisect_right, repeat(line_ends), map(re.Match.start, _solo_re(p).finditer(text))))
         order = self._order
         for p, rows in rows_of.items():
             for i, sig in self._first_of(lines, sorted(rows - json_rows), p).items():
@@ -434,15 +445,18 @@ class Library:
         return [s for s in self.signatures if s.matches(line)]
 
 
-def _literal_scanner(literals: list[str]) -> tuple[re.Pattern[str] | None, dict[str, frozenset[str]],
+@lru_cache(maxsize=256)
+def _solo_re(literal: str) -> re.Pattern[str]:
+    return re.compile(re.escape(literal))  # a literal pattern: the engine's fast substring search
+
+
+def _literal_scanner(literals: list[str]) -> tuple[re.Pattern[str], dict[str, frozenset[str]],
                                                   dict[str, tuple[str, ...]]]:
     """A pattern finding the longest literal at the leftmost position, then the next after it (a trie of the
     literals, so each position costs one branch per character, not one try per literal) and each newline; with,
     per literal L, the literals inside L and those that may start inside L and end past it (checked with
     ``in``): together exactly the literals of a line. (The newline is one more word of the trie: an alternative
     beside it would halve the scan's speed.)"""
-    if not literals:
-        return None, {}, {}
     within = {p: frozenset(q for q in literals if q in p) for p in literals}
     prefixes = {q: {q[:j] for j in range(1, len(q) + 1)} for q in literals}
     overlapping = {p: tuple(q for q in literals if q not in within[p] and

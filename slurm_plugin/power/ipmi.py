@@ -18,9 +18,12 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..site import Site
 from .base import BmcConfigError, PerNodeBackend, PowerError, bmc_groups, read_credentials
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 log = logging.getLogger(__name__)
 IPMI_PORT = 623

@@ -133,35 +133,80 @@ def test_absent_tools_are_skipped_and_present_ones_read(tmp_path):
     assert LIB.classify_obj(rec).id == "nvidia-smi-remapped-rows-pending"
 
 
-def test_the_site_is_loaded_again_only_for_a_bmc_node_or_a_changed_file(tmp_path, monkeypatch):
-    """The check's program passes --site; loading it costs ~0.5 CPU s, so a node without a BMC keeps what it needs
-    (its NVIDIA GPU type) in <state-dir>/<node>.site.json until the site file changes."""
-    import shutil
-
+def _refuse_site_loads(monkeypatch):
     import slurm_plugin.site as site_pkg
-    from slurm_plugin.health.check import node_site
-    from slurm_plugin.site import SITE_CONFIGS
-
-    site = tmp_path / "site.yaml"
-    shutil.copy(SITE_CONFIGS / "demo.yaml", site)
-    state = tmp_path / "state"
-    assert node_site(str(site), "gh200n1", state) == (None, "h100")
-    assert node_site(str(site), "x86n1", state) == (None, None)
 
     def refuse(path):
         raise AssertionError("the site was loaded again")
 
     monkeypatch.setattr(site_pkg, "load_site", refuse)
-    assert node_site(str(site), "gh200n1", state) == (None, "h100")  # from the cache
-    site.write_text(site.read_text() + "\n")  # a changed file is loaded again
-    with pytest.raises(AssertionError, match="loaded again"):
-        node_site(str(site), "gh200n1", state)
-    monkeypatch.undo()
-    data = yaml.safe_load(site.read_text())  # a node whose group names a BMC gets the site every run
+
+
+def test_the_site_is_loaded_once_per_version_for_every_node(tmp_path, monkeypatch):
+    """The check's program passes --site; loading it costs ~0.5 CPU s, so each node keeps what it needs (its
+    NVIDIA GPU type, its group's BMC settings) in <state-dir>/<node>.site.json until the site file changes; the
+    BMC read from those facts reaches the same target as from the site itself."""
+    import shutil
+
+    from slurm_plugin.health.site_facts import NodeSite, node_site
+    from slurm_plugin.power import ipmi, redfish
+    from slurm_plugin.site import SITE_CONFIGS, load_site
+
+    site = tmp_path / "site.yaml"
+    shutil.copy(SITE_CONFIGS / "demo.yaml", site)
+    state = tmp_path / "state"
+    assert node_site(str(site), "gh200n1", state) == NodeSite("h100", None)
+    assert node_site(str(site), "x86n1", state) == NodeSite(None, None)
+    with monkeypatch.context() as m:
+        _refuse_site_loads(m)
+        assert node_site(str(site), "gh200n1", state) == NodeSite("h100", None)  # from the cache
+        site.write_text(site.read_text() + "\n")  # a changed file is loaded again
+        with pytest.raises(AssertionError, match="loaded again"):
+            node_site(str(site), "gh200n1", state)
+    creds = tmp_path / "bmc.cred"
+    creds.write_text("admin:secret\n")
+    creds.chmod(0o600)
+    data = yaml.safe_load(site.read_text())
     for g in data["clusters"][0]["node_groups"]:
         if g["name"] == "cpu-x86":
-            g["bmc"] = {"protocol": "redfish", "address": "http://127.0.0.1:9", "system": "{node}"}
+            g["bmc"] = {"protocol": "redfish", "address": "http://127.0.0.1:9", "system": "sys-{node}",
+                        "credentials_file": str(creds), "verify_tls": False}
+        if g["name"] == "gpu-h100":
+            g["bmc"] = {"protocol": "ipmi", "address": "{node}-bmc:6230", "credentials_file": str(creds),
+                        "cipher_suite": 3}
     site.write_text(yaml.safe_dump(data))
-    for _ in range(2):
-        got, gpu = node_site(str(site), "x86n1", state)
-        assert gpu is None and got is not None and got.name == "demo"
+    loaded = load_site(str(site))
+    first = {n: node_site(str(site), n, state) for n in ("x86n1", "gh200n1")}
+    with monkeypatch.context() as m:
+        _refuse_site_loads(m)
+        for node, got in first.items():
+            assert node_site(str(site), node, state) == got  # a BMC node is cached too
+    assert first["x86n1"].bmc.node_groups[0].bmc.credentials_file == str(creds)
+    assert "secret" not in (state / "x86n1.site.json").read_text()  # the settings, never the credentials
+    assert redfish.targets_from_site(first["x86n1"].bmc, ["x86n1"]) == redfish.targets_from_site(loaded, ["x86n1"])
+    assert ipmi.targets_from_site(first["gh200n1"].bmc, ["gh200n1"]) == ipmi.targets_from_site(loaded, ["gh200n1"])
+    assert first["gh200n1"].gpu == "h100"
+
+
+def test_rendered_site_facts_spare_every_load_and_a_stale_file_is_ignored(tmp_path, monkeypatch):
+    """`conf render` writes every node's facts (--site-facts): a first run on a new state dir loads nothing; facts
+    made from another version of the site are not used."""
+    import shutil
+
+    from slurm_plugin.health.site_facts import facts_text, node_site
+    from slurm_plugin.site import SITE_CONFIGS, load_site
+
+    site = tmp_path / "site.yaml"
+    shutil.copy(SITE_CONFIGS / "demo.yaml", site)
+    facts = tmp_path / "site-facts.json"
+    facts.write_text(facts_text(load_site(str(site)), site))
+    expected = {n: node_site(str(site), n, tmp_path / "probe") for n in ("gh200n1", "x86n1")}
+    with monkeypatch.context() as m:
+        _refuse_site_loads(m)
+        for node, want in expected.items():
+            assert node_site(str(site), node, tmp_path / "new", facts) == want
+        assert not (tmp_path / "new").exists()
+        site.write_text(site.read_text() + "\n")
+        with pytest.raises(AssertionError, match="loaded again"):
+            node_site(str(site), "x86n1", tmp_path / "new", facts)
+    assert node_site(str(site), "x86n1", tmp_path / "new", tmp_path / "missing.json") == expected["x86n1"]

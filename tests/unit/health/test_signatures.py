@@ -179,3 +179,29 @@ def test_literal_scan_finds_overlapping_and_nested_literals(tmp_path):
         found |= within[m.group()]
         found.update(q for q in overlapping[m.group()] if q in line)
     assert found == {"AER", "ERROR", "RROR x", "Machine check", "check"}
+
+
+def test_classify_all_finds_every_literal_nested_overlapping_or_repeated():
+    """Literals found by the trie scan and those found by a substring search each (lower-case first letter) may
+    nest in, overlap with or repeat in one another on a line: with one signature per literal that matches
+    whenever its literal is there (in three library orders, so that each literal is sometimes the first),
+    classify_all must give each line the first signature in library order whose literal it contains, exactly as
+    classify and a plain walk do."""
+    from slurm_plugin.health.signatures import Library, Signature
+
+    literals = ["AER", "ERROR", "RROR x", "Machine check", "check", "mce", "mcelog", "log AER", "nvme", "e AER",
+                "AERR", "checker", "x nvme", "{"]
+    joins = [a + b for a in literals for b in literals] + [a + " " + b + a for a in literals for b in literals]
+    joins += [a + b[k:] for a in literals for b in literals for k in range(1, len(b)) if a.endswith(b[:k])]
+    lines = joins + ["", "plain text", '{"a": 1}', "  {not json AER"]
+    random.Random(5).shuffle(lines)
+    shuffled = random.Random(6).sample(literals, len(literals))
+    for order in (literals, literals[::-1], shuffled):
+        lib = Library(Signature(id=f"s{i}", vendor="t", subsystem="t", fault_class="t", severity="info",
+                                action="ignore", source="t", example=p, counterexample="-",
+                                regex=re.compile(re.escape(p)), prefilter=p) for i, p in enumerate(order))
+        naive = [(i, s) for i, line in enumerate(lines)
+                 if (s := next((s for s in lib.signatures if s.matches(line)), None)) is not None]
+        assert lib.classify_all(lines) == naive
+        assert [(i, s) for i, line in enumerate(lines) if (s := lib.classify(line)) is not None] == naive
+        assert lib._solo and lib._literals[1]  # both ways of finding literals took part
