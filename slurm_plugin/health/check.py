@@ -26,6 +26,8 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -128,7 +130,7 @@ def read_new_lines(paths: Iterable[str], cursors: Mapping[str, list[int]]) -> tu
             f.seek(offset)
             data = f.read(st.st_size - offset)
         end = data.rfind(b"\n") + 1
-        out += [(path, line) for line in data[:end].decode("utf-8", "replace").splitlines()]
+        out += zip(repeat(path), data[:end].decode("utf-8", "replace").splitlines())
         new[path] = [st.st_ino, offset + end]
     return out, new
 
@@ -155,7 +157,8 @@ def node_facts(client: SlurmClient, node: str) -> NodeFacts:
 
 def match_lines(lib: Library, lines: Iterable[tuple[str, str]], now: float) -> list[Hit]:
     lines = list(lines)
-    return [Hit(sig, now, lines[i][0], lines[i][1]) for i, sig in lib.classify_all([line for _, line in lines])]
+    texts = list(map(itemgetter(1), lines))
+    return [Hit(sig, now, lines[i][0], texts[i]) for i, sig in lib.classify_all(texts)]
 
 
 def match_records(lib: Library, records: Iterable[tuple[str, dict]], now: float) -> list[Hit]:
@@ -292,6 +295,7 @@ def run_check(node: str, logs: list[str], state_dir: Path, client: SlurmClient, 
         if gen is not None:
             hits = [h if (sig := for_generation(h.signature, gen)) is h.signature else replace(h, signature=sig)
                     for h in hits]
+        hits = [h for h in hits if h.signature.action != "ignore"]  # (decide passes them over; most of a log's)
         windows = {s.id: s.threshold[1] for s in lib.signatures if s.threshold}
         decision, memory, notes = decide(facts, hits, Memory(cursors, memory.counts, memory.drained), now, windows,
                                          reboot=reboot)
