@@ -3,6 +3,7 @@ conflicts and the atomically switched set."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -115,6 +116,14 @@ def test_the_health_check_program_is_in_the_set_and_reads_the_site(etc: Path, tm
     text = prog.read_text()
     assert " -m slurm_plugin health check " in text
     assert f"--site {site.resolve()} --slurm-conf {etc}/slurm.conf" in text
+    # and every node's site facts, so that no run of the check loads the site (pydantic): valid for this file
+    assert f"--site-facts {etc}/hetsched/site-facts.json" in text
+    from slurm_plugin.health.site_facts import node_site
+
+    facts = json.loads((etc / "hetsched" / "site-facts.json").read_text())
+    assert facts["nodes"]["gh200n1"] == {"gpu": "h100", "bmc": None}
+    assert node_site(str(site.resolve()), "gh200n1", tmp_path / "state", etc / "hetsched" / "site-facts.json") \
+        .gpu == "h100" and not (tmp_path / "state").exists()  # read from the facts: nothing cached, nothing loaded
     assert _render(etc).exit_code == 0  # the demo site itself: no interval, no program
     assert "healthcheck" not in os.listdir(etc / "hetsched")
     assert "HealthCheckProgram" not in (etc / "hetsched" / "power.conf").read_text()
