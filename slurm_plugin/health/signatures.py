@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate, compress, repeat
 from importlib.resources import files
-from operator import add, contains, eq, not_
+from operator import contains, eq, not_
 from pathlib import Path
 from typing import Any
 
@@ -323,6 +322,7 @@ class Library:
         self._solo = [p for p in self._by_prefilter if p[:1].islower()]  # each found by a substring search
         self._literals = _literal_scanner([p for p in self._by_prefilter if p not in self._solo])
         self._any: dict[str, re.Pattern[str]] = {}  # literal -> its regexes' alternation (:meth:`_union`)
+        self._need: dict[str, str] = {}  # signature id -> the text every match of its regex contains
 
     def __len__(self) -> int:
         return len(self.signatures)
@@ -370,11 +370,9 @@ class Library:
                 known = rows_of.setdefault(q, set())
                 maybe = list(rows - known)
                 known.update(compress(maybe, map(contains, map(lines.__getitem__, maybe), repeat(q))))
-        line_ends: list[int] = []  # offset past each line's newline in ``text``
         for p in self._solo:
             if p in text:
-                line_ends = line_ends or list(accumulate(map(add, map(len, lines), repeat(1))))
-                rows_of[p] = set(map(bisect_right, repeat(line_ends), map(re.Match.start, _solo_re(p).finditer(text))))
+                rows_of[p] = set(compress(range(len(lines)), map(contains, lines, repeat(p))))
         order = self._order
         for p, rows in rows_of.items():
             for i, sig in self._first_of(lines, sorted(rows - json_rows), p).items():
@@ -385,23 +383,36 @@ class Library:
 
     def _first_of(self, lines: Sequence[str], rows: list[int], p: str) -> dict[int, Signature]:
         """row -> the first signature of literal ``p`` (library order) that matches ``lines[row]``, for the
-        ``rows`` (which contain ``p``) that one matches. Each regex is searched over all undecided rows at once;
-        with many rows, the literal's alternation first drops those none of its regexes matches."""
+        ``rows`` (which contain ``p``) that one matches. Each regex is searched at once over the undecided rows
+        that contain the plain text every match of it contains (:func:`_needed`, a fast substring test); when
+        some regex of ``p`` has no such text and the rows are many, ``p``'s alternation first drops those none of
+        its regexes matches."""
         sigs = self._by_prefilter[p]
+        needs = [self._needed(s) for s in sigs]
         texts = [lines[i] for i in rows]
-        if len(rows) > UNION_MIN_ROWS and len(sigs) > 1:
+        if len(rows) > UNION_MIN_ROWS and len(sigs) > 1 and not all(needs):
             hit = list(map(self._union(p).search, texts))
             rows, texts = list(compress(rows, hit)), list(compress(texts, hit))
         out: dict[int, Signature] = {}
-        for sig in sigs:
+        for sig, need in zip(sigs, needs):
             if not rows:
                 break
-            hit = list(map(sig.regex.search, texts))  # type: ignore[union-attr]
-            if any(hit):
-                out.update(dict.fromkeys(compress(rows, hit), sig))
-                miss = list(map(not_, hit))
-                rows, texts = list(compress(rows, miss)), list(compress(texts, miss))
+            cand = list(compress(range(len(texts)), map(contains, texts, repeat(need)))) if need else \
+                range(len(texts))
+            hit = list(compress(cand, map(sig.regex.search, map(texts.__getitem__, cand))))  # type: ignore[union-attr]
+            if hit:
+                out.update(dict.fromkeys(map(rows.__getitem__, hit), sig))
+                keep = [True] * len(rows)
+                for j in hit:
+                    keep[j] = False
+                rows, texts = list(compress(rows, keep)), list(compress(texts, keep))
         return out
+
+    def _needed(self, sig: Signature) -> str:
+        need = self._need.get(sig.id)
+        if need is None:
+            need = self._need[sig.id] = _needed(sig.regex)  # type: ignore[arg-type]
+        return need
 
     def _union(self, p: str) -> re.Pattern[str]:
         """The alternation of literal ``p``'s regexes, compiled when first needed."""
@@ -445,11 +456,6 @@ class Library:
         return [s for s in self.signatures if s.matches(line)]
 
 
-@lru_cache(maxsize=256)
-def _solo_re(literal: str) -> re.Pattern[str]:
-    return re.compile(re.escape(literal))  # a literal pattern: the engine's fast substring search
-
-
 def _literal_scanner(literals: list[str]) -> tuple[re.Pattern[str], dict[str, frozenset[str]],
                                                   dict[str, tuple[str, ...]]]:
     """A pattern finding the longest literal at the leftmost position, then the next after it (a trie of the
@@ -481,6 +487,24 @@ def _trie(words: list[str]) -> str:
         return f"(?:{body})?" if "" in node else body
 
     return build(root)
+
+
+def _needed(pattern: re.Pattern[str]) -> str:
+    """The longest run of plain characters at the top level of ``pattern`` (outside any group, branch or
+    repeat), which every match contains; '' when there is none or the pattern ignores case."""
+    try:
+        from re import _constants, _parser  # the engine's own parser (3.11+)
+
+        items = _parser.parse(pattern.pattern, pattern.flags)
+        if (pattern.flags | items.state.flags) & re.IGNORECASE:
+            return ""
+        best, run = "", ""
+        for op, arg in items:
+            run = run + chr(arg) if op is _constants.LITERAL else ""
+            best = max(best, run, key=len)
+        return best
+    except Exception:  # noqa: BLE001 - another Python's internals: no shortcut, same answers
+        return ""
 
 
 def _union(sigs: list[Signature]) -> re.Pattern[str]:
