@@ -113,16 +113,16 @@ def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: 
     match the fault signatures, drain/requeue/reboot/resume through Slurm with reasons tagged 'hetsched: health'."""
     import gc
     import os
-
-    # one short run that allocates a few objects per log line and makes no cycles worth collecting: the cyclic
-    # collector's passes over them cost about a third of the classification's CPU time and free nothing
-    gc.disable()
     import socket
 
     from ..health.check import run_check
     from ..slurm.client import SlurmClient, SlurmError
 
     node = node or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    # the check allocates a few objects per log line and makes no cycles worth collecting: the cyclic collector's
+    # passes over them cost about a third of the classification's CPU time and free nothing
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         site = None
         if site_path:
@@ -139,6 +139,9 @@ def check(node: str | None, logs: tuple[str, ...], state_dir: Path, slurm_conf: 
                         reboot=not no_reboot, gpu_type=gpu_type)
     except SlurmError as exc:
         raise click.ClickException(f"{node}: {exc}") from None
+    finally:
+        if collecting:
+            gc.enable()
     if as_json:
         click.echo(json.dumps(res.as_dict(), indent=1))
     else:
