@@ -395,8 +395,11 @@ class LocalCluster(RecordedState):
         while time.monotonic() < deadline:
             if not self._ctld_running(self.state()):
                 raise ClusterError(f"slurmctld exited; see {self.root}/log/slurmctld.log")
-            if client.ping():
-                return
+            try:
+                if client.ping():
+                    return
+            except SlurmError as err:  # a ping that timed out (a loaded host, a slurm.conf of 10,000 nodes): again
+                log.info("slurmctld not answering yet: %s", err)
             time.sleep(0.3)
         raise ClusterError(f"slurmctld did not answer within {wait:.0f} s; see {self.root}/log/slurmctld.log")
 
