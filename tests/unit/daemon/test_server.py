@@ -28,6 +28,18 @@ from tests.waiting import wait_for
 REQ = json.dumps({"v": 1, "op": "submit", "job": {"gres": "gres:gpu:1", "comment": "class=web", "user_id": 0}}).encode() + b"\n"
 
 
+def _listening(path: Path) -> bool:
+    """Whether a Unix socket bound at ``path`` is listening (``/proc/net/unix``: flag __SO_ACCEPTCON), without
+    connecting to it: the socket file exists from bind(), before listen(), and a connect between them is
+    refused (seen under load)."""
+    try:
+        rows = Path("/proc/net/unix").read_text().splitlines()[1:]
+    except OSError:
+        return path.exists()
+    want = str(path)
+    return any(len(f) >= 8 and f[7] == want and int(f[3], 16) & 0x10000 for f in (r.split() for r in rows))
+
+
 class Running:
     """An AdmissionServer on its own event loop thread."""
 
@@ -38,9 +50,8 @@ class Running:
         self.stop = asyncio.Event()
         self.thread = threading.Thread(target=self.loop.run_until_complete, args=(self.server.serve(self.stop),))
         self.thread.start()
-        for _ in range(100):
-            if path.exists():
-                break
+        deadline = time.monotonic() + 30  # a loaded host may take seconds to run the thread's bind + listen
+        while not _listening(path) and time.monotonic() < deadline:
             time.sleep(0.02)
 
     def close(self):
