@@ -7,6 +7,8 @@ is fsynced so the rename itself survives a crash. A reader sees the old file or 
 :func:`exclusive_lock` makes a process the only writer of some state (``hetsched cycle``, ``scale apply``):
 a second one fails at once with :class:`LockHeld`, naming the pid that holds the lock.
 
+:func:`read_yaml_file` reads a bounded YAML/JSON input file (policy, capacity plan) with errors naming file and line.
+
 :func:`load_state` reads a JSON state file through a validating parser; a bad file is moved aside (kept, with a
 timestamp suffix) and the caller starts from fresh state instead of failing every time it starts.
 """
@@ -23,6 +25,35 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+
+
+class YamlFileError(ValueError):
+    """A YAML/JSON input file that cannot be read: ``where`` (the path, or ``path:line``) and what is wrong."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(f"{where}: {message}")
+        self.where, self.message = where, message
+
+
+def read_yaml_file(path: str | Path, max_bytes: int, what: str) -> object:
+    """The parsed content of the YAML (or JSON) file at ``path``; raises :class:`YamlFileError` for a file
+    larger than ``max_bytes`` ("not ``what``"), one that cannot be read, or one that does not parse (with its
+    line)."""
+    import yaml
+
+    p = Path(path)
+    try:
+        if p.stat().st_size > max_bytes:
+            raise YamlFileError(str(p), f"larger than {max_bytes} bytes: not {what}")
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise YamlFileError(str(p), f"cannot read: {err}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        raise YamlFileError(where, f"not YAML/JSON: {getattr(err, 'problem', None) or err}") from None
 
 
 class LockHeld(RuntimeError):

@@ -170,15 +170,16 @@ def report(site_name, sacct_file, since, until, by, workload, scenario, root, fi
     from ..cost.usage import live_usage, read_usage
     from ..site import load_site, resolve_site_path
 
-    site_path = resolve_site_path(site_name)
-    site = load_site(site_path)
     if workload and sacct_file:
         raise click.UsageError("give --sacct or -w/--workload, not both")
+    site_path = resolve_site_path(site_name)
     if workload:
-        uses = _simulated_uses(str(site_path), workload, scenario)
+        site, uses = _simulated_uses(str(site_path), workload, scenario)  # the simulation loads the site
     elif sacct_file:
+        site = load_site(site_path)
         uses = read_usage(sacct_file.read_text().splitlines(), site, str(sacct_file))
     else:
+        site = load_site(site_path)
         try:
             uses = live_usage(accounting_client(root)[0], site, since, until)
         except ValueError as err:
@@ -191,8 +192,8 @@ def report(site_name, sacct_file, since, until, by, workload, scenario, root, fi
     emit_table(rows, fields, noheader, parsable, as_json)
 
 
-def _simulated_uses(site_path: str, workload: str, scenario: str) -> list:
-    """The jobs of one simulated scenario of ``workload`` on the site, as usage records."""
+def _simulated_uses(site_path: str, workload: str, scenario: str) -> tuple:
+    """(the site, the jobs of one simulated scenario of ``workload`` on it as usage records)."""
     from ..cost.compare import arms, simulate_arm
     from ..cost.sim_usage import simulated_usage
     from ..sim.run import prepare
@@ -202,7 +203,7 @@ def _simulated_uses(site_path: str, workload: str, scenario: str) -> list:
         raise click.BadParameter(f"'{scenario}' (valid: {', '.join(table)})", param_hint="--scenario")
     p = prepare(workload, site_path)
     _, _, engine = simulate_arm(p, table[scenario])
-    return simulated_usage(p.site, p.machine, engine.jobs, engine.begin, engine.end, engine.job_nodes)
+    return p.site, simulated_usage(p.site, p.machine, engine.jobs, engine.begin, engine.end, engine.job_nodes)
 
 
 def _comparisons() -> None:

@@ -14,16 +14,17 @@ import numpy as np
 from .report import JobUse
 
 
-def node_names(site, machine) -> list[str]:
-    """The hostname of each simulated node index: the machine's groups in order, each group's hostnames."""
+def node_names(site, machine) -> list[tuple[str, str]]:
+    """(hostname, node group) of each simulated node index: the machine's groups in order, each group's
+    hostnames."""
     hosts = {g.name: g.hostnames for g in site.node_groups}
-    names: list[str] = []
+    names: list[tuple[str, str]] = []
     for g in machine.groups:
         known = hosts.get(g.name)
         if known is None or len(known) != g.count:
             raise ValueError(f"the simulated machine's group '{g.name}' ({g.count} nodes) is not a node group of "
                              f"site {site.name}")
-        names += list(known)
+        names += [(h, g.name) for h in known]
     return names
 
 
@@ -36,17 +37,17 @@ def simulated_usage(site, machine, jobs, begin: np.ndarray, end: np.ndarray,
     for part in site.partitions:
         for g in part.node_groups:
             part_of.setdefault(g, part.name)
-    group_of = {h: g.name for g in site.node_groups for h in g.hostnames}
     classes = jobs.class_names
     out = []
     for j in sorted(job_nodes):
-        nodes = tuple(names[int(i)] for i in job_nodes[j])
+        nodes = tuple(names[int(i)][0] for i in job_nodes[j])
+        group = names[int(job_nodes[j][0])][1]
         n = len(nodes)
         gres = {}
         if jobs.gres_name[j] >= 0 and jobs.gres_count[j] > 0:
             gres[jobs.gres_names[int(jobs.gres_name[j])]] = float(jobs.gres_count[j]) * n
         wclass = classes[int(jobs.wclass[j])] if 0 <= int(jobs.wclass[j]) < len(classes) else ""
-        out.append(JobUse(str(int(jobs.id[j])), f"user{int(jobs.user[j])}", part_of.get(group_of[nodes[0]], ""),
+        out.append(JobUse(str(int(jobs.id[j])), f"user{int(jobs.user[j])}", part_of.get(group, ""),
                           wclass, nodes, float(jobs.cores[j]) * n, float(jobs.mem_gb[j]) * n, gres,
                           float(end[j] - begin[j])))
     return out

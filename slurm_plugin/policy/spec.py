@@ -277,21 +277,13 @@ def policy_from_dict(data, source: str = "<policy>") -> PolicySpec:
 def load_policy(path: str | Path) -> PolicySpec:
     """The policy file at ``path`` (YAML or JSON); :class:`PolicyError` names the file and the field or line.
     A relative ``ranking.model`` or ``scaling.capacity_plan`` is relative to the file's directory."""
-    import yaml
+    from ..fsio import YamlFileError, read_yaml_file
 
     p = Path(path)
     try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise PolicyError(str(p), f"larger than {MAX_FILE_BYTES} bytes: not a policy file")
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise PolicyError(str(p), f"cannot read: {err}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
-        raise PolicyError(where, f"not YAML/JSON: {getattr(err, 'problem', None) or err}") from None
+        data = read_yaml_file(p, MAX_FILE_BYTES, "a policy file")
+    except YamlFileError as err:
+        raise PolicyError(err.where, err.message) from None
     spec = policy_from_dict(data, str(p))
     model = spec.ranking.model
     if model is not None and not Path(model).is_absolute():  # a model next to the file is found from anywhere

@@ -72,17 +72,13 @@ def plan_from_dict(doc, source: str = "<plan>") -> CapacityPlan:
 def load_capacity_plan(path: str | Path, groups: Mapping[str, int] | None = None) -> CapacityPlan:
     """The plan file at ``path`` (YAML or JSON). With ``groups`` (node group -> size), a group the site does not
     have, or more nodes than a group has, is an error naming the group."""
-    import yaml
+    from ..fsio import YamlFileError, read_yaml_file
 
     p = Path(path)
     try:
-        if p.stat().st_size > MAX_PLAN_BYTES:
-            raise CapacityPlanError(f"{p}: larger than {MAX_PLAN_BYTES} bytes: not a capacity plan")
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise CapacityPlanError(f"{p}: cannot read: {err}") from None
-    except yaml.YAMLError as err:
-        raise CapacityPlanError(f"{p}: not YAML/JSON: {getattr(err, 'problem', None) or err}") from None
+        doc = read_yaml_file(p, MAX_PLAN_BYTES, "a capacity plan")
+    except YamlFileError as err:
+        raise CapacityPlanError(str(err)) from None
     plan = plan_from_dict(doc, str(p))
     for group, hours in plan.power.items() if groups is not None else ():
         if group not in groups:

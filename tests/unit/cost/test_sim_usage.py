@@ -30,7 +30,7 @@ def test_every_started_job_is_one_use_on_the_nodes_it_ran_on():
     names = node_names(p.site, p.machine)
     group_of = {h: g.name for g in p.site.node_groups for h in g.hostnames}
     for u, j in zip(uses, started):
-        assert u.nodes == tuple(names[int(i)] for i in engine.job_nodes[j])
+        assert u.nodes == tuple(names[int(i)][0] for i in engine.job_nodes[j])
         assert u.elapsed_s == engine.end[j] - engine.begin[j]
         assert u.cpus == engine.jobs.cores[j] * len(u.nodes)
         # the partition holds the group the job ran on
