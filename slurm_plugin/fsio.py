@@ -24,10 +24,12 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from .errors import PicklableError
+
 T = TypeVar("T")
 
 
-class YamlFileError(ValueError):
+class YamlFileError(PicklableError, ValueError):
     """A YAML/JSON input file that cannot be read: ``where`` (the path, or ``path:line``) and what is wrong."""
 
     def __init__(self, where: str, message: str):
@@ -56,7 +58,7 @@ def read_yaml_file(path: str | Path, max_bytes: int, what: str) -> object:
         raise YamlFileError(where, f"not YAML/JSON: {getattr(err, 'problem', None) or err}") from None
 
 
-class LockHeld(RuntimeError):
+class LockHeld(PicklableError, RuntimeError):
     """Another process holds the lock; ``holder`` is its pid when it could be read."""
 
     def __init__(self, path: Path, holder: int | None):

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import functools
 import gc
+import io
 import json
 import logging
 import os
+import signal
 import socket
+import sys
 from dataclasses import replace
 
 import click
@@ -50,8 +54,11 @@ def daemon() -> None:
 @handle_errors()
 def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, refresh_s, metrics_listen,
             metrics_textfile, log_level) -> None:
-    """Serve admission requests until SIGTERM/SIGINT (foreground; systemd runs it as hetsched.service)."""
+    """Serve admission requests until SIGTERM/SIGINT (foreground; systemd runs it as hetsched.service).
+    SIGUSR1 writes every thread's stack to stderr (the journal or log) without stopping it: what a daemon that
+    does not answer is doing."""
     logging.getLogger().setLevel(log_level.upper())
+    _stacks_on_sigusr1()
     cfg = DaemonConfig.load(config_path, socket=socket_path, site=site, slurm_conf=slurm_conf,
                             allow_users=allow_users or None, pid_file=pid_file, refresh_s=refresh_s)
     cfg = cfg.model_copy(update={"site": resolve_site(cfg.site)})
@@ -121,6 +128,14 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
         if federation is not None:
             federation.stop(wait=2.0)
         collector.close()
+
+
+def _stacks_on_sigusr1() -> None:
+    """SIGUSR1 writes every thread's stack to stderr (when stderr is a file: not under a test's CliRunner)."""
+    try:
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        log.debug("stderr has no file descriptor: SIGUSR1 does not dump the stacks")
 
 
 def _event_loop_runner():

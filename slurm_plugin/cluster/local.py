@@ -12,6 +12,7 @@ import hashlib
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -338,9 +339,10 @@ class LocalCluster(RecordedState):
             return pid
         sock = self.root / "run" / "hetsched.sock"
         env = {**os.environ, "PYTHONPATH": child_pythonpath()}
+        log_file = self.root / "log" / "hetsched-daemon.log"
         pid = spawn_detached([sys.executable, "-m", "slurm_plugin", "daemon", "run", "--socket", str(sock),
                               "--site", str(site_path), "--slurm-conf", str(self.conf), "--allow-user", "root",
-                              "--refresh", "2"], self.root / "log" / "hetsched-daemon.log", env=env)
+                              "--refresh", "2"], log_file, env=env)
         pidfile.write_text(f"{pid}\n")
         deadline = time.monotonic() + wait
         while not (reply := ask(sock, {"gres": "gres:gpu:1"})).get("set", {}).get("partition"):
@@ -349,7 +351,7 @@ class LocalCluster(RecordedState):
                 if ended := how_it_ended(pid):
                     said += f"; the daemon {ended} after {time.monotonic() - deadline + wait:.1f} s"
                 raise ClusterError(f"the admission daemon did not route a GPU job within {wait:.0f} s ({said}); "
-                                   f"see {self.root}/log/hetsched-daemon.log")
+                                   f"{self.root}/log/hetsched-daemon.log ends:\n{_stack_and_log(pid, log_file)}")
             time.sleep(0.2)
         return pid
 
@@ -494,3 +496,16 @@ def _cmd(proc: Path) -> str:
         return (proc / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
     except OSError:
         return ""
+
+
+def _stack_and_log(pid: int, log_file: Path, lines: int = 40) -> str:
+    """The last ``lines`` of a daemon's log after asking it (SIGUSR1, if it still runs) to write where each of
+    its threads is: what a start that timed out was waiting for."""
+    if is_running(pid, "slurm_plugin daemon run"):
+        os.kill(pid, signal.SIGUSR1)
+        time.sleep(1.0)
+    try:
+        text = log_file.read_text(errors="replace")
+    except OSError as err:
+        return f"(cannot read it: {err})"
+    return "\n".join(text.splitlines()[-lines:])

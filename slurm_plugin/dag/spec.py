@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from ..errors import PicklableError
 from ..site.bounds import ARCHES, MAX_CPUS_PER_NODE, MAX_DEVICES_PER_NODE, MAX_MEMORY_GB, SECONDS_MAX
 from ..site.errors import Problem, format_loc
 from ..site.schema import SlurmName, Strict
@@ -178,7 +179,7 @@ class Workflow(Strict):
         return {t.name: t for t in self.tasks}
 
 
-class WorkflowError(ValueError):
+class WorkflowError(PicklableError, ValueError):
     """A workflow that cannot be used; ``str()`` is one line per problem: ``FILE:LINE: PATH: MESSAGE``."""
 
     def __init__(self, source: str, problems: list[tuple[int | None, Problem]]):

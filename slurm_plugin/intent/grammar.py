@@ -30,10 +30,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..errors import PicklableError
+
 MAX_INTENT = 512  # characters
 
 
-class IntentSyntaxError(ValueError):
+class IntentSyntaxError(PicklableError, ValueError):
     """A parse error at ``column`` (1-based) of the intent text."""
 
     def __init__(self, text: str, column: int, message: str) -> None:

@@ -1,7 +1,9 @@
 """The policy file's one error type (below :mod:`.spec` and :mod:`.twin`, which both raise it)."""
 
+from ..errors import PicklableError
 
-class PolicyError(ValueError):
+
+class PolicyError(PicklableError, ValueError):
     """A bad policy: ``where`` (file and field path) and what is wrong."""
 
     def __init__(self, where: str, message: str):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..errors import PicklableError
+
 Loc = Sequence[str | int]
 
 
@@ -29,7 +31,7 @@ class Problem:
         return format_loc(self.loc)
 
 
-class SiteError(ValueError):
+class SiteError(PicklableError, ValueError):
     """A site file that cannot be used. ``str()`` gives one line per problem: ``FILE: PATH: MESSAGE``."""
 
     def __init__(self, source: str, problems: Iterable[Problem]):

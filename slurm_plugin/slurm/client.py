@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..errors import PicklableError
+
 FINISHED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
             "PREEMPTED")
 log = logging.getLogger(__name__)
@@ -28,7 +30,7 @@ RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds before each retry of a 
 _KEY = re.compile(r"(?:^|\s)([A-Z][\w:/.]*)=")
 
 
-class SlurmError(RuntimeError):
+class SlurmError(PicklableError, RuntimeError):
     """A Slurm command failed; ``str()`` names the command and what it printed."""
 
     def __init__(self, argv: list[str], code: int, stderr: str):

@@ -29,11 +29,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..errors import PicklableError
+
 MAX_LENGTH = 4096  # a constraint longer than this is refused before parsing
 MAX_DEPTH = 32  # nested parentheses
 
 
-class ConstraintError(ValueError):
+class ConstraintError(PicklableError, ValueError):
     """A constraint that is not in Slurm's grammar; ``str()`` names the position and what was expected."""
 
     def __init__(self, expr: str, pos: int, message: str):

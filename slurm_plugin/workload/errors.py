@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..errors import PicklableError
 
-class WorkloadError(ValueError):
+
+class WorkloadError(PicklableError, ValueError):
     """A workload could not be read; ``str()`` is ``file:line: what is wrong``."""
 
     def __init__(self, source: str, message: str, line: int | None = None):
