@@ -498,7 +498,7 @@ def _cmd(proc: Path) -> str:
         return ""
 
 
-def _stack_and_log(pid: int, log_file: Path, lines: int = 40) -> str:
+def _stack_and_log(pid: int, log_file: Path, lines: int = 80) -> str:
     """The last ``lines`` of a daemon's log after asking it (SIGUSR1, if it still runs) to write where each of
     its threads is: what a start that timed out was waiting for."""
     if is_running(pid, "slurm_plugin daemon run"):
