@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -39,6 +40,11 @@ class Reservation:
     job: int
     time: float
     mask: np.ndarray
+
+    @cached_property
+    def nodes(self) -> np.ndarray:
+        """The nodes in ``mask``, ascending."""
+        return np.flatnonzero(self.mask)
 
 
 class ClusterState:
@@ -76,7 +82,8 @@ class ClusterState:
         # allocation records (one per job and node) for planning partial-node requests
         self._rec = np.zeros((1024, 6))  # node, est_end, cores, mem, gres col, gres count
         self._rec_alive = np.zeros(1024, dtype=bool)
-        self._free_slots = np.arange(1023, -1, -1)
+        # free record rows, a stack (last = next taken): a list, so a release appends instead of copying it
+        self._free_slots: list[int] = list(range(1023, -1, -1))
         # per group, a counter bumped whenever one of its nodes changes (load, planned ends, power state): a plan
         # over groups whose counters are unchanged is the same plan (see :meth:`plan`)
         self.version = np.zeros(len(gs), dtype=np.int64)
@@ -249,9 +256,11 @@ class ClusterState:
             grow = max(old, k)
             self._rec = np.vstack([self._rec, np.zeros((grow, 6))])
             self._rec_alive = np.concatenate([self._rec_alive, np.zeros(grow, dtype=bool)])
-            self._free_slots = np.concatenate([np.arange(old + grow - 1, old - 1, -1), self._free_slots])
-        slots = self._free_slots[-k:]
-        self._free_slots = self._free_slots[:-k]
+            self._free_slots[:0] = range(old + grow - 1, old - 1, -1)
+        if k == 1:
+            return np.array([self._free_slots.pop()])
+        slots = np.array(self._free_slots[-k:])
+        del self._free_slots[-k:]
         return slots
 
     def _col(self, r: Req, nodes: np.ndarray) -> np.ndarray:
@@ -285,7 +294,7 @@ class ClusterState:
         self.est_free[emptied] = -INF
         if len(slots):
             self._rec_alive[slots] = False
-            self._free_slots = np.concatenate([self._free_slots, slots])
+            self._free_slots += slots.tolist()
         if not r.whole:
             self._stale[nodes[self.njobs[nodes] > 0]] = True  # est_free may be too late: recompute on use
 
@@ -309,7 +318,7 @@ class ClusterState:
             self._stale[i] = True
         if len(slots):
             self._rec_alive[slots] = False
-            self._free_slots = np.concatenate([self._free_slots, slots])
+            self._free_slots += slots.tolist()
 
     def ready_one(self, i: int, now: float) -> float:
         """:meth:`ready_time` of the one node ``i``."""

@@ -76,7 +76,8 @@ class Engine:
         self._shape_ix: dict = {}
         self._shape_req: list = []
         self._shape_groups: list[list[int]] = []  # per shape: its option groups
-        self._unfit_at: list[int] = []  # per shape: the sum of its groups' ``grown`` when it fit nowhere, or -1
+        # per shape: the sum of its groups' ``grown`` when it fit nowhere, or -1 (grown as shapes appear)
+        self._unfit_at = np.full(64, -1, dtype=np.int64)
         self._shape_member = np.zeros((0, len(machine.groups)), dtype=np.int64)
         self._all_on = self.scaling.interval_s is None
         self.reservations = reservations  # 1 = EASY; more = Slurm-like, one per blocked job in order
@@ -127,7 +128,7 @@ class Engine:
     def _run(self, progress: Callable[[int], None] | None) -> Outcome:
         t0 = time.perf_counter()
         jobs, n = self.jobs, len(self.jobs)
-        submit = jobs.submit
+        submit = jobs.submit.tolist()  # Python floats: the loop reads them one at a time
         nxt, events, last_report = 0, 0, 0
         if self.scaling.interval_s and n:
             self._push(float(submit[0]), TICK, None)
@@ -335,7 +336,7 @@ class Engine:
                 continue
             if self.backfill and (not self._bf_clocked or self._bf_due):
                 rest = keys[pos + 1:pos + 1 + self.bf_max]
-                rest = rest if to_job is None else to_job[rest]
+                rest = rest if to_job is None else to_job[np.fromiter(rest, np.int64, len(rest))]
                 backfill = self._backfill if self.reservations == 1 else self._backfill_multi
                 backfill(rest, self._reservation(j, r, t, ahead=bool(started)), t, started)
             break
@@ -467,7 +468,7 @@ class Engine:
             for i, groups in enumerate(self._shape_groups):
                 m[i, groups] = 1
             self._shape_member = m
-        return np.asarray(self._unfit_at) == self._shape_member @ self.cluster.grown
+        return self._unfit_at[:n] == self._shape_member @ self.cluster.grown
 
     def _req_of(self, j: int):
         r = self._req[j]
@@ -483,7 +484,8 @@ class Engine:
             s = self._shape_ix[r] = len(self._shape_req)
             self._shape_req.append(r)
             self._shape_groups.append([g for g, _ in r.options])
-            self._unfit_at.append(-1)
+            if s == len(self._unfit_at):
+                self._unfit_at = np.concatenate([self._unfit_at, np.full(s, -1, dtype=np.int64)])
         return s
 
     def _reservation(self, j: int, r, t: float, ahead: bool = False) -> Reservation:
@@ -506,7 +508,8 @@ class Engine:
     def _boot_reserved(self, t: float) -> None:
         """The plan counts on reserved off nodes booting now (and shutting ones right after): start them."""
         c = self.cluster
-        off = np.flatnonzero(self.resv.mask & (c.state == OFF))
+        nodes = self.resv.nodes
+        off = nodes[c.state[nodes] == OFF]
         if len(off):
             self._boot(off, t)
 
@@ -514,7 +517,10 @@ class Engine:
         if len(cand) == r.nodes:
             return cand
         if r.nodes == 1 and self._first_fit:  # FirstFit's choice of one node: the first on, else the first
-            k = int(np.argmax(self.cluster.state[cand] == ON))
+            state = self.cluster.state
+            if state[cand[0]] == ON:
+                return cand[:1]
+            k = int(np.argmax(state[cand] == ON))
             return cand[k:k + 1]
         return self.placement.choose(cand, self.cluster.state[cand] == ON, r.nodes)
 
