@@ -6,9 +6,10 @@ bands) -> reshape (partitions by calendar) -> power (nodes up/down); a policy fi
 Each step's actions carry their own reasons; a step that is switched off is not run. A policy file
 (:mod:`slurm_plugin.policy`) makes the same config through :mod:`.policy`. A last guard
 (:func:`one_power_action_per_node`) makes sure no node gets two power actions in one cycle (never POWER_UP and
-POWER_DOWN together), and :func:`unchanged_site_factors_dropped` leaves out the SiteFactors a job already has
-from the suite (each is one slurmctld RPC per job: 20,000 pending jobs re-ranked to the same bands cost 20,000
-job updates a cycle).
+POWER_DOWN together), :func:`held_jobs_left_alone` takes every held job out of the job actions (whichever step
+named it: a job its owner or an admin held is never re-prioritised, moved or released), and
+:func:`unchanged_site_factors_dropped` leaves out the SiteFactors a job already has from the suite (each is one
+slurmctld RPC per job: 20,000 pending jobs re-ranked to the same bands cost 20,000 job updates a cycle).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..decision import Decision, PowerNodes, SetSiteFactor
+from ..decision import Decision, MoveJob, PowerNodes, SetSiteFactor
 from ..policy.spec import DEFAULT_STEPS
 from ..scale.planner import ScaleConfig
 from ..snapshot import Snapshot
@@ -80,8 +81,30 @@ def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMem
            ranker: Ranker | None = None) -> tuple[Decision, CycleMemory]:
     """Everything this cycle does, and what the next cycle must remember."""
     decision, memory = run_steps(cycle_steps(config, ranker), snapshot, site, memory, now)
+    decision = held_jobs_left_alone(decision, snapshot)
     decision, site_factors = unchanged_site_factors_dropped(decision, memory.site_factors, snapshot)
     return one_power_action_per_node(decision), replace(memory, site_factors=site_factors)
+
+
+def held_jobs_left_alone(decision: Decision, snapshot: Snapshot) -> Decision:
+    """``decision`` without any SiteFactor or move of a job ``snapshot`` shows held (``JobState.held``); an
+    action left without jobs is dropped. Logged: a step that names a held job has a bug to fix."""
+    held = {j.job_id for j in snapshot.jobs if j.held}
+    if not held:
+        return decision
+    kept = []
+    for action in decision.actions:
+        if isinstance(action, SetSiteFactor) and held.intersection(action.job_ids):
+            log.warning("guard: SiteFactor %d not set on held job(s) %s", action.site_factor,
+                        ",".join(str(j) for j in action.job_ids if j in held))
+            action = replace(action, job_ids=tuple(j for j in action.job_ids if j not in held))
+            if not action.job_ids:
+                continue
+        elif isinstance(action, MoveJob) and action.job_id in held:
+            log.warning("guard: held job %d not moved to %s", action.job_id, action.partition or action.features)
+            continue
+        kept.append(action)
+    return replace(decision, actions=tuple(kept))
 
 
 def unchanged_site_factors_dropped(decision: Decision, applied: Mapping[int, int], snapshot: Snapshot

@@ -101,8 +101,7 @@ def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int],
     live cycle's horizon), deciding on each job's resources before building anything else for it, so a queue
     of 100,000 costs a sort and a sum per job, not a packing job each (issue 23)."""
     default_class = site.policy.default_class or ""
-    queued = [j for j in snapshot.jobs
-              if j.pending and j.reason not in ("JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime")]
+    queued = [j for j in snapshot.jobs if j.pending and not j.held and j.reason not in ("Dependency", "BeginTime")]
     queued.sort(key=lambda j: (-bands.get(j.job_id, 0), j.job_id))
     needs = [_need(j) for j in queued]
     if capacity is not None:

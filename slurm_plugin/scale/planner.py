@@ -142,7 +142,7 @@ def job_groups(job: JobState, site: Site, snapshot: Snapshot) -> list[NodeGroup]
 
 
 def _queued(job: JobState) -> bool:
-    return job.pending and job.reason not in ("JobHeldUser", "JobHeldAdmin", "BeginTime", "Dependency")
+    return job.pending and not job.held and job.reason not in ("BeginTime", "Dependency")
 
 
 def _cheapest(groups: list[NodeGroup]) -> NodeGroup:

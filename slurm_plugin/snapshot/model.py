@@ -22,6 +22,10 @@ USABLE_NOW = ("idle", "mixed")
 BLOCKING_FLAGS = ("drain", "draining", "drained", "fail", "failing", "maint", "reserved", "powered_down",
                   "powering_down", "powering_up", "power_down", "not_responding", "reboot_requested",
                   "reboot_issued", "invalid_reg")
+# Why a held job pends (``scontrol hold``/``uhold``, ``requeuehold``, too many requeues); Slurm also gives every
+# held job priority 0, which no other pending job has (priority/multifactor and basic keep it at 1 or more), on
+# 22.05 and 24.11 alike.
+HOLD_REASONS = ("JobHeldUser", "JobHeldAdmin", "JobHoldMaxRequeue")
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,12 @@ class JobState:
     @property
     def running(self) -> bool:
         return self.state == "RUNNING"
+
+    @property
+    def held(self) -> bool:
+        """Pending under a user or admin hold: its owner (or an admin) stopped it, so the suite never ranks,
+        moves or releases it (priority 0 or a hold reason)."""
+        return self.state == "PENDING" and (self.priority == 0 or self.reason in HOLD_REASONS)
 
 
 @dataclass(frozen=True, eq=False)

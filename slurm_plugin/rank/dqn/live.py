@@ -80,12 +80,12 @@ def resolve_model(model: DqnModel | str | Path | None) -> DqnModel | None:
 
 def queue_arrays(snapshot: Snapshot, site=None, with_able: bool = True,
                  accounting: Accounting = Accounting()) -> dict[str, np.ndarray]:
-    """The pending jobs of ``snapshot`` as arrays: ids, submit, limit (s), procs, qos (the priority of each
+    """The pending jobs of ``snapshot`` but the held ones as arrays: ids, submit, limit (s), procs, qos (the priority of each
     job's granted tier, 0 without a site), policy (the admission band of each job's granted class/tier, 0
     without a site), and (when ``with_able``) the cores of nodes able to run each job (each computed once
     per distinct ask). Class and tier come from :func:`classify` on the job's owner and the fields Slurm keeps,
     so a comment a user edits after submission can never raise them (docs/trust.md)."""
-    pend = [j for j in snapshot.jobs if j.state == "PENDING"]
+    pend = [j for j in snapshot.jobs if j.state == "PENDING" and not j.held]
     n = len(pend)
     policy, qos = _policy_bands(pend, site, accounting)
     out = {

@@ -171,3 +171,22 @@ def test_wipe_memory_of_an_action_slurm_refused_is_not_advanced(tmp_path):
     assert load_wipe_memory(tmp_path / "wipe.json") == got
     (tmp_path / "wipe.json").write_text('{"n1": ["rebooting", "7"]}')
     assert load_wipe_memory(tmp_path / "wipe.json") == {}  # unusable: moved aside, the reasons start it again
+
+
+@pytest.mark.parametrize("how", [dict(reason="JobHeldUser", priority=0), dict(reason="JobHeldAdmin", priority=0),
+                                 dict(reason="JobHoldMaxRequeue", priority=0), dict(reason="None", priority=0)])
+def test_a_held_job_is_never_ranked_nor_moved_whatever_a_step_says(how):
+    """Holds as 22.05 and 24.11 show them (a hold reason, priority 0): the ranker and packing both name the
+    flexible job 1; held, it gets neither, and the other job keeps its SiteFactor."""
+    held = dataclasses.replace(FLEX, **how)
+    assert held.held and not FLEX.held and not PINNED.held
+    decision, _ = decide(demo_snapshot([held, PINNED], **FULL_X86), SITE, CycleConfig(reshape=False, power=False),
+                         ARM_IDLE_SINCE, 400.0, flex_first)
+    assert summary(decision) == [("site_factor", (2,), 100)]
+
+
+def test_a_held_job_is_left_out_of_the_rankings_queue():
+    from slurm_plugin.rank.dqn.live import queue_arrays
+
+    held = dataclasses.replace(FLEX, reason="JobHeldUser", priority=0)
+    assert queue_arrays(demo_snapshot([held, PINNED]), with_able=False)["ids"].tolist() == [2]
