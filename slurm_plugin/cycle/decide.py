@@ -7,9 +7,10 @@ Each step's actions carry their own reasons; a step that is switched off is not 
 (:mod:`slurm_plugin.policy`) makes the same config through :mod:`.policy`. A last guard
 (:func:`one_power_action_per_node`) makes sure no node gets two power actions in one cycle (never POWER_UP and
 POWER_DOWN together), :func:`held_jobs_left_alone` takes every held job out of the job actions (whichever step
-named it: a job its owner or an admin held is never re-prioritised, moved or released), and
+named it: a job its owner or an admin held is never re-prioritised, moved or released),
 :func:`unchanged_site_factors_dropped` leaves out the SiteFactors a job already has from the suite (each is one
-slurmctld RPC per job: 20,000 pending jobs re-ranked to the same bands cost 20,000 job updates a cycle).
+slurmctld RPC per job: 20,000 pending jobs re-ranked to the same bands cost 20,000 job updates a cycle), and
+:func:`addressed` names a pending array's record to Slurm as ``123_[4-100]``.
 """
 
 from __future__ import annotations
@@ -83,7 +84,27 @@ def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMem
     decision, memory = run_steps(cycle_steps(config, ranker), snapshot, site, memory, now)
     decision = held_jobs_left_alone(decision, snapshot)
     decision, site_factors = unchanged_site_factors_dropped(decision, memory.site_factors, snapshot)
-    return one_power_action_per_node(decision), replace(memory, site_factors=site_factors)
+    return addressed(one_power_action_per_node(decision), snapshot), replace(memory, site_factors=site_factors)
+
+
+def addressed(decision: Decision, snapshot: Snapshot) -> Decision:
+    """``decision`` with each job action carrying how Slurm must be told the jobs it names that are not told by
+    their id alone (:attr:`~slurm_plugin.snapshot.JobState.slurm_id`: a pending array's record, ``123_[4-100]``,
+    changes that record only; ``123`` would change every task of the array)."""
+    refs = snapshot.memo("cycle.slurm_ids", lambda: {j.job_id: j.slurm_id for j in snapshot.jobs
+                                                      if j.array_job_id is not None})
+    refs = {j: ref for j, ref in refs.items() if ref != str(j)}
+    if not refs:
+        return decision
+    out = []
+    for action in decision.actions:
+        if isinstance(action, (SetSiteFactor, MoveJob)):
+            ids = action.job_ids if isinstance(action, SetSiteFactor) else (action.job_id,)
+            found = tuple((j, refs[j]) for j in ids if j in refs)
+            if found:
+                action = replace(action, addresses=found)
+        out.append(action)
+    return replace(decision, actions=tuple(out))
 
 
 def held_jobs_left_alone(decision: Decision, snapshot: Snapshot) -> Decision:

@@ -38,6 +38,13 @@ class Cause(str, enum.Enum):
     ISOLATION = "ISOLATION"  # a node that ran sensitive work is power-cycled before reuse (deploy/wipe.py)
 
 
+def job_ref(action: SetSiteFactor | MoveJob, job_id: int) -> str:
+    """What ``scontrol update jobid=`` is given for ``job_id``: the address the cycle found for it in the
+    snapshot (``123_[4-100]``: a pending array's record, :attr:`~slurm_plugin.snapshot.JobState.slurm_id`), else
+    the id."""
+    return next((ref for j, ref in action.addresses if j == job_id), str(job_id))
+
+
 @dataclass(frozen=True)
 class SetSiteFactor:
     """Set the SiteFactor of pending jobs (priority/multifactor adds it to Slurm's own factors)."""
@@ -46,6 +53,7 @@ class SetSiteFactor:
     site_factor: int
     reason: str
     cause: Cause | None = None
+    addresses: tuple[tuple[int, str], ...] = ()  # (job id, how Slurm is told it): see :func:`job_ref`
     kind: Literal["site_factor"] = "site_factor"
 
 
@@ -58,6 +66,7 @@ class MoveJob:
     features: str | None
     reason: str
     cause: Cause | None = None
+    addresses: tuple[tuple[int, str], ...] = ()  # as SetSiteFactor's
     kind: Literal["move_job"] = "move_job"
 
 

@@ -24,7 +24,7 @@ import hostlist
 
 from ..slurm import SlurmClient, SlurmError
 from .actions import (TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, RequeueJobs, SetPartitionNodes,
-                      SetSiteFactor, SwitchPolicy)
+                      SetSiteFactor, SwitchPolicy, job_ref)
 from .journal import Journal
 
 log = logging.getLogger(__name__)
@@ -36,9 +36,10 @@ PING_TIMEOUT_S = 15.0  # scontrol ping waits MessageTimeout (10 s by default) fo
 # our own is exit code 124 (see SlurmClient.run).
 _NO_CONTROLLER = re.compile(r"Unable to contact slurm controller|Socket timed out on send/recv|Connection refused|"
                             r"Zero Bytes were transmitted or received")
-# One line per bad id in a batched job update: "<text> for job <id>" or "<id>: <text>".
-_ID_LINE = (re.compile(r"^(?P<msg>.+?) for job (?P<id>\d+(?:[_+]\d+)?)\s*$"),
-            re.compile(r"^(?P<id>\d+(?:[_+]\d+)?): (?P<msg>.+?)\s*$"))
+# One line per bad id in a batched job update: "<text> for job <id>" or "<id>: <text>"; an array's record is
+# named without its brackets ("99999_1-3: Invalid job id specified" for jobid=99999_[1-3], 22.05.8).
+_ID = r"(?P<id>\d+(?:_\[?[\d,:-]+\]?|\+\d+)?)"
+_ID_LINE = (re.compile(rf"^(?P<msg>.+?) for job {_ID}\s*$"), re.compile(rf"^{_ID}: (?P<msg>.+?)\s*$"))
 
 
 @dataclass(frozen=True)
@@ -94,20 +95,32 @@ def job_ids(action: Action) -> tuple[int, ...]:
     return ()
 
 
-def failed_ids(stderr: str, asked: Iterable[int]) -> dict[int, str] | None:
-    """Job id -> message for every line of a batched ``scontrol update jobid=...`` that names one of ``asked``;
-    None if any line names no asked id (then the failure is not per id, e.g. a connection error)."""
-    asked = {str(i) for i in asked}
+def failed_ids(stderr: str, asked: Iterable[int] | dict[str, int]) -> dict[int, str] | None:
+    """Job id -> message for every line of a batched ``scontrol update jobid=...`` that names one of ``asked``
+    (ids, or what Slurm was given -> id: :func:`job_refs`); None if any line names no asked id (then the failure
+    is not per id, e.g. a connection error)."""
+    refs = {_bare(k): v for k, v in asked.items()} if isinstance(asked, dict) else {str(i): i for i in asked}
     out: dict[int, str] = {}
     for line in filter(None, (x.strip() for x in stderr.splitlines())):
         for pattern in _ID_LINE:
             m = pattern.match(line)
-            if m and m["id"] in asked:
-                out[int(m["id"])] = m["msg"]
+            if m and _bare(m["id"]) in refs:
+                out[refs[_bare(m["id"])]] = m["msg"]
                 break
         else:
             return None
     return out or None
+
+
+def _bare(ref: str) -> str:
+    return ref.replace("[", "").replace("]", "")
+
+
+def job_refs(action: Action) -> dict[str, int]:
+    """What the action's commands name each of its jobs by -> the job id."""
+    if isinstance(action, (SetSiteFactor, MoveJob)):
+        return {job_ref(action, j): j for j in job_ids(action)}
+    return {str(j): j for j in job_ids(action)}
 
 
 def _compress(nodes: Iterable[str]) -> str:
@@ -123,11 +136,11 @@ def _node_state(nodes: Iterable[str], state: str, reason: str | None) -> list[st
 def commands_for(action: Action) -> list[list[str]]:
     """The scontrol command lines that carry out ``action`` (pure; used by the applier and ``--dry-run``)."""
     if isinstance(action, SetSiteFactor):
-        ids = list(action.job_ids)
-        return [["scontrol", "update", "jobid=" + ",".join(map(str, ids[i:i + MAX_IDS_PER_CALL])),
-                 f"sitefactor={action.site_factor}"] for i in range(0, len(ids), MAX_IDS_PER_CALL)]
+        refs = [job_ref(action, j) for j in action.job_ids] if action.addresses else list(map(str, action.job_ids))
+        return [["scontrol", "update", "jobid=" + ",".join(refs[i:i + MAX_IDS_PER_CALL]),
+                 f"sitefactor={action.site_factor}"] for i in range(0, len(refs), MAX_IDS_PER_CALL)]
     if isinstance(action, MoveJob):
-        cmd = ["scontrol", "update", f"jobid={action.job_id}"]
+        cmd = ["scontrol", "update", f"jobid={job_ref(action, action.job_id)}"]
         if action.partition:
             cmd.append(f"partition={action.partition}")
         if action.features is not None:
@@ -212,7 +225,7 @@ class SlurmApplier:
                 continue
             except SlurmError as err:
                 lost = controller_lost(err)
-                per_id = failed_ids(err.stderr, job_ids(action)) if job_ids(action) and not lost else None
+                per_id = failed_ids(err.stderr, job_refs(action)) if job_ids(action) and not lost else None
                 if per_id is None:
                     errors.append(str(err))
                     log.warning("%s failed: %s", action.kind, err, extra=log_fields(action, "failed"))

@@ -119,18 +119,20 @@ def _job_fits_group(job: JobState, group: NodeGroup) -> bool:
 
 def backlog_nodes(jobs: list[JobState], group: NodeGroup, ready: list[NodeState], booting: list[NodeState]) -> int:
     """Nodes the ``jobs`` pending for ``group`` occupy: the ready/booting ones they will take, plus new nodes
-    for the CPUs and per-node GRES that ready and booting nodes cannot cover."""
+    for the CPUs and per-node GRES that ready and booting nodes cannot cover (a pending array's record asks
+    for each of its tasks)."""
     if not jobs:
         return 0
     cores = group.cpu.cores * group.cpu.threads_per_core
-    deficit = sum((j.cpus or 1) for j in jobs) - sum(n.free_cpus for n in ready) - cores * len(booting)
+    asked = sum((j.cpus or 1) * j.task_count for j in jobs)
+    deficit = asked - sum(n.free_cpus for n in ready) - cores * len(booting)
     extra = math.ceil(max(deficit, 0) / cores)
     for name, _, per_node in group.gres:
-        need = sum(g.count * (j.node_count or 1) for j in jobs for g in j.gres if g.name == name)
+        need = sum(g.count * (j.node_count or 1) * j.task_count for j in jobs for g in j.gres if g.name == name)
         free = sum(n.gres_free(name) for n in ready) + per_node * len(booting)
         extra = max(extra, math.ceil(max(need - free, 0) / per_node))
     extra = max(extra, max((j.node_count or 1) for j in jobs) - len(ready) - len(booting))
-    return min(len(ready) + len(booting), len(jobs)) + extra
+    return min(len(ready) + len(booting), sum(j.task_count for j in jobs)) + extra
 
 
 def job_groups(job: JobState, site: Site, snapshot: Snapshot) -> list[NodeGroup]:

@@ -157,8 +157,9 @@ class SlurmClient:
         raise TimeoutError(f"job {job_id} still {job.get('JobState')} ({job.get('Reason')}) after {timeout:.0f} s")
 
     def squeue(self) -> dict:
-        """``squeue --json`` as parsed JSON (all jobs the controller still remembers)."""
-        return json.loads(self.run("squeue", "--all", "--json").stdout)
+        """``squeue --json`` as parsed JSON (all jobs the controller still remembers). SLURM_BITSTR_LEN=0: a
+        pending array's task expression whole (22.05.8 cuts it at 64 characters with "..." otherwise)."""
+        return json.loads(self.run("squeue", "--all", "--json", env={**self.env, "SLURM_BITSTR_LEN": "0"}).stdout)
 
     def site_factors(self, *job_ids: int) -> dict[int, int]:
         """The SITE column of ``sprio`` (the weighted SiteFactor) of each given pending job that sprio lists.

@@ -18,6 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from ..slurm import SlurmClient, SlurmError
 from .model import JobState, Snapshot
 from .parse import ACTIVE_STATES, parse_jobs, parse_nodes, parse_partitions
+from .queue_text import read_jobs
 
 log = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -52,7 +53,7 @@ def _nodes_doc(client: SlurmClient) -> dict:
 
 
 class JobsCache:
-    """The parsed jobs of the last ``squeue --json``, reused while younger than ``max_age_s`` (0: read every
+    """The jobs of the last queue read (:func:`~.queue_text.read_jobs`), reused while younger than ``max_age_s`` (0: read every
     time). The daemon's admission reads nodes and partitions only; its jobs feed the metrics, so the daemon
     reads the whole queue (the costly RPC: every job record, under slurmctld's job read lock) on a slower period
     than the node state its answers need (issue 23 item 2)."""
@@ -67,7 +68,7 @@ class JobsCache:
         """(every job Slurm remembers, when they were read): from Slurm when the cache is older than
         ``max_age_s``, else the cached ones."""
         if self.read_at is None or now - self.read_at >= self.max_age_s:
-            self._jobs, self.read_at = tuple(parse_jobs(client.squeue(), keep_finished=True)), now
+            self._jobs, self.read_at = tuple(read_jobs(client)), now
             self.reads += 1
         return self._jobs, self.read_at
 

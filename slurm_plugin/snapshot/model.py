@@ -104,7 +104,10 @@ class PartitionState:
 
 @dataclass(frozen=True)
 class JobState:
-    """A job in the queue (pending or running), or one Slurm still remembers after it ended (``Snapshot.finished``)."""
+    """A job in the queue (pending or running), or one Slurm still remembers after it ended (``Snapshot.finished``).
+
+    One record of slurmctld's job table: the tasks of a pending job array that have no record of their own yet
+    are one record, as Slurm keeps them (``array_tasks``, ``task_count``; address it by ``slurm_id``)."""
 
     job_id: int
     state: str  # PENDING, RUNNING, ... (upper case)
@@ -127,6 +130,9 @@ class JobState:
     reason: str = ""
     submit_time: int | None = None
     array_job_id: int | None = None
+    array_task_id: int | None = None  # this record's task of array ``array_job_id`` (None: not one task)
+    array_tasks: str = ""  # a pending array's record: the task ids it still holds, as Slurm writes them ("4-100")
+    task_count: int = 1  # jobs this record stands for: the tasks of ``array_tasks``, else 1
     start_time: int | None = None  # when it started (None while pending: Slurm's figure is then an estimate)
     end_time: int | None = None  # when it ended (None until it has: for a running job Slurm's is the limit)
 
@@ -137,6 +143,17 @@ class JobState:
     @property
     def running(self) -> bool:
         return self.state == "RUNNING"
+
+    @property
+    def slurm_id(self) -> str:
+        """How ``scontrol update jobid=`` names this record and nothing else: ``123_[4-100]`` for a pending
+        array's record and ``123_7`` for the task that kept the array's id (the id alone, 123, names every task
+        of the array, also those with records of their own), else the job id."""
+        if self.array_tasks:
+            return f"{self.job_id}_[{self.array_tasks}]"
+        if self.array_task_id is not None and self.job_id == self.array_job_id:
+            return f"{self.job_id}_{self.array_task_id}"
+        return str(self.job_id)
 
     @property
     def held(self) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 import hostlist
 
 from ..slurm.client import parse_scontrol_oneliner
+from .arrays import task_count, task_range
 from .gres import parse_gres, parse_tres_per_node
 from .model import JobState, NodeState, PartitionState
 
@@ -100,8 +101,18 @@ def parse_job(raw: dict) -> JobState:
         qos=text(raw.get("qos")), account=text(raw.get("account")), comment=text(raw.get("comment")),
         wckey=text(raw.get("wckey")), nodes=text(raw.get("nodes")), reason=text(raw.get("state_reason")),
         submit_time=number(raw.get("submit_time")), array_job_id=number(raw.get("array_job_id")) or None,
-        **_run_times(raw),
+        **_array(raw), **_run_times(raw),
     )
+
+
+def _array(raw: dict) -> dict:
+    """A pending array's record (22.05 and 24.11: ``array_task_string`` "3-9%2", no task id): its tasks; a
+    record left with one task is that task's, as ``squeue -r`` prints it."""
+    task = number(raw.get("array_task_id"))
+    tasks = task_range(text(raw.get("array_task_string"))) if task is None else ""
+    if tasks.isdigit():
+        task, tasks = int(tasks), ""
+    return {"array_task_id": task, "array_tasks": tasks, "task_count": task_count(tasks) if tasks else 1}
 
 
 def _run_times(raw: dict) -> dict:
@@ -112,7 +123,7 @@ def _run_times(raw: dict) -> dict:
     return {"start_time": start if state != "PENDING" else None, "end_time": end if ended else None}
 
 
-def _time_minutes(value: str) -> int | None:
+def parse_time_minutes(value: str) -> int | None:
     """Slurm time (``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``, ``INFINITE``) in whole minutes
     (seconds round up); None when unlimited."""
     value = value.strip()
@@ -135,7 +146,7 @@ def parse_partition_line(line: str) -> PartitionState:
         name=rec["PartitionName"],
         nodes=tuple(hostlist.expand_hostlist(nodes)) if nodes and nodes != "(null)" else (),
         state=rec.get("State", "UP"), default=rec.get("Default", "NO").upper() == "YES",
-        max_time_min=_time_minutes(rec.get("MaxTime", "UNLIMITED")),
+        max_time_min=parse_time_minutes(rec.get("MaxTime", "UNLIMITED")),
         priority_tier=int(rec.get("PriorityTier", "1") or 1),
     )
 

@@ -3,6 +3,7 @@ array kept as one record and addressed as Slurm accepts it, and the compact queu
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -13,6 +14,9 @@ from slurm_plugin.cycle.runner import CycleRunner
 from slurm_plugin.decision import SetSiteFactor
 from slurm_plugin.policy.spec import RankingSpec
 from slurm_plugin.snapshot import collect_snapshot
+from slurm_plugin.snapshot.arrays import task_count
+from slurm_plugin.snapshot.parse import parse_jobs
+from slurm_plugin.snapshot.queue_text import read_jobs
 from tests.system.conftest import Needs, cluster_fixture
 
 pytestmark = pytest.mark.system
@@ -70,3 +74,63 @@ def test_a_held_job_is_neither_ranked_nor_released(c, blocked, tmp_path, hold):
         assert factors[held] == 0 and factors[free] != 0, factors
     finally:
         s.cancel(free, held)
+
+
+def test_a_pending_array_is_one_record_and_ranked_as_one(c, blocked, tmp_path):
+    """A pending array of 10 tasks with task 0 split off (an update of that task): the snapshot has the array's
+    record with its 9 tasks and the task's own record; the cycle's SiteFactor reaches every task of the record
+    through ``<id>_[1-9]`` and the record stays one (slurmctld splits a record whose tasks are named in part)."""
+    s = blocked
+    array = s.sbatch("-p", "riscv", "-n", "1", "--time=30", "--output=/dev/null", "--array=0-9", wrap="true")
+    try:
+        s.run("scontrol", "update", f"jobid={array}_0", "timelimit=29")
+        records = [j for j in collect_snapshot(s).jobs if j.array_job_id == array]
+        assert sorted((j.array_task_id, j.array_tasks, j.task_count) for j in records if j.array_tasks) == [
+            (None, "1-9", 9)]
+        assert [(j.array_task_id, j.task_count) for j in records if not j.array_tasks] == [(0, 1)]
+        actions = _cycle(c, tmp_path)
+        factor = {j: a.site_factor for a in actions for j in a.job_ids}
+        assert array in factor and any((array, f"{array}_[1-9]") in a.addresses for a in actions)
+        after = [j for j in collect_snapshot(s).jobs if j.array_job_id == array]
+        assert sorted(j.task_count for j in after) == [1, 9]  # still the array's record and task 0's
+        split = next(j.job_id for j in after if j.array_task_id == 0)
+        assert factor[array] != factor[split]  # sjf: task 0 is a minute shorter
+        got = _wait("sprio listing both", lambda: (f := s.site_factors(array, split)) and len(f) == 2 and f)
+        assert got == {array: factor[array], split: factor[split]}
+    finally:
+        s.cancel(array)
+
+
+def _memory(j) -> int:
+    return (j.memory_per_node_mb or 0) * (j.node_count or 1) + (j.memory_per_cpu_mb or 0) * (j.cpus or 1)
+
+
+def test_the_compact_reader_reads_what_the_json_says(c, blocked, caplog):
+    """``squeue -O`` text (the snapshot's reader) and ``squeue --json`` on one real queue: a running job, a held
+    one, an array with a task split off, a GPU job with per-node memory and a comment a user wrote."""
+    s = blocked
+    jobs = [s.sbatch("-p", "riscv", "-n", "2", "--mem-per-cpu=300M", "--time=1-0", "--output=/dev/null", "-H",
+                     wrap="true"),
+            s.sbatch("-p", "riscv", "-n", "1", "--time=20", "--output=/dev/null", "--array=0-30:2%3",
+                     "--comment=x Partition=gpu\nJobId=1", wrap="true"),
+            s.sbatch("-p", "gpu", "--gres=gpu:1", "--mem=3G", "--time=10", "--output=/dev/null",
+                     "--begin=now+3600", "--constraint=a100|h100", wrap="true")]
+    try:
+        s.run("scontrol", "update", f"jobid={jobs[1]}_4", "timelimit=19")
+        caplog.set_level("WARNING", logger="slurm_plugin.snapshot.queue_text")
+        text = {j.job_id: j for j in read_jobs(s)}
+        want = {j.job_id: j for j in parse_jobs(s.squeue(), keep_finished=True)}
+        assert "squeue --json instead" not in caplog.text
+        assert set(jobs) <= set(text) and set(text) == set(want)
+        for job_id, job in text.items():
+            ref = want[job_id]
+            if job.state != ref.state:  # a job that ended between the two reads
+                continue
+            assert _memory(job) == _memory(ref)  # one CPU on one node: per node and per CPU read the same
+            assert task_count(job.array_tasks or "0") == task_count(ref.array_tasks or "0")
+            same = dict(memory_per_node_mb=None, memory_per_cpu_mb=None, array_tasks="")
+            assert dataclasses.replace(job, **same) == dataclasses.replace(ref, **same), job_id
+        assert text[jobs[1]].task_count == 15 and text[jobs[1]].comment == "x Partition=gpu\nJobId=1"
+        assert text[jobs[0]].held and _memory(text[jobs[2]]) == 3072
+    finally:
+        s.cancel(*jobs)

@@ -190,3 +190,20 @@ def test_a_held_job_is_left_out_of_the_rankings_queue():
 
     held = dataclasses.replace(FLEX, reason="JobHeldUser", priority=0)
     assert queue_arrays(demo_snapshot([held, PINNED]), with_able=False)["ids"].tolist() == [2]
+
+
+def test_a_pending_arrays_record_is_named_to_slurm_by_its_tasks():
+    """One record for array 30's 97 pending tasks (task 3 has its own record, 31; task 101 kept the array's
+    id in another array, 40): the ranker names ids, the applier's commands the records and nothing more."""
+    from slurm_plugin.decision.applier import commands_for
+
+    array = dataclasses.replace(PINNED, job_id=30, array_job_id=30, array_tasks="4-100", task_count=97)
+    split = dataclasses.replace(PINNED, job_id=31, array_job_id=30, array_task_id=3)
+    kept = dataclasses.replace(PINNED, job_id=40, array_job_id=40, array_task_id=101)
+
+    def ranker(snapshot, site, now):
+        return Decision((SetSiteFactor((30, 31, 40, 2), 100, "all"),), "rank:test")
+
+    decision, _ = decide(demo_snapshot([array, split, kept, PINNED]), SITE, CycleConfig(pack=False, reshape=False,
+                         power=False), CycleMemory(), 400.0, ranker)
+    assert [c[2] for a in decision.actions for c in commands_for(a)] == ["jobid=30_[4-100],31,40_101,2"]

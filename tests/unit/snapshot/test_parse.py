@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from slurm_plugin.snapshot import GresCount, build_snapshot, parse_gres, parse_tres_per_node
-from slurm_plugin.snapshot.parse import _time_minutes, number
+from slurm_plugin.snapshot.parse import parse_time_minutes, number
 
 DATA = Path(__file__).parent / "data"
 
@@ -124,7 +124,7 @@ def test_number(value, expected):
     ("1-2:30", 1590), ("1-2:30:00", 1590), ("INFINITE", None), ("UNLIMITED", None),
 ])
 def test_time_minutes(text, minutes):
-    assert _time_minutes(text) == minutes
+    assert parse_time_minutes(text) == minutes
 
 
 def test_oneliner_keeps_a_comment_with_spaces_and_tags_whole():
