@@ -30,9 +30,11 @@ def blocked(c):
     """The RISC-V node filled by a blocker, so 1-core jobs for it pend (reason Resources/Priority)."""
     s = c.client()
     blocker = s.sbatch("-p", "riscv", "-n", "64", "--time=10", "--output=/dev/null", wrap="sleep 600")
-    s.wait_job(blocker, until=("RUNNING",), timeout=90)
-    yield s
-    s.cancel(blocker)
+    try:
+        s.wait_job(blocker, until=("RUNNING",), timeout=90)
+        yield s
+    finally:
+        s.cancel(blocker)
 
 
 def _pending(s, *args: str) -> int:
