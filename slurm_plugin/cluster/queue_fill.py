@@ -6,7 +6,9 @@ RPC), and ``scontrol update jobid=A_[0-N] timelimit=T`` (a real change: the arra
 array's pending tasks (all but the last, which stays in the array's record) into job records of their own (slurmctld keeps a pending array as one record until a task is modified or started), so the queue
 holds ``total`` separate pending jobs as a site's would after its users' many single submissions. A few real
 single jobs of each shape are submitted too. Jobs are held (``-H``: priority 0, reason JobHeldUser) so Slurm
-never powers a node up for them; the suite still reads, ranks and packs them like any pending job.
+never powers a node up for them. The suite reads them as any pending job, but since held jobs are left alone
+(``JobState.held``) its ranking, packing and power steps have nothing to do for them: such a queue measures the
+reads, not the steps.
 """
 
 from __future__ import annotations
