@@ -22,6 +22,7 @@ import re
 import secrets
 from functools import lru_cache
 
+from ..slurm import SlurmError
 from .arrays import task_expr
 from .gres import parse_tres_per_node
 from .model import JobState
@@ -152,11 +153,14 @@ def parse_squeue_text(out: str, field_end: str, record_end: str) -> list[JobStat
 
 def read_jobs(client) -> list[JobState]:
     """Every job record Slurm remembers, from :func:`squeue_argv`'s text; from ``squeue --json`` when the text
-    cannot be read (logged; :class:`QueueTextError`). Raises SlurmError if Slurm fails."""
+    cannot be read (:class:`QueueTextError`) or squeue refuses the format (a Slurm without one of the fields),
+    logged. Raises SlurmError if Slurm fails."""
     field_end, record_end = separators()
-    out = client.run(*squeue_argv(field_end, record_end)).stdout
     try:
+        out = client.run(*squeue_argv(field_end, record_end)).stdout
         return parse_squeue_text(out, field_end, record_end)
-    except QueueTextError as err:
+    except (QueueTextError, SlurmError) as err:
+        if isinstance(err, SlurmError) and "format" not in err.stderr.lower():
+            raise
         log.warning("reading the queue from squeue --json instead: %s", err)
         return parse_jobs(client.squeue(), keep_finished=True)

@@ -136,3 +136,17 @@ def test_the_compact_reader_reads_what_the_json_says(c, blocked, caplog):
         assert text[jobs[0]].held and _memory(text[jobs[2]]) == 3072
     finally:
         s.cancel(*jobs)
+
+
+def test_a_name_with_the_field_separator_sends_the_read_to_the_json(c, blocked, caplog):
+    """A user may put any byte in a job name: one with the unit separator makes its record one field too long,
+    and the whole read comes from ``squeue --json`` instead (logged), with that job in it."""
+    s = blocked
+    job = s.sbatch("-p", "riscv", "-n", "1", "--time=5", "--output=/dev/null", "-J", "a\x1fb", wrap="true")
+    try:
+        caplog.set_level("WARNING", logger="slurm_plugin.snapshot.queue_text")
+        jobs = {j.job_id: j for j in read_jobs(s)}
+        assert "squeue --json instead" in caplog.text and "fields, not" in caplog.text
+        assert jobs[job].name == "a\x1fb"
+    finally:
+        s.cancel(job)
