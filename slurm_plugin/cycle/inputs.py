@@ -86,10 +86,11 @@ def group_states(snapshot: Snapshot, site: Site) -> dict[str, GroupState]:
 
 
 def _need(j: JobState) -> tuple[float, float, float]:
-    """(CPUs, memory GB, accelerators) the whole job asks for, in packing's terms."""
-    nodes = j.node_count or 1
+    """(CPUs, memory GB, accelerators) the whole job asks for, in packing's terms: a pending array's record
+    asks for all its tasks (a move moves them all)."""
+    nodes, tasks = j.node_count or 1, j.task_count
     mem_mb = (j.memory_per_node_mb or 0) * nodes or (j.memory_per_cpu_mb or 0) * (j.cpus or 1)
-    return float(j.cpus or 1), mem_mb / 1024.0, float(sum(g.count for g in j.gres) * nodes)
+    return float(j.cpus or 1) * tasks, mem_mb * tasks / 1024.0, float(sum(g.count for g in j.gres) * nodes * tasks)
 
 
 def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int],

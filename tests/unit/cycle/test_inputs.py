@@ -40,6 +40,13 @@ def test_packing_jobs_order_and_resources():
     assert not out[1].pinned and out[1].workload == "batch"
 
 
+def test_a_pending_arrays_record_asks_packing_for_all_its_tasks():
+    array = JobState(7, "PENDING", partition="batch", features="aarch64|x86_64", cpus=4, node_count=1,
+                     memory_per_cpu_mb=512, array_job_id=7, array_tasks="1-9", task_count=9)
+    (out,) = packing_jobs(Snapshot(jobs=(array,)), SITE, bands={})
+    assert (out.per_job.cpus, out.per_job.mem_gb, out.nodes) == (36, 18, 1) and not out.pinned
+
+
 @pytest.mark.parametrize("values, want", [
     ((7000, 0, 8003), {1: 4, 2: 4, 3: 0, 4: 7}),  # rank among the distinct values, spread over 0..7
     ((2_002_500, 2500, 4_124_030), {1: 4, 2: 4, 3: 0, 4: 7}),  # only the order counts, not the scale

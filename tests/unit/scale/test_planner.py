@@ -89,6 +89,14 @@ def test_flexible_backlog_goes_to_the_cheapest_group():
     assert ups == {"armn1", "armn2"}
 
 
+def test_a_pending_arrays_record_counts_each_of_its_tasks():
+    """One record for 2 pending tasks of 64 ARM cores each needs 2 nodes, as 2 separate jobs do."""
+    off = {h: node(h, flags=("powered_down",)) for h in ("armn1", "armn2", "armn3")}
+    array = replace(pending(1, features="aarch64", cpus=64), array_job_id=1, array_tasks="0-1", task_count=2)
+    acts, _, _ = run(snapshot(off, [array]))
+    assert ("POWER_UP", ("armn1", "armn2")) in acts
+
+
 def test_gpu_backlog_counts_gres_not_cpus():
     off = {"a100n1": node("a100n1", flags=("powered_down",))}
     acts, _, _ = run(snapshot(off, [pending(1, partition="gpu", cpus=1, gres=[GresCount("gpu", "a100", 2)])]))
