@@ -8,7 +8,8 @@ bound), the candidates within the bound on validation (rule 1) and the best of *
 choosing among them could have done), the rank correlation between validation objective and held-back avg bsld
 among them (does validation order predict held-back order?), and the block-to-block noise of the paired
 difference between the choice and the best feasible one held back (mean and standard error over the validation
-blocks, in % of the choice's objective).
+blocks, in % of the choice's objective), and the verdict under the fair comparison
+(:mod:`slurm_plugin.tune.verdict`: against the best fixed heuristic that keeps the bound on the held-back part).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import json
 import sys
 
 import numpy as np
+
+from slurm_plugin.tune.verdict import judge
 
 
 def spearman(a, b) -> float:
@@ -56,6 +59,8 @@ def mode_report(doc: dict, mode: str) -> list[str]:
            f"  Spearman(validation objective, held-back avg bsld): {rho:+.2f} within the bound, {rho_all:+.2f} all",
            f"  paired block difference {best_feas} - {win}: {100 * d.mean() / scale:+.1f} % +- {100 * se / scale:.1f} % "
            f"(1 SE over {len(d)} blocks; per block {', '.join(f'{100 * x / scale:+.0f} %' for x in d)})"]
+    v = judge(list(held.values()), bound)
+    out.append(f"  verdict (fair comparison): {v.text()}")
     return out
 
 
