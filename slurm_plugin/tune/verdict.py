@@ -103,10 +103,10 @@ def judge(rows: Sequence[dict], bound_s: float | None) -> Verdict:
 
 def judge_evaluation(doc: dict) -> dict[str, Verdict]:
     """Per backfill mode present (``"on"``/``"off"``), the verdict on an evaluation JSON
-    (``hetsched tune --evaluate``)."""
+    (``hetsched tune --evaluate``); a mode without a fixed candidate (``--candidates`` left them out) has none."""
     out = {}
     for bf in (True, False):
         rows = [r for r in doc["ranking"] if r["backfill"] == bf]
-        if rows:
+        if any(r.get("family") == "fixed" for r in rows):
             out["on" if bf else "off"] = judge(rows, doc.get("max_wait_bound_s"))
     return out

@@ -72,3 +72,8 @@ def test_per_mode_on_an_evaluation_document():
     assert got["on"].verdict == "WORSE" and got["on"].comparator.policy == "sjf"
     assert got["off"].verdict == "better" and got["off"].comparator.policy == "dqn"
     assert got["off"].as_dict()["text"].startswith("better: weighted(est=1,size=0.5,age=0) 31.45 vs dqn 42.81")
+
+
+def test_a_mode_without_fixed_candidates_has_no_verdict():
+    doc = {"max_wait_bound_s": None, "ranking": [row("w", 1.0, 1.0, chosen=True, family="weighted")]}
+    assert judge_evaluation(doc) == {}
