@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-WITHIN = "within the bound"  # Verdict.basis values
+WITHIN = "within the bound"  # RankingVerdict.basis values
 NONE_WITHIN = "no fixed heuristic meets the bound"
 NO_BOUND = "no bound"
 _REL = 1e-9  # relative difference below which two averages are equal (float noise only)
 
 
 @dataclass(frozen=True)
-class Side:
+class HeldBack:
     """One row's figures on the held-back part."""
 
     policy: str
@@ -30,12 +30,12 @@ class Side:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RankingVerdict:
     backfill: bool
     bound_s: float | None
-    tuned: Side
-    comparator: Side  # what the verdict is against (see ``basis``)
-    unconstrained: Side  # the best fixed candidate held back, bound or not
+    tuned: HeldBack
+    comparator: HeldBack  # what the verdict is against (see ``basis``)
+    unconstrained: HeldBack  # the best fixed candidate held back, bound or not
     basis: str  # WITHIN | NONE_WITHIN | NO_BOUND
     within: int  # fixed candidates that keep the bound held back
     fixed: int  # fixed candidates scored held back
@@ -78,11 +78,11 @@ class Verdict:
         return d
 
 
-def _side(row: dict) -> Side:
-    return Side(str(row["policy"]), float(row["avg_bsld"]), float(row["max_wait_s"]))
+def _side(row: dict) -> HeldBack:
+    return HeldBack(str(row["policy"]), float(row["avg_bsld"]), float(row["max_wait_s"]))
 
 
-def judge(rows: Sequence[dict], bound_s: float | None) -> Verdict:
+def judge(rows: Sequence[dict], bound_s: float | None) -> RankingVerdict:
     """The verdict on one backfill mode's rows (each with ``policy``, ``avg_bsld``, ``max_wait_s``, ``chosen``,
     ``family``, ``backfill``). Raises ValueError when the rows lack a chosen row or any fixed row."""
     chosen = [r for r in rows if r.get("chosen")]
@@ -97,11 +97,11 @@ def judge(rows: Sequence[dict], bound_s: float | None) -> Verdict:
     basis = NO_BOUND if bound_s is None else WITHIN if within else NONE_WITHIN
     t, c = chosen[0]["avg_bsld"], comparator["avg_bsld"]
     verdict = "better" if t < c * (1 - _REL) else "tie" if t <= c * (1 + _REL) else "WORSE"
-    return Verdict(bool(chosen[0].get("backfill", True)), bound_s, _side(chosen[0]), _side(comparator),
+    return RankingVerdict(bool(chosen[0].get("backfill", True)), bound_s, _side(chosen[0]), _side(comparator),
                    _side(unconstrained), basis, len(within), len(fixed), verdict)
 
 
-def judge_evaluation(doc: dict) -> dict[str, Verdict]:
+def judge_evaluation(doc: dict) -> dict[str, RankingVerdict]:
     """Per backfill mode present (``"on"``/``"off"``), the verdict on an evaluation JSON
     (``hetsched tune --evaluate``); a mode without a fixed candidate (``--candidates`` left them out) has none."""
     out = {}
