@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -10,6 +12,21 @@ import time
 from pathlib import Path
 
 from ..fsio import write_atomic
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int) -> None:
+    """Worker initializer (``ProcessPoolExecutor(initializer=die_with_parent, initargs=(os.getpid(),))``): have
+    Linux SIGKILL this worker when its parent (pid ``parent``) dies, even by SIGKILL; else an idle or busy
+    worker would outlive it. Exits at once if the parent is already gone. The signal is tied to the parent
+    *thread* that forked the worker: create the pool's workers from a thread that lives as long as the pool."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    except (OSError, AttributeError, ctypes.ArgumentError):
+        logging.getLogger(__name__).debug("prctl(PR_SET_PDEATHSIG) unavailable: the worker may outlive its parent")
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def spawn_detached(argv: list[str], log: Path, env: dict[str, str] | None = None) -> int:

@@ -3,7 +3,8 @@
 Inside :func:`on_slurm` the runs go to the cluster as one Slurm job array instead (:mod:`.slurm_array`).
 Workers are forked, so the big shared inputs (a prepared trace, the DQN model) are inherited, not pickled: pass
 them as ``shared``; each task is a small tuple. Results come back in task order, whatever order the runs finish
-in, so a sweep's output is the serial one's (only wall times differ).
+in, so a sweep's output is the serial one's (only wall times differ). The workers die with this process, even when it is
+SIGKILLed (:func:`..cluster.procs.die_with_parent`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from ..cluster.procs import die_with_parent
 
 log = logging.getLogger(__name__)
 _SHARED = None  # set in the parent before forking; read by the workers
@@ -74,7 +77,9 @@ def run_all(fn: Callable, shared, tasks: Sequence, jobs: int | None = None, desc
         _SHARED = shared
         try:
             ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=min(jobs, n), mp_context=ctx) as pool:
+            # the workers die with this process, even when it is SIGKILLed (they would run on otherwise)
+            with ProcessPoolExecutor(max_workers=min(jobs, n), mp_context=ctx, initializer=die_with_parent,
+                                     initargs=(os.getpid(),)) as pool:
                 futures = {pool.submit(_call, fn, task): i for i, task in enumerate(tasks)}
                 for fut in as_completed(futures):
                     i = futures[fut]

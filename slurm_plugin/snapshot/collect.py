@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import multiprocessing
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -15,13 +13,13 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 
+from ..cluster.procs import die_with_parent
 from ..slurm import SlurmClient, SlurmError
 from .model import JobState, Snapshot
 from .parse import ACTIVE_STATES, parse_jobs, parse_nodes, parse_partitions
 from .queue_text import read_jobs
 
 log = logging.getLogger(__name__)
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def build_snapshot(nodes_doc: dict, partitions_text: str, squeue_doc: dict | None = None,
@@ -102,17 +100,6 @@ def _collect_prepared(conf: str | None, prepare: Callable[[Snapshot], Snapshot] 
     return prepare(snap) if prepare is not None else snap
 
 
-def _die_with_parent(parent: int) -> None:
-    """Worker initializer: have Linux SIGKILL this worker when the daemon (pid ``parent``) dies, even by
-    SIGKILL; else the worker would outlive it, idle, forever. Exits at once if the daemon is already gone."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
-    except (OSError, AttributeError, ctypes.ArgumentError):
-        log.debug("prctl(PR_SET_PDEATHSIG) unavailable: the worker may outlive a killed daemon")
-    if os.getppid() != parent:
-        os._exit(0)
-
-
 class ProcessCollector:
     """Builds snapshots in one worker process, so parsing Slurm's JSON never holds the daemon's GIL.
 
@@ -130,7 +117,7 @@ class ProcessCollector:
     def __call__(self) -> Snapshot:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_die_with_parent, initargs=(os.getpid(),))
+                                             initializer=die_with_parent, initargs=(os.getpid(),))
         try:
             return self._pool.submit(_collect_prepared, self.conf, self.prepare,
                                      self.jobs_max_age_s).result(timeout=self.timeout)
