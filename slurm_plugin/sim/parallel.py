@@ -3,8 +3,8 @@
 Inside :func:`on_slurm` the runs go to the cluster as one Slurm job array instead (:mod:`.slurm_array`).
 Workers are forked, so the big shared inputs (a prepared trace, the DQN model) are inherited, not pickled: pass
 them as ``shared``; each task is a small tuple. Results come back in task order, whatever order the runs finish
-in, so a sweep's output is the serial one's (only wall times differ). The workers die with this process, even when it is
-SIGKILLed (:func:`..cluster.procs.die_with_parent`).
+in, so a sweep's output is the serial one's (only wall times differ). The workers die with this process, even
+when it is SIGKILLed (:func:`..cluster.procs.die_with_parent`).
 """
 
 from __future__ import annotations
