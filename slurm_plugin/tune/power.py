@@ -310,13 +310,18 @@ def scaling_section(spec: ScalingSpec) -> dict:
     return {"name": spec.name, "wait_price_w": spec.wait_price_w, "arch": spec.arch, "pid": spec.pid}
 
 
+# the modules a candidate's run starts from (:func:`_simulate`); the cache key holds the digest of their sources
+# and of everything of the package they import (:mod:`.codeversion`), so a cache written by other code is not read
+SIM_ROOTS = ("slurm_plugin.tune.power", "slurm_plugin.sim.engine", "slurm_plugin.sim.policy")
+
+
 def _cache_path(cache: Path, prepared, cand: PowerCandidate, rank_spec: RankingSpec, split: Split,
-                backfill: bool) -> Path:
+                backfill: bool, code: str) -> Path:
     import hashlib
 
     w, m = prepared.workload, prepared.machine
     key = json.dumps([w.name, len(w.jobs), float(w.jobs.submit[-1]), m.name, repr(m.groups), repr(rank_spec),
-                      scaling_section(cand.scaling), backfill, split.boundary, BLOCKS], sort_keys=True)
+                      scaling_section(cand.scaling), backfill, split.boundary, BLOCKS, code], sort_keys=True)
     return cache / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
 
 
@@ -327,8 +332,8 @@ def _simulate(shared, i: int) -> Scores:
     from ..sim.engine import Engine
     from ..sim.policy import sim_ranking, sim_scaling
 
-    prepared, cands, rank_spec, split, backfill, cache = shared
-    path = _cache_path(cache, prepared, cands[i], rank_spec, split, backfill) if cache is not None else None
+    prepared, cands, rank_spec, split, backfill, cache, code = shared
+    path = _cache_path(cache, prepared, cands[i], rank_spec, split, backfill, code) if cache is not None else None
     if path is not None and path.exists():
         d = json.loads(path.read_text())
         return Scores(Part(*d["tune"]), Part(*d["test"]), tuple(Part(*b) for b in d["blocks"]))
@@ -367,7 +372,7 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
     ``ranking``: the ranking every run uses (name or spec; the age floor off for a bare name). ``matched``:
     also run the matched timers (``grid=()``, the earlier API's empty grace grid, means the same as
     ``matched=False``; a non-empty grid is refused: the hand-picked grid is gone). ``cache``: a directory keeping each finished candidate's scores (keyed by
-    history, machine, ranking, setting, backfill and split), so a stopped evaluation resumes."""
+    history, machine, ranking, setting, backfill, split and the code's version), so a stopped evaluation resumes."""
     from ..sim.parallel import run_all
 
     if grid is not None:
@@ -394,9 +399,13 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
         if progress:
             progress(done[0], len(cands))
 
+    code = None
     if cache is not None:
+        from .codeversion import code_version
+
         Path(cache).mkdir(parents=True, exist_ok=True)
-    shared = (prepared, cands, rank_spec, split, backfill, Path(cache) if cache is not None else None)
+        code = code_version(SIM_ROOTS)  # once, here: the workers inherit it
+    shared = (prepared, cands, rank_spec, split, backfill, Path(cache) if cache is not None else None, code)
     order = run_order(cands, float(suspend_time_s))
     got = run_all(_simulate, shared, order, jobs=jobs, desc="power candidates", on_result=tick)
     scores = [s for _, s in sorted(zip(order, got), key=lambda x: x[0])]
