@@ -111,7 +111,8 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
     if timing.bf_resolution_s is None:
         engine = Engine(machine, table, rank, **kw)
     else:
-        engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0, **kw)
+        engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0,
+                                     slurm_select=timing.slurm_select, **kw)
     engine.run_eff = effective_runs(table.run, table.limit, timing)
     engine.cluster.ready_clock = config_clock(timing, t0)
     engine.idle_since = initial_idle_since(machine.nodes, timing)
@@ -235,7 +236,8 @@ def time_limit_check_epoch(record: dict) -> float | None:
     return float(cycles[0] + np.median([(c - cycles[0] + 15.0) % PERIODIC_TIMEOUT_S - 15.0 for c in cycles]))
 
 
-def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5) -> SlurmTiming:
+def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
+                  slurm_select: bool = True) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
@@ -249,5 +251,5 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        shutdown_s=float(s.get("suspend_timeout", 60)) if power else None,
                        suspend_time_s=float(s["suspend_time"]) if power else None,
                        config_tick_s=PERIODIC_TIMEOUT_S if check is not None else None,
-                       config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S,
+                       config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S, slurm_select=slurm_select,
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

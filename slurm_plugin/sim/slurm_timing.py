@@ -33,6 +33,9 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   nodes no job touched began powering down 6-20 s after the first submit (SuspendTime 20 s), so the first
   wave's jobs found them powering down (unusable until off, then booted: started at the time-limit check after
   70-85 s), where the engine, counting from the first submit, kept them on and started those jobs at once.
+- ``slurm_select`` (with ``bf_resolution_s``): nodes chosen, planned and powered up as slurmctld does with
+  power saving (:mod:`~slurm_plugin.sim.slurm_select`, :mod:`~slurm_plugin.sim.slurm_backfill`): powered
+  nodes by Weight before powered-down ones, best fit; no plan on a node powering down; no boot for a plan.
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
 """
@@ -68,6 +71,7 @@ class SlurmTiming:
     config_epoch: float = 0.0
     bf_resolution_s: float | None = None
     idle_at_start_s: float = 0.0
+    slurm_select: bool = False
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",

@@ -3,12 +3,14 @@ schedule the way slurmctld does, and the default (OFF) changes nothing."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from slurm_plugin.site import Site
 from slurm_plugin.sim.fidelity_replay import (real_power, recorded_boot_s, recorded_idle_at_start, replay_timing,
                                              simulate_record)
 from slurm_plugin.sim.fidelity_workload import hetero_workload, replay_site_data
+from slurm_plugin.sim.slurm_select import select_nodes
 from slurm_plugin.sim.slurm_timing import OFF, SlurmTiming
 
 T0 = 1_800_000_000.0
@@ -187,3 +189,43 @@ def test_workload_is_deterministic_and_heterogeneous():
     assert all(j.limit_min >= 1 for j in a)
     with pytest.raises(ValueError, match="jobs must be >= 1"):
         hetero_workload(0, 1)
+
+
+def test_no_plan_on_a_node_powering_down():
+    """armn2 and armn3 power down from 6 s (idle 14 s at the first submit) and are off at 16 s; A (16 cores,
+    2 min) runs on armn1. B (64 cores, higher SiteFactor) comes at 8 s and cannot start. The engine plans B on
+    armn2 once it is off and booted, so the backfill cycle at 10.5 s starts C (32 cores, 2 min) on armn1;
+    slurmctld has no plan on a node powering down, so B is planned on armn1 at A's limit and C (which would
+    run into it) waits until armn2 is off: then B takes armn2 and C armn1 (seen in the seed-21 record)."""
+    jobs = [_job(1, 0, 0, 100, arch="aarch64", cores=16, limit_min=2),
+            _job(2, 8, 19, 30, arch="aarch64", cores=64, limit_min=1, factor=5000),
+            _job(3, 9, 16, 30, arch="aarch64", cores=32, limit_min=2, factor=0)]
+    kw = dict(site_factor=True, suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0, idle_at_start_s=14.0,
+              reservations=100, bf_resolution_s=60.0)
+    engine = _starts(jobs, SlurmTiming(**kw), power=True, bf_cycles=[10.5])[0]
+    assert engine[3] == 10
+    slurm = _starts(jobs, SlurmTiming(**kw, slurm_select=True), power=True, bf_cycles=[10.5])[0]
+    assert slurm[3] == 16 and slurm[2] == 19
+
+
+def test_powered_nodes_before_powered_down_ones():
+    """Slurm's node choice with power saving (sim/slurm_select.py): nodes that are on or booting by Weight,
+    then the powered-down ones as one tier whatever their Weight, best-fitting run of consecutive nodes first,
+    and for the last node the one with the fewest free CPUs."""
+    free = np.array([16, 16, 64, 64, 64, 64, 32, 72, 48, 16])
+    weight = np.array([3, 3, 2, 2, 2, 1, 6, 7, 5, 4])
+    down = np.array([True, True, False, True, True, True, False, False, False, True])
+    # a 32-core arm job: the booting GPU node (Weight 7) before the powered-down arm nodes (Weight 2)
+    assert select_nodes(np.array([3, 4, 7]), 1, free, weight, down).tolist() == [7]
+    # on nodes by Weight: armn1 (2) before npun1 (5)
+    assert select_nodes(np.array([2, 8, 7]), 1, free, weight, down).tolist() == [2]
+    # two x86 nodes: the on A100 node, then the powered-down DPU node (a run of one, the tightest fit), not
+    # the powered-down x86 nodes of lower Weight
+    assert select_nodes(np.array([0, 1, 6, 9]), 2, free, weight, down).tolist() == [6, 9]
+    # powered-down nodes only: their Weight does not count (rvn1, Weight 1, is not first); a run of consecutive
+    # nodes is used from its start
+    assert select_nodes(np.array([3, 4, 5]), 2, free, weight, down).tolist() == [3, 4]
+    # the last node: fewest free CPUs that fit (armn3 with 20 free before armn2 with 64)
+    free2 = free.copy()
+    free2[4] = 20
+    assert select_nodes(np.array([3, 4]), 1, free2, weight, down).tolist() == [4]
