@@ -7,7 +7,8 @@ is fsynced so the rename itself survives a crash. A reader sees the old file or 
 :func:`exclusive_lock` makes a process the only writer of some state (``hetsched cycle``, ``scale apply``):
 a second one fails at once with :class:`LockHeld`, naming the pid that holds the lock.
 
-:func:`read_yaml_file` reads a bounded YAML/JSON input file (policy, capacity plan) with errors naming file and line.
+:func:`read_yaml_file` reads a bounded YAML/JSON input file (policy, capacity plan) with errors naming file and line;
+:func:`yaml_line` finds the line of a field in such a file (for errors found after parsing).
 
 :func:`load_state` reads a JSON state file through a validating parser; a bad file is moved aside (kept, with a
 timestamp suffix) and the caller starts from fresh state instead of failing every time it starts.
@@ -56,6 +57,36 @@ def read_yaml_file(path: str | Path, max_bytes: int, what: str) -> object:
         mark = getattr(err, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
         raise YamlFileError(where, f"not YAML/JSON: {getattr(err, 'problem', None) or err}") from None
+
+
+def yaml_node_line(root, loc: tuple) -> int | None:
+    """The 1-based line of the node at field path ``loc`` (mapping keys, sequence indexes) in the composed YAML
+    tree ``root`` (``yaml.compose``): the deepest part of the path that exists."""
+    import yaml
+
+    node, line = root, (root.start_mark.line + 1 if root is not None else None)
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            nxt = node.value[part]
+        else:
+            nxt = None
+        if nxt is None:
+            break
+        node, line = nxt, nxt.start_mark.line + 1
+    return line
+
+
+def yaml_line(path: str | Path, loc: tuple) -> int | None:
+    """The line of field path ``loc`` in the YAML/JSON file at ``path`` (one :func:`read_yaml_file` accepted),
+    or None when the file cannot be read again."""
+    import yaml
+
+    try:
+        return yaml_node_line(yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader), loc)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
 
 
 class LockHeld(PicklableError, RuntimeError):

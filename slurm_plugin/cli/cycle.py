@@ -56,9 +56,10 @@ def _flags_policy(model, no_pack, no_reshape, no_power, grace, warm, wait_price,
 
 
 def _active_policy(policy_file: str | None, flags: tuple[str, ...], guard_margin: float, guard_min_jobs: int,
-                   conf: str | None):
+                   conf: str | None, groups: dict[str, int]):
     """The policy file the cycle follows: ``--policy-file``, else the site's (``$HETSCHED_POLICY_FILE`` or
-    /etc/hetsched/policy.d/policy.yaml) unless per-choice options are given; None: the options' policy (no file)."""
+    /etc/hetsched/policy.d/policy.yaml) unless per-choice options are given; None: the options' policy (no file).
+    ``groups``: the site's node group -> size (its capacity plan is checked against them)."""
     from ..cycle.active import ActivePolicy
     from ..cycle.guard import GuardOptions
     from ..policy import PolicyError
@@ -75,7 +76,7 @@ def _active_policy(policy_file: str | None, flags: tuple[str, ...], guard_margin
                 log.warning("per-choice options given: the site policy file %s is not used", site_file)
             return None
         policy_file = str(site_file)
-    active = ActivePolicy(policy_file, GuardOptions(guard_margin, guard_min_jobs), conf)
+    active = ActivePolicy(policy_file, GuardOptions(guard_margin, guard_min_jobs), conf, groups)
     try:
         active.refresh()  # a DQN model that cannot be loaded is reported here, once (the cycle runs unranked)
     except PolicyError as err:
@@ -86,10 +87,13 @@ def _active_policy(policy_file: str | None, flags: tuple[str, ...], guard_margin
 def _runner(site, site_option, state_dir, model, no_pack, no_reshape, no_power, dry_run, policy_file,
             guard_margin, guard_min_jobs, **knobs) -> CycleRunner:
     from ..cycle.policy import cycle_config, live_ranker
+    from ..policy.capacity import group_sizes
 
     client = SlurmClient()
+    site = load_site(site_from(site, site_option))
     flags = ("model", "no_pack", "no_reshape", "no_power", *knobs)
-    active = _active_policy(policy_file, flags, guard_margin, guard_min_jobs, client.conf)
+    active = _active_policy(policy_file, flags, guard_margin, guard_min_jobs, client.conf,
+                            group_sizes(site.node_groups))
     if active is not None:
         config, ranker = active.refresh()
     else:
@@ -97,7 +101,7 @@ def _runner(site, site_option, state_dir, model, no_pack, no_reshape, no_power, 
         # a DQN model that cannot be loaded is reported here, once, and the cycle runs without ranking
         config, ranker = cycle_config(spec), live_ranker(spec.ranking, client.conf)
     state_dir.mkdir(parents=True, exist_ok=True)
-    return CycleRunner(load_site(site_from(site, site_option)), client, config, state_dir, ranker=ranker,
+    return CycleRunner(site, client, config, state_dir, ranker=ranker,
                        dry_run=dry_run, active=active)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..policy import PolicyError, load_policy
@@ -23,8 +24,10 @@ log = logging.getLogger(__name__)
 class ActivePolicy:
     """``refresh()`` -> (config, ranker) for the policy file at ``path`` as it is now."""
 
-    def __init__(self, path: str | Path, options: GuardOptions = GuardOptions(), slurm_conf: str | None = None):
-        self.path, self.options, self.slurm_conf = Path(path), options, slurm_conf
+    def __init__(self, path: str | Path, options: GuardOptions = GuardOptions(), slurm_conf: str | None = None,
+                 groups: Mapping[str, int] | None = None):
+        # groups: the site's node group -> size, what the policy's capacity plan is checked against
+        self.path, self.options, self.slurm_conf, self.groups = Path(path), options, slurm_conf, groups
         self.sha256 = ""
         self.built: tuple[CycleConfig, Ranker | None] | None = None
 
@@ -38,7 +41,7 @@ class ActivePolicy:
             if sha == self.sha256 and self.built is not None:
                 return self.built
             spec = load_policy(self.path)
-            config = cycle_config(spec)  # reads the capacity plan the policy names
+            config = cycle_config(spec, self.groups)  # reads (and checks) the capacity plan the policy names
         except (OSError, PolicyError) as err:
             if self.built is None:
                 raise PolicyError(str(self.path), str(err)) if isinstance(err, OSError) else err from None

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from ..policy import PolicySpec
+from ..policy.capacity import group_sizes
 from ..snapshot.collect import build_snapshot
 from ..snapshot.synthetic import scaled_site, synthetic_docs
 from .decide import one_power_action_per_node
@@ -51,7 +52,7 @@ def time_steps(snapshot, site, spec: PolicySpec, now: float, base: dict, repeat:
     """Rows ``{**base, step, seconds, wall_s, actions}``: each step of ``spec``'s cycle on ``snapshot`` timed on
     its own, then ``decide`` (the steps plus the one-power-action guard); pure, nothing is applied."""
     rows = []
-    steps = policy_steps(spec)
+    steps = policy_steps(spec, groups=group_sizes(site.node_groups))
     total_cpu = total_wall = 0.0
     earlier: list = []
     memory = CycleMemory()

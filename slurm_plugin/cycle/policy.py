@@ -15,6 +15,7 @@ Per choice (the simulator's counterparts are built by :mod:`slurm_plugin.sim.pol
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..policy import PolicySpec, RankingSpec, ScalingSpec
@@ -24,13 +25,14 @@ from .decide import CycleConfig, cycle_steps
 from .steps import CycleStep, Ranker
 
 
-def scale_config(spec: ScalingSpec) -> ScaleConfig:
+def scale_config(spec: ScalingSpec, groups: Mapping[str, int] | None = None) -> ScaleConfig:
     """The planner's config for a scaling choice (``always-on`` has none: see :func:`cycle_config`). A
-    ``capacity_plan`` file is read here (a bad one raises :class:`~slurm_plugin.policy.PolicyError`)."""
+    ``capacity_plan`` file is read here and checked against ``groups``, the site's node group -> size
+    (:func:`~slurm_plugin.policy.capacity.group_sizes`; a bad plan raises :class:`~slurm_plugin.policy.PolicyError`)."""
     if spec.name == "idle-timer":
         return ScaleConfig(idle_grace_s=spec.suspend_time_s, default_limits=GroupLimits(warm=0), wait_price_w=None,
                            arch=False, pid=False)
-    plan = policy_plan(spec.capacity_plan)
+    plan = policy_plan(spec.capacity_plan, groups)
     if spec.quiet_grace_s is not None:
         return ScaleConfig(idle_grace_s=spec.grace_s, default_limits=GroupLimits(warm=0), wait_price_w=None,
                            quiet_grace_s=spec.quiet_grace_s, rate_window_s=spec.window_s, arch=False, pid=False)
@@ -40,9 +42,12 @@ def scale_config(spec: ScalingSpec) -> ScaleConfig:
                        plan=plan)
 
 
-def cycle_config(spec: PolicySpec) -> CycleConfig:
+def cycle_config(spec: PolicySpec, groups: Mapping[str, int] | None = None) -> CycleConfig:
+    """The cycle's config for ``spec`` on a site with ``groups`` (node group -> size: what a capacity plan is
+    checked against; needed only when the policy names one)."""
     return CycleConfig(pack=spec.packing.enabled, reshape=spec.reshape, power=spec.scaling.name != "always-on",
-                       pack_time_cap_s=spec.packing.time_cap_s, scale=scale_config(spec.scaling), steps=spec.steps)
+                       pack_time_cap_s=spec.packing.time_cap_s, scale=scale_config(spec.scaling, groups),
+                       steps=spec.steps)
 
 
 def live_ranker(spec: RankingSpec, slurm_conf: str | Path | None = None) -> Ranker | None:
@@ -79,6 +84,7 @@ def live_ranker(spec: RankingSpec, slurm_conf: str | Path | None = None) -> Rank
     return ranker
 
 
-def policy_steps(spec: PolicySpec, slurm_conf: str | Path | None = None) -> tuple[CycleStep, ...]:
-    """The cycle's steps for ``spec``, in order."""
-    return cycle_steps(cycle_config(spec), live_ranker(spec.ranking, slurm_conf))
+def policy_steps(spec: PolicySpec, slurm_conf: str | Path | None = None,
+                 groups: Mapping[str, int] | None = None) -> tuple[CycleStep, ...]:
+    """The cycle's steps for ``spec``, in order (``groups`` as in :func:`cycle_config`)."""
+    return cycle_steps(cycle_config(spec, groups), live_ranker(spec.ranking, slurm_conf))

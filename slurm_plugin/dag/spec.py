@@ -30,6 +30,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..errors import PicklableError
+from ..fsio import yaml_node_line
 from ..site.bounds import ARCHES, MAX_CPUS_PER_NODE, MAX_DEVICES_PER_NODE, MAX_MEMORY_GB, SECONDS_MAX
 from ..site.errors import Problem, format_loc
 from ..site.schema import SlurmName, Strict
@@ -219,22 +220,6 @@ def _graph_problems(wf: Workflow) -> list[Problem]:
     return [Problem(("tasks", seen[cycle[0][1]], "after"), f"dependency cycle: {' -> '.join(names)}")]
 
 
-def _line_of(root: yaml.Node | None, loc: tuple) -> int | None:
-    """The 1-based line of the YAML node at field path ``loc`` (the deepest one that exists)."""
-    node, line = root, (root.start_mark.line + 1 if root is not None else None)
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            nxt = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            nxt = node.value[part]
-        else:
-            nxt = None
-        if nxt is None:
-            break
-        node, line = nxt, nxt.start_mark.line + 1
-    return line
-
-
 def _pydantic_problems(err: ValidationError) -> list[Problem]:
     out = []
     errors = err.errors(include_url=False)
@@ -269,10 +254,10 @@ def parse_workflow(data: Any, source: str = "<workflow>", root: yaml.Node | None
         wf = Workflow.model_validate(data)
     except ValidationError as err:
         problems = _pydantic_problems(err)
-        raise WorkflowError(source, [(_line_of(root, p.loc), p) for p in problems]) from None
+        raise WorkflowError(source, [(yaml_node_line(root, p.loc), p) for p in problems]) from None
     problems = _graph_problems(wf)
     if problems:
-        raise WorkflowError(source, [(_line_of(root, p.loc), p) for p in problems])
+        raise WorkflowError(source, [(yaml_node_line(root, p.loc), p) for p in problems])
     return wf
 
 

@@ -3,7 +3,8 @@
 The plan's ``plan.power`` says, per node group and hour from ``plan.start``, how many nodes the cost/performance
 optimum keeps on. The planner keeps at least that many of the group on (powered or booting) during that hour, as
 a floor beside its own demand rule: the plan never holds back a node that pending work needs, and outside the
-plan's hours (before its start, after its last hour) or for a group it does not name it changes nothing.
+plan's hours (before its start, after its last hour) or for a group it does not name it changes nothing. A plan
+naming a group the site does not have is refused wherever a policy's plan is read (:func:`check_plan_groups`).
 """
 
 from __future__ import annotations
@@ -69,9 +70,27 @@ def plan_from_dict(doc, source: str = "<plan>") -> CapacityPlan:
     return CapacityPlan(start, float(hour_s), out, source)
 
 
+def check_plan_groups(plan: CapacityPlan, groups: Mapping[str, int]) -> CapacityPlan:
+    """``plan`` if every group it names is one of ``groups`` (node group -> size) with no more nodes on than the
+    group has; else :class:`CapacityPlanError` naming the plan file, the line of the group's entry and the
+    site's groups."""
+    from ..fsio import yaml_line
+
+    for group, hours in plan.power.items():
+        if group in groups and max(hours, default=0) <= groups[group]:
+            continue
+        line = yaml_line(plan.source, ("plan", "power", group))
+        where = f"{plan.source}:{line}" if line is not None else plan.source
+        if group not in groups:
+            raise CapacityPlanError(f"{where}: plan.power.{group}: no such node group in the site (its groups: "
+                                    f"{', '.join(groups) or 'none'})")
+        raise CapacityPlanError(f"{where}: plan.power.{group}: {max(hours)} nodes on, the group has {groups[group]}")
+    return plan
+
+
 def load_capacity_plan(path: str | Path, groups: Mapping[str, int] | None = None) -> CapacityPlan:
-    """The plan file at ``path`` (YAML or JSON). With ``groups`` (node group -> size), a group the site does not
-    have, or more nodes than a group has, is an error naming the group."""
+    """The plan file at ``path`` (YAML or JSON). With ``groups`` (node group -> size), checked against them
+    (:func:`check_plan_groups`)."""
     from ..fsio import YamlFileError, read_yaml_file
 
     p = Path(path)
@@ -80,10 +99,4 @@ def load_capacity_plan(path: str | Path, groups: Mapping[str, int] | None = None
     except YamlFileError as err:
         raise CapacityPlanError(str(err)) from None
     plan = plan_from_dict(doc, str(p))
-    for group, hours in plan.power.items() if groups is not None else ():
-        if group not in groups:
-            raise CapacityPlanError(f"{p}: plan.power.{group}: no such node group (site has: {', '.join(groups)})")
-        if max(hours, default=0) > groups[group]:
-            raise CapacityPlanError(f"{p}: plan.power.{group}: {max(hours)} nodes on, the group has {groups[group]}")
-    return plan
-
+    return plan if groups is None else check_plan_groups(plan, groups)

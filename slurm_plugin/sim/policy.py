@@ -38,7 +38,7 @@ def sim_scaling(spec: ScalingSpec, machine: Machine, jobs: JobTable) -> ScalingP
         return AlwaysOn()
     if spec.name == "idle-timer":
         return IdleSuspend(spec.suspend_time_s)
-    from ..policy.capacity import policy_plan
+    from ..policy.capacity import group_sizes, policy_plan
     from .scaling import NodeArrivals, PortableDemand, WarmPoolPower
 
     if spec.quiet_grace_s is not None:  # the demand-aware idle timer reads only its graces and window
@@ -47,7 +47,7 @@ def sim_scaling(spec: ScalingSpec, machine: Machine, jobs: JobTable) -> ScalingP
     return WarmPoolPower(machine, grace_s=spec.grace_s, wait_price_w=spec.wait_price_w, window_s=spec.window_s,
                          min_grace_s=spec.min_grace_s, target_util=spec.target_util, use_pid=spec.pid,
                          portable=PortableDemand(machine, jobs, spec.window_s) if spec.arch else None,
-                         warm_nodes=spec.warm_nodes, plan=policy_plan(spec.capacity_plan))
+                         warm_nodes=spec.warm_nodes, plan=policy_plan(spec.capacity_plan, group_sizes(machine.groups)))
 
 
 def sim_packing(spec: PackingSpec) -> tuple[str | None, dict]:

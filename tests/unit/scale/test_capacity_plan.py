@@ -19,6 +19,8 @@ from slurm_plugin.sim.policy import sim_scaling
 
 from .test_planner import SITE, node, snapshot
 
+SITE_GROUPS = {g.name: g.count for g in SITE.node_groups}
+
 START = "1970-01-01T00:16:40+00:00"  # epoch 1000
 
 
@@ -77,13 +79,72 @@ def test_the_policy_reads_the_plan_next_to_it_and_refuses_it_where_it_is_not_rea
     spec = load_policy(tmp_path / "policy.yaml")
     assert spec.scaling.capacity_plan == str(tmp_path / "plan.yaml")
     from slurm_plugin.cycle.policy import cycle_config
-    assert cycle_config(spec).scale.plan.nodes_on("cpu-arm", 1000.0) == 1
+    assert cycle_config(spec, SITE_GROUPS).scale.plan.nodes_on("cpu-arm", 1000.0) == 1
+    with pytest.raises(ValueError, match="without the site's node groups"):  # never read unchecked
+        cycle_config(spec)
     (tmp_path / "bad.yaml").write_text("scaling: {name: idle-timer, capacity_plan: plan.yaml}\n")
     with pytest.raises(PolicyError, match="scaling.capacity_plan"):
         load_policy(tmp_path / "bad.yaml")
     (tmp_path / "missing.yaml").write_text("scaling: {name: planner, capacity_plan: nope.yaml}\n")
     with pytest.raises(PolicyError, match="scaling.capacity_plan: .*nope.yaml: cannot read"):
-        cycle_config(load_policy(tmp_path / "missing.yaml"))
+        cycle_config(load_policy(tmp_path / "missing.yaml"), SITE_GROUPS)
+
+
+PLAN_WITH_A_STRANGER = """\
+policy: {calendars: []}
+plan:
+  start: "1970-01-01T00:16:40+00:00"
+  hour_s: 3600
+  power:
+    cpu-arm: [1, 1]
+    gpu-b200: [2, 0]
+"""
+
+
+@pytest.fixture
+def stranger(tmp_path):
+    """A policy whose capacity plan names a group (gpu-b200, line 7) the demo site does not have."""
+    (tmp_path / "plan.yaml").write_text(PLAN_WITH_A_STRANGER)
+    (tmp_path / "policy.yaml").write_text("scaling: {name: planner, capacity_plan: plan.yaml}\n")
+    return tmp_path
+
+
+def _names_the_file_line_and_groups(message: str, tmp_path) -> None:
+    assert f"{tmp_path / 'plan.yaml'}:7: plan.power.gpu-b200: no such node group in the site" in message
+    assert ", ".join(SITE_GROUPS) in message
+
+
+def test_a_plan_naming_a_group_the_site_lacks_is_refused_by_the_cycle(stranger):
+    """Live: the cycle's config (also what ActivePolicy builds at start and on every change) refuses it."""
+    from slurm_plugin.cycle.active import ActivePolicy
+    from slurm_plugin.cycle.policy import cycle_config
+
+    spec = load_policy(stranger / "policy.yaml")
+    with pytest.raises(PolicyError) as err:
+        cycle_config(spec, SITE_GROUPS)
+    _names_the_file_line_and_groups(str(err.value), stranger)
+    with pytest.raises(PolicyError) as err:
+        ActivePolicy(stranger / "policy.yaml", groups=SITE_GROUPS).refresh()
+    _names_the_file_line_and_groups(str(err.value), stranger)
+
+
+def test_hetsched_cycle_refuses_it_before_touching_slurm(stranger):
+    res = CliRunner().invoke(main, ["cycle", "once", "--dry-run", "--site", "demo", "--state-dir",
+                                    str(stranger / "state"), "--policy-file", str(stranger / "policy.yaml")])
+    assert res.exit_code == 2, res.output
+    _names_the_file_line_and_groups(" ".join(res.output.split()), stranger)
+
+
+def test_the_simulator_refuses_it(stranger):
+    """sim run --policy-file (and every replay that builds its scaling from a policy: sim compare, tune)."""
+    p = prepare("synthetic:jobs=10,seed=1,load=0.3", "demo")
+    with pytest.raises(PolicyError) as err:
+        sim_scaling(load_policy(stranger / "policy.yaml").scaling, p.machine, p.workload.jobs)
+    _names_the_file_line_and_groups(str(err.value), stranger)
+    res = CliRunner().invoke(main, ["sim", "run", "--site", "demo", "-w", "synthetic:jobs=10,seed=1,load=0.3",
+                                    "--policy-file", str(stranger / "policy.yaml")])
+    assert res.exit_code != 0
+    _names_the_file_line_and_groups(" ".join(res.output.split()), stranger)
 
 
 def test_the_simulator_keeps_the_plans_nodes_on():
