@@ -1,11 +1,13 @@
 """Off-peak planning as switchable policies, measured in the simulator on a multi-region diurnal workload
 (issue 18 item 4), on a site with regions in several time zones (``site_configs/large.yaml``).
 
-Workload (:func:`generate`): each job has a home region (in proportion to the region's CPU cores) and arrives
-mostly in its region's working hours (weekdays 09:00-18:00 local: weight 1; other weekday hours 0.15; weekends
-0.1). Kinds: ``batch`` (CPU, one arch), ``render`` (CPU, x86_64 or aarch64), ``dev`` (short x86 jobs on the
-dev partition) and ``gpu`` (typed GPU/NPU jobs of the home region, never moved); log-normal run times, scaled
-by one factor (at most 4x) so the CPU kinds offer ``load`` of the CPU groups' cores over the days.
+Workload (:func:`generate`): each job has a home region and arrives mostly in its region's working hours
+(weekdays 09:00-18:00 local: weight 1; other weekday hours 0.15; weekends 0.1). Kinds: ``batch`` (CPU, one
+arch), ``render`` (CPU, x86_64 or aarch64), ``dev`` (short x86 jobs on the dev partition) and ``gpu`` (typed
+GPU/NPU jobs of the home region, never moved); log-normal run times. The load is calibrated per pool
+(:func:`pools`: the groups a stream of jobs runs on in the baseline arm): each pool's jobs offer ``load`` of its
+cores (devices for an accelerator pool) over the days, so a 1-node accelerator or dev pool is not overloaded
+while the CPU groups sit at the load asked. Groups no kind runs on (riscv64 CPUs, DPU nodes) get no jobs.
 
 Where each kind may run (:class:`OffPeak`, applied at arrival and re-applied to pending jobs every 300 s, as
 the calendar reshapes of :mod:`slurm_plugin.scale.reshape` move nodes between partitions):
@@ -97,21 +99,104 @@ def _site_group(site: Site, name: str):
     return site.group(name.split("-dev-")[0])
 
 
+@dataclass(frozen=True)
+class Pool:
+    """The node groups (of :func:`machine`) one stream of jobs runs on in the baseline arm, and what it carries.
+
+    CPU pools (one per region: its x86_64 and aarch64 CPU groups outside the dev slice) carry ``batch`` and
+    ``render`` jobs homed in the region; the dev pool (the dev slice) carries ``dev`` jobs from every region; an
+    accelerator pool (per region and GPU/NPU type) carries that type's ``gpu`` jobs homed in the region.
+    ``capacity`` is in ``unit``s: cores, or devices for an accelerator pool (each job's work is run time x
+    cores, or x devices)."""
+
+    name: str
+    kinds: tuple[str, ...]
+    region: int | None  # the home region of its jobs (None: any, in proportion to the CPU pools)
+    groups: tuple[str, ...]
+    capacity: float
+    unit: str  # "core" | "device"
+    arches: tuple[tuple[str, float], ...] = ()  # (arch, cores) of a CPU pool: batch jobs pick one in proportion
+    max_cores: int = 32  # no job asks for more cores than the pool's largest node holds (at 1 GB per core)
+    gres: tuple[str, str, int] | None = None  # (name, type, per node) of an accelerator pool
+
+    def offered(self, run: np.ndarray, cores: np.ndarray, devices: np.ndarray) -> float:
+        """The work of these jobs in this pool's unit (run time x cores, or x devices)."""
+        return float((run * (devices if self.unit == "device" else cores)).sum())
+
+
+CPU_ARCHES = ("x86_64", "aarch64")  # what batch and render jobs are built for
+KIND_MIX = {"batch": 0.45, "render": 0.25, "dev": 1.0, "gpu": 1.0}  # share of a pool's jobs by kind
+
+
+def pools(site: Site) -> tuple[Pool, ...]:
+    """Every pool of :func:`machine`'s groups in the baseline arm (see :class:`Pool`). A kind whose pool cannot
+    carry it at all (no x86_64/aarch64 CPU nodes anywhere; a dev slice that is not x86_64; nodes that cannot
+    hold the kind's smallest job) raises ValueError saying which pool and why."""
+    m = machine(site)
+    regions = list(dict.fromkeys(g.region for g in site.node_groups))
+    region = {g.name: regions.index(_site_group(site, g.name).region) for g in m.groups}
+    fits = lambda g: min(g.cores, int(g.memory_gb))  # noqa: E731  (1 GB per core)
+    out = []
+    for r, rname in enumerate(regions):
+        cpu = [g for g in m.groups if region[g.name] == r and not g.gres and "-dev-" not in g.name
+               and g.arch in CPU_ARCHES and fits(g) >= 1]
+        if cpu:
+            arches = tuple((a, float(sum(g.count * g.cores for g in cpu if g.arch == a))) for a in CPU_ARCHES)
+            out.append(Pool(f"{rname} cpu", ("batch", "render"), r, tuple(g.name for g in cpu),
+                            sum(c for _, c in arches), "core", tuple(a for a in arches if a[1] > 0),
+                            min(32, max(fits(g) for g in cpu))))
+        types = dict.fromkeys((n, t) for g in m.groups if region[g.name] == r for n, t in g.gres
+                              if n in ("gpu", "npu"))
+        for n, t in types:
+            accel = [g for g in m.groups if region[g.name] == r and (n, t) in g.gres]
+            per = min(g.gres[(n, t)] for g in accel)
+            if min(fits(g) for g in accel) < 1:
+                raise ValueError(f"pool {rname} {n}:{t} ({', '.join(g.name for g in accel)}) cannot carry gpu jobs: "
+                                 "its nodes hold less than 1 core at 1 GB per core")
+            out.append(Pool(f"{rname} {n}:{t}", ("gpu",), r, tuple(g.name for g in accel),
+                            float(sum(g.count * g.gres[(n, t)] for g in accel)), "device",
+                            max_cores=min(fits(g) for g in accel), gres=(n, t, per)))
+    if not any(p.kinds == ("batch", "render") for p in out):
+        raise ValueError(f"site {site.name} has no {' or '.join(CPU_ARCHES)} CPU nodes outside the dev slice: "
+                         "batch and render jobs cannot run anywhere")
+    dev = [g for g in m.groups if "-dev-" in g.name]
+    if dev[0].arch != "x86_64" or fits(dev[0]) < 1:
+        raise ValueError(f"pool dev ({', '.join(g.name for g in dev)}: {dev[0].arch}, {dev[0].cores} cores, "
+                         f"{dev[0].memory_gb:g} GB) cannot carry dev jobs: they are x86_64 jobs of 1-32 cores at "
+                         "1 GB per core")
+    out.append(Pool("dev", ("dev",), None, tuple(g.name for g in dev), float(sum(g.count * g.cores for g in dev)),
+                    "core", (("x86_64", 1.0),), min(32, fits(dev[0]))))
+    return tuple(out)
+
+
 def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, np.ndarray]:
-    """(workload, home region index per job, kind index per job) for :data:`KINDS`; regions in site order."""
+    """(workload, home region index per job, kind index per job) for :data:`KINDS`; regions in site order.
+
+    Each pool (:func:`pools`) gets its own jobs, whose run times are scaled by one factor (at most
+    :data:`MAX_STRETCH`) so they offer exactly ``load`` x the pool's capacity over the days: every pool sees the
+    load asked, whatever its size. ``jobs=0``: as many jobs per pool as that needs with the base run times;
+    else ``jobs`` split over the pools in that proportion (at least one each)."""
     rng = np.random.default_rng(spec.seed)
     regions = list(dict.fromkeys(g.region for g in site.node_groups))
     tz = {g.region: g.timezone for g in site.node_groups}
-    cpu = np.array([sum(g.count * g.cpu.cores for g in site.node_groups if g.region == r and not g.gres)
-                    for r in regions], dtype=float)
     horizon = spec.days * 86400.0
-    core_s = spec.load * cpu.sum() * horizon
-    if spec.jobs:
-        n = spec.jobs
-    else:  # the expected core-seconds of a job, from a pilot draw of the same distributions
-        kind, run, cores = _draw(np.random.default_rng(spec.seed + 1), 100_000)
-        n = max(1, math.ceil(core_s / float((run * cores * (kind != 3)).mean())))
-    home = rng.choice(len(regions), n, p=cpu / cpu.sum())
+    ps = pools(site)
+    pilot = np.random.default_rng(spec.seed + 1)
+    need = np.array([math.ceil(spec.load * p.capacity * horizon / p.offered(*_draw(pilot, p, 100_000)[1:4]) * 100_000)
+                     for p in ps], dtype=float)
+    counts = need.astype(int) if not spec.jobs else np.maximum(1, np.floor(spec.jobs * need / need.sum())).astype(int)
+    cpu_share = np.array([sum(p.capacity for p in ps if p.region == r and p.unit == "core")
+                          for r in range(len(regions))])  # dev jobs' homes: in proportion to the CPU pools
+    parts = []
+    for p, n in zip(ps, counts):
+        kind, run, cores, devices, mask = _draw(rng, p, int(n))
+        run = _calibrated(p, run, cores, devices, spec.load * p.capacity * horizon)
+        home = (np.full(n, p.region) if p.region is not None
+                else rng.choice(len(regions), n, p=cpu_share / cpu_share.sum()))
+        parts.append((p, kind, run, cores, devices, mask, home))
+    home = np.concatenate([x[6] for x in parts])
+    kind = np.concatenate([x[1] for x in parts])
+    n = len(home)
     submit = np.empty(n)
     for r, name in enumerate(regions):
         rows = np.flatnonzero(home == r)
@@ -119,22 +204,14 @@ def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, n
         while sum(len(x) for x in got) < len(rows):
             t = rng.uniform(0, horizon, 4 * len(rows) + 16)
             got.append(t[rng.random(len(t)) < _local_weight(t, tz[name])])
-        submit[rows] = np.concatenate(got)[:len(rows)]
-    kind, run, cores = _draw(rng, n)
-    mask = np.where(rng.random(n) < 0.5, ARCH_BIT["x86_64"], ARCH_BIT["aarch64"])
-    mask = np.where(kind == 1, ARCH_BIT["x86_64"] | ARCH_BIT["aarch64"], mask)
-    mask = np.where(kind == 2, ARCH_BIT["x86_64"], mask)
-    gname, gtype, gcount = np.full(n, -1), np.full(n, -1), np.zeros(n, dtype=np.int64)
-    names, types = [], []
-    for i in np.flatnonzero(kind == 3):
-        accel = [(nm, t, c) for g in site.node_groups if g.region == regions[home[i]] for nm, t, c in g.gres
-                 if nm in ("gpu", "npu")]
-        nm, t, c = accel[rng.integers(len(accel))]
-        names += [nm] * (nm not in names)
-        types += [t] * (t not in types)
-        gname[i], gtype[i], gcount[i] = names.index(nm), types.index(t), rng.integers(1, c + 1)
-        cores[i], mask[i] = 4 * gcount[i], 0
-    run[kind != 3] = _calibrated(run[kind != 3], cores[kind != 3], core_s)
+        submit[rows] = np.concatenate(got)[:len(rows)] if len(rows) else []
+    accel = [p for p in ps if p.gres]
+    names = list(dict.fromkeys(p.gres[0] for p in accel))
+    types = list(dict.fromkeys(p.gres[1] for p in accel))
+    gname = np.concatenate([np.full(len(x[1]), names.index(x[0].gres[0]) if x[0].gres else -1) for x in parts])
+    gtype = np.concatenate([np.full(len(x[1]), types.index(x[0].gres[1]) if x[0].gres else -1) for x in parts])
+    run, cores = np.concatenate([x[2] for x in parts]), np.concatenate([x[3] for x in parts])
+    gcount, mask = np.concatenate([x[4] for x in parts]), np.concatenate([x[5] for x in parts])
     limit = np.ceil(run * 1.5 / 300.0) * 300.0
     jobs = JobTable.build(dict(id=np.arange(1, n + 1), submit=submit.round(), run=run, limit=limit, nodes=np.ones(n),
                                cores=cores, mem_gb=cores * 1.0, gres_name=gname, gres_type=gtype, gres_count=gcount,
@@ -144,36 +221,50 @@ def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, n
     return Workload(name=f"multiregion-{site.name}-{n}-seed{spec.seed}", jobs=jobs), home[idx], kind[idx]
 
 
-def _draw(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(kind index, base run time s, cores) of ``n`` jobs: log-normal run times around 30 min (dev: a third, at
-    most an hour), 1-32 cores."""
-    kind = rng.choice(len(KINDS), n, p=[0.45, 0.25, 0.2, 0.1])
+def _draw(rng: np.random.Generator, pool: Pool, n: int):
+    """(kind index, base run time s, cores, devices, arch mask) of ``n`` jobs of ``pool``: log-normal run times
+    around 30 min (dev: a third, at most an hour), 1-32 cores (at most the pool's node); an accelerator job asks
+    1 to a node's devices of the pool's type and 4 cores per device."""
+    share = np.array([KIND_MIX[k] for k in pool.kinds])
+    kind = np.array([KINDS.index(k) for k in pool.kinds])[rng.choice(len(pool.kinds), n, p=share / share.sum())]
     run = np.minimum(np.exp(rng.normal(np.log(1800.0), 1.1, n)), 86400.0).round() + 60
-    run[kind == 2] = np.minimum(run[kind == 2], 3 * 3600.0) / 3
-    return kind, run, 2 ** rng.integers(0, 6, n)  # 1..32 cores
+    if pool.kinds == ("dev",):
+        run = np.minimum(run, 3 * 3600.0) / 3
+    cores = np.minimum(2 ** rng.integers(0, 6, n), pool.max_cores)
+    devices = np.zeros(n, dtype=np.int64)
+    mask = np.zeros(n, dtype=np.int64)
+    if pool.gres:
+        devices = rng.integers(1, pool.gres[2] + 1, n)
+        cores = np.minimum(4 * devices, pool.max_cores)
+    else:
+        arches, weight = zip(*pool.arches)
+        pick = rng.choice(len(arches), n, p=np.array(weight) / sum(weight))
+        mask = np.array([ARCH_BIT[a] for a in arches])[pick]
+        mask = np.where(kind == KINDS.index("render"), sum(ARCH_BIT[a] for a in CPU_ARCHES), mask)
+    return kind, run, cores, devices, mask
 
 
 MAX_RUN_S = 86400.0  # the longest job (a site's usual MaxTime of a day)
 MAX_STRETCH = 4.0  # run times at most this times the base distribution (median 30 min -> 2 h)
 
 
-def _calibrated(run: np.ndarray, cores: np.ndarray, core_s: float) -> np.ndarray:
-    """``run`` scaled by one factor (at most :data:`MAX_STRETCH`) so the jobs offer ``core_s`` core-seconds, each
-    run time kept in [60 s, :data:`MAX_RUN_S`]. Stretching further would make a few jobs days long and let them
-    set the makespan (the utilization over it would then say nothing): raises ValueError naming the number of
-    jobs that load needs instead."""
+def _calibrated(pool: Pool, run: np.ndarray, cores: np.ndarray, devices: np.ndarray, work: float) -> np.ndarray:
+    """``run`` scaled by one factor (at most :data:`MAX_STRETCH`) so the pool's jobs offer ``work`` (in its unit),
+    each run time kept in [60 s, :data:`MAX_RUN_S`]. Stretching further would make a few jobs days long and let
+    them set the makespan (the utilization over it would then say nothing): raises ValueError naming the pool and
+    the number of jobs that load needs instead."""
     def offered(f: float) -> float:
-        return float((np.clip(run * f, 60.0, MAX_RUN_S) * cores).sum())
+        return pool.offered(np.clip(run * f, 60.0, MAX_RUN_S), cores, devices)
 
-    if offered(MAX_STRETCH) < core_s:
-        need = math.ceil(len(run) * core_s / offered(MAX_STRETCH) / 0.9)  # (CPU kinds are 90 % of the jobs)
-        raise ValueError(f"{len(run)} CPU jobs cannot offer the load asked without run times over {MAX_STRETCH:g}x "
-                         f"the base distribution: give jobs >= {need} (or jobs=0: as many as the load needs), "
-                         "or a lower load, fewer days or nodes")
+    if offered(MAX_STRETCH) < work:
+        need = math.ceil(max(len(run), 1) * work / max(offered(MAX_STRETCH), 1.0))
+        raise ValueError(f"pool {pool.name}: {len(run)} jobs cannot offer the load asked without run times over "
+                         f"{MAX_STRETCH:g}x the base distribution (it needs about {need}): give more jobs (or "
+                         "jobs=0: as many as the load needs), or a lower load, fewer days or nodes")
     lo, hi = 0.0, MAX_STRETCH
     for _ in range(60):  # bisection on the factor: offered() is monotone in it
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if offered(mid) < core_s else (lo, mid)
+        lo, hi = (mid, hi) if offered(mid) < work else (lo, mid)
     return np.clip(run * hi, 60.0, MAX_RUN_S).round()
 
 
