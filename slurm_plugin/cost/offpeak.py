@@ -190,7 +190,11 @@ def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, n
     parts = []
     for p, n in zip(ps, counts):
         kind, run, cores, devices, mask = _draw(rng, p, int(n))
-        run = _calibrated(p, run, cores, devices, spec.load * p.capacity * horizon)
+        try:
+            run = _calibrated(p, run, cores, devices, spec.load * p.capacity * horizon)
+        except TooFewJobs as err:
+            raise ValueError(f"{err}: give jobs >= {math.ceil(spec.jobs * err.need / err.jobs)} (or jobs=0: as "
+                             "many as the load needs), or a lower load, fewer days or nodes") from None
         home = (np.full(n, p.region) if p.region is not None
                 else rng.choice(len(regions), n, p=cpu_share / cpu_share.sum()))
         parts.append((p, kind, run, cores, devices, mask, home))
@@ -248,19 +252,24 @@ MAX_RUN_S = 86400.0  # the longest job (a site's usual MaxTime of a day)
 MAX_STRETCH = 4.0  # run times at most this times the base distribution (median 30 min -> 2 h)
 
 
+class TooFewJobs(ValueError):
+    """A pool's jobs cannot offer its load within :data:`MAX_STRETCH`: ``need`` of them would."""
+
+    def __init__(self, pool: str, jobs: int, need: int):
+        super().__init__(f"pool {pool}: {jobs} jobs cannot offer the load asked without run times over "
+                         f"{MAX_STRETCH:g}x the base distribution (it needs about {need})")
+        self.jobs, self.need = jobs, need
+
+
 def _calibrated(pool: Pool, run: np.ndarray, cores: np.ndarray, devices: np.ndarray, work: float) -> np.ndarray:
     """``run`` scaled by one factor (at most :data:`MAX_STRETCH`) so the pool's jobs offer ``work`` (in its unit),
     each run time kept in [60 s, :data:`MAX_RUN_S`]. Stretching further would make a few jobs days long and let
-    them set the makespan (the utilization over it would then say nothing): raises ValueError naming the pool and
-    the number of jobs that load needs instead."""
+    them set the makespan (the utilization over it would then say nothing): raises :class:`TooFewJobs` instead."""
     def offered(f: float) -> float:
         return pool.offered(np.clip(run * f, 60.0, MAX_RUN_S), cores, devices)
 
     if offered(MAX_STRETCH) < work:
-        need = math.ceil(max(len(run), 1) * work / max(offered(MAX_STRETCH), 1.0))
-        raise ValueError(f"pool {pool.name}: {len(run)} jobs cannot offer the load asked without run times over "
-                         f"{MAX_STRETCH:g}x the base distribution (it needs about {need}): give more jobs (or "
-                         "jobs=0: as many as the load needs), or a lower load, fewer days or nodes")
+        raise TooFewJobs(pool.name, len(run), math.ceil(max(len(run), 1) * work / max(offered(MAX_STRETCH), 1.0)))
     lo, hi = 0.0, MAX_STRETCH
     for _ in range(60):  # bisection on the factor: offered() is monotone in it
         mid = (lo + hi) / 2
@@ -353,6 +362,29 @@ ARMS = {"baseline": (), "follow-the-sun": ("follow-the-sun",), "dev-shrink": ("d
         "weekend-lending": ("weekend-lending",), "all": POLICIES}
 
 
+def pool_of(site: Site, jobs: JobTable, home: np.ndarray, kind: np.ndarray) -> list[str]:
+    """The name of each job's baseline pool (:func:`pools`), by its kind, home region and device type."""
+    ps = pools(site)
+    cpu = {p.region: p.name for p in ps if p.kinds == ("batch", "render")}
+    accel = {(p.region, p.gres[1]): p.name for p in ps if p.gres}
+    gpu, dev = KINDS.index("gpu"), KINDS.index("dev")
+    return [accel[(int(h), jobs.gres_types[jobs.gres_type[j]])] if k == gpu else "dev" if k == dev else cpu[int(h)]
+            for j, (h, k) in enumerate(zip(home, kind))]
+
+
+def waits_by(labels: list[str], wait: np.ndarray) -> dict:
+    """Per label: jobs, started, mean and p95 wait (s) of the started ones."""
+    labels_a = np.array(labels)
+    out = {}
+    for name in dict.fromkeys(labels):
+        w = wait[labels_a == name]
+        done = w[~np.isnan(w)]
+        out[name] = {"jobs": int(len(w)), "unstarted": int(np.isnan(w).sum()),
+                     "avg_wait_s": float(done.mean()) if len(done) else None,
+                     "p95_wait_s": float(np.percentile(done, 95)) if len(done) else None}
+    return out
+
+
 def run_offpeak(site: Site, spec: MultiRegionSpec, arm: str) -> dict:
     """One arm on the generated workload: a row of the issue's format plus per-group utilization."""
     if arm not in ARMS:
@@ -378,6 +410,8 @@ def run_offpeak(site: Site, spec: MultiRegionSpec, arm: str) -> dict:
             "utilization_by_group": met["utilization_by_group"],
             "utilization_powered_by_group": {g.name: float(busy[i] / on[i]) if on[i] > 0 else None
                                              for i, g in enumerate(m.groups)},
+            "wait_by_pool": waits_by(pool_of(site, w.jobs, home, kind), out.begin - w.jobs.submit),
+            "wait_by_kind": waits_by([KINDS[k] for k in kind], out.begin - w.jobs.submit),
             "jobs": len(w.jobs), "unstarted": int(np.isnan(out.begin).sum()), "moves": pol.stats["moved"],
             "cpu_s": time.process_time() - cpu0}
 

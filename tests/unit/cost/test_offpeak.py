@@ -123,7 +123,8 @@ def test_the_load_is_offered_by_enough_jobs_not_by_stretching_a_few(week42):
     site, m, jobs, home, kind = week42
     assert jobs.run.max() <= 86400 + 60 and np.median(jobs.run) < 3600
     assert jobs.cores.max() <= 32 and jobs.gres_count.max() <= 8
-    with pytest.raises(ValueError, match=r"pool .*: \d+ jobs cannot offer the load asked.*needs about \d+"):
+    with pytest.raises(ValueError, match=r"pool .*: \d+ jobs cannot offer the load asked.*needs about \d+\): "
+                                         r"give jobs >= \d+"):
         generate(site, MultiRegionSpec(jobs=200, days=2, load=0.5))
 
 
@@ -136,3 +137,14 @@ def test_a_pool_that_cannot_carry_its_kind_is_an_error():
     site = type(load_site("large")).model_validate(doc)
     with pytest.raises(ValueError, match=r"pool dev \(eu-x86-dev-keep, eu-x86-dev-flex: aarch64.*cannot carry dev"):
         generate(site, MultiRegionSpec(days=1, load=0.5))
+
+
+def test_each_jobs_pool_is_the_one_its_baseline_groups_form(week42):
+    site, m, jobs, home, kind = week42
+    from slurm_plugin.cost.offpeak import pool_of, waits_by
+    sets, _ = _baseline_pools(m, jobs, home, kind, site)
+    groups = {p.name: set(p.groups) for p in pools(site)}
+    assert all(s <= groups[name] for s, name in zip(sets, pool_of(site, jobs, home, kind)))
+    got = waits_by(["a", "b", "a", "a"], np.array([10.0, np.nan, 30.0, 20.0]))
+    assert got["a"]["avg_wait_s"] == 20.0 and got["b"] == {"jobs": 1, "unstarted": 1, "avg_wait_s": None,
+                                                             "p95_wait_s": None}
