@@ -100,7 +100,7 @@ def _site_group(site: Site, name: str):
 
 
 @dataclass(frozen=True)
-class Pool:
+class LoadPool:
     """The node groups (of :func:`machine`) one stream of jobs runs on in the baseline arm, and what it carries.
 
     CPU pools (one per region: its x86_64 and aarch64 CPU groups outside the dev slice) carry ``batch`` and
@@ -128,9 +128,9 @@ CPU_ARCHES = ("x86_64", "aarch64")  # what batch and render jobs are built for
 KIND_MIX = {"batch": 0.45, "render": 0.25, "dev": 1.0, "gpu": 1.0}  # share of a pool's jobs by kind
 
 
-def pools(site: Site) -> tuple[Pool, ...]:
-    """Every pool of :func:`machine`'s groups in the baseline arm (see :class:`Pool`). A kind whose pool cannot
-    carry it at all (no x86_64/aarch64 CPU nodes anywhere; a dev slice that is not x86_64; nodes that cannot
+def pools(site: Site) -> tuple[LoadPool, ...]:
+    """Every pool of :func:`machine`'s groups in the baseline arm (see :class:`LoadPool`). A kind whose pool
+    cannot carry it at all (no x86_64/aarch64 CPU nodes anywhere; a dev slice that is not x86_64; nodes that cannot
     hold the kind's smallest job) raises ValueError saying which pool and why."""
     m = machine(site)
     regions = list(dict.fromkeys(g.region for g in site.node_groups))
@@ -142,9 +142,9 @@ def pools(site: Site) -> tuple[Pool, ...]:
                and g.arch in CPU_ARCHES and fits(g) >= 1]
         if cpu:
             arches = tuple((a, float(sum(g.count * g.cores for g in cpu if g.arch == a))) for a in CPU_ARCHES)
-            out.append(Pool(f"{rname} cpu", ("batch", "render"), r, tuple(g.name for g in cpu),
-                            sum(c for _, c in arches), "core", tuple(a for a in arches if a[1] > 0),
-                            min(32, max(fits(g) for g in cpu))))
+            out.append(LoadPool(f"{rname} cpu", ("batch", "render"), r, tuple(g.name for g in cpu),
+                                sum(c for _, c in arches), "core", tuple(a for a in arches if a[1] > 0),
+                                min(32, max(fits(g) for g in cpu))))
         types = dict.fromkeys((n, t) for g in m.groups if region[g.name] == r for n, t in g.gres
                               if n in ("gpu", "npu"))
         for n, t in types:
@@ -153,9 +153,9 @@ def pools(site: Site) -> tuple[Pool, ...]:
             if min(fits(g) for g in accel) < 1:
                 raise ValueError(f"pool {rname} {n}:{t} ({', '.join(g.name for g in accel)}) cannot carry gpu jobs: "
                                  "its nodes hold less than 1 core at 1 GB per core")
-            out.append(Pool(f"{rname} {n}:{t}", ("gpu",), r, tuple(g.name for g in accel),
-                            float(sum(g.count * g.gres[(n, t)] for g in accel)), "device",
-                            max_cores=min(fits(g) for g in accel), gres=(n, t, per)))
+            out.append(LoadPool(f"{rname} {n}:{t}", ("gpu",), r, tuple(g.name for g in accel),
+                                float(sum(g.count * g.gres[(n, t)] for g in accel)), "device",
+                                max_cores=min(fits(g) for g in accel), gres=(n, t, per)))
     if not any(p.kinds == ("batch", "render") for p in out):
         raise ValueError(f"site {site.name} has no {' or '.join(CPU_ARCHES)} CPU nodes outside the dev slice: "
                          "batch and render jobs cannot run anywhere")
@@ -164,8 +164,8 @@ def pools(site: Site) -> tuple[Pool, ...]:
         raise ValueError(f"pool dev ({', '.join(g.name for g in dev)}: {dev[0].arch}, {dev[0].cores} cores, "
                          f"{dev[0].memory_gb:g} GB) cannot carry dev jobs: they are x86_64 jobs of 1-32 cores at "
                          "1 GB per core")
-    out.append(Pool("dev", ("dev",), None, tuple(g.name for g in dev), float(sum(g.count * g.cores for g in dev)),
-                    "core", (("x86_64", 1.0),), min(32, fits(dev[0]))))
+    out.append(LoadPool("dev", ("dev",), None, tuple(g.name for g in dev),
+                        float(sum(g.count * g.cores for g in dev)), "core", (("x86_64", 1.0),), min(32, fits(dev[0]))))
     return tuple(out)
 
 
@@ -225,7 +225,7 @@ def generate(site: Site, spec: MultiRegionSpec) -> tuple[Workload, np.ndarray, n
     return Workload(name=f"multiregion-{site.name}-{n}-seed{spec.seed}", jobs=jobs), home[idx], kind[idx]
 
 
-def _draw(rng: np.random.Generator, pool: Pool, n: int):
+def _draw(rng: np.random.Generator, pool: LoadPool, n: int):
     """(kind index, base run time s, cores, devices, arch mask) of ``n`` jobs of ``pool``: log-normal run times
     around 30 min (dev: a third, at most an hour), 1-32 cores (at most the pool's node); an accelerator job asks
     1 to a node's devices of the pool's type and 4 cores per device."""
@@ -261,7 +261,8 @@ class TooFewJobs(ValueError):
         self.jobs, self.need = jobs, need
 
 
-def _calibrated(pool: Pool, run: np.ndarray, cores: np.ndarray, devices: np.ndarray, work: float) -> np.ndarray:
+def _calibrated(pool: LoadPool, run: np.ndarray, cores: np.ndarray, devices: np.ndarray,
+                work: float) -> np.ndarray:
     """``run`` scaled by one factor (at most :data:`MAX_STRETCH`) so the pool's jobs offer ``work`` (in its unit),
     each run time kept in [60 s, :data:`MAX_RUN_S`]. Stretching further would make a few jobs days long and let
     them set the makespan (the utilization over it would then say nothing): raises :class:`TooFewJobs` instead."""
