@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..errors import PicklableError
 from ..site import Site
 from ..workload.jobs import ARCH_BIT, JobTable, Workload
 from ..workload.limits import parse_generator_spec
@@ -252,7 +253,7 @@ MAX_RUN_S = 86400.0  # the longest job (a site's usual MaxTime of a day)
 MAX_STRETCH = 4.0  # run times at most this times the base distribution (median 30 min -> 2 h)
 
 
-class TooFewJobs(ValueError):
+class TooFewJobs(PicklableError, ValueError):
     """A pool's jobs cannot offer its load within :data:`MAX_STRETCH`: ``need`` of them would."""
 
     def __init__(self, pool: str, jobs: int, need: int):
