@@ -216,6 +216,8 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             if records:
                 doc["fidelity_records"] = [r.as_dict() for r in records]
             doc["provenance"] = provenance()
+            if explain or not (as_json or output):
+                click.echo("".join(f"\nverdict, backfill {mode}: {v['text']}" for mode, v in doc["verdict"].items()))
             if plot:
                 from ..tune.plots import plot_evaluation
 

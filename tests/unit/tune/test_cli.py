@@ -53,9 +53,15 @@ def test_tune_replays_only_the_sites_suspend_time(swf, tmp_path):
 
 def test_evaluate_writes_the_issue_format(swf, tmp_path):
     out = tmp_path / "eval.json"
-    res = CliRunner().invoke(main, ["tune", "--evaluate", str(swf), "--output", str(out), *FAST])
+    res = CliRunner().invoke(main, ["tune", "--evaluate", str(swf), "--output", str(out), "--explain", *FAST])
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
+    # the verdict against the best fixed heuristic within the held-back max-wait bound, in the JSON and shown
+    for mode in ("on", "off"):
+        v = doc["verdict"][mode]
+        fixed = {r["policy"] for r in doc["ranking"] if r["backfill"] == (mode == "on") and r["family"] == "fixed"}
+        assert v["verdict"] in ("better", "tie", "WORSE") and v["comparator"]["policy"] in fixed
+        assert f"verdict, backfill {mode}: {v['text']}" in res.stdout
     assert doc["split"]["tune_jobs"] + doc["split"]["test_jobs"] == JOBS
     assert {r["backfill"] for r in doc["ranking"]} == {True, False}
     for row in doc["ranking"]:
