@@ -93,6 +93,9 @@ class Engine:
         self._failed_key: tuple = ()
         self._failed: set = set()
         self._resv_epoch = -1
+        self._boots = 0  # nodes booted by the scaling policy change no epoch: counted for :meth:`_bf_settled`
+        self._bf_last: tuple = ()  # what the last backfill pass saw, when it left every job it looked at settled
+        self._bf_unsettled = False
         self._heap: list = []
         self._seq = 0
         self._queue: list[int] = []  # static rankings: the queued jobs' ranks, sorted
@@ -249,6 +252,7 @@ class Engine:
 
     def _boot(self, nodes: np.ndarray, t: float) -> None:
         c = self.cluster
+        self._boots += 1
         c.state[nodes] = BOOTING
         c.ready_at[nodes] = c.boot_end(t + c.boot_s[nodes])
         c.touch(nodes)
@@ -335,14 +339,37 @@ class Engine:
                     self.resv_history[self.resv.job] = []  # outranked: its next plan may be later
                 continue
             if self.backfill and (not self._bf_clocked or self._bf_due):
-                rest = keys[pos + 1:pos + 1 + self.bf_max]
-                rest = rest if to_job is None else to_job[np.fromiter(rest, np.int64, len(rest))]
-                backfill = self._backfill if self.reservations == 1 else self._backfill_multi
-                backfill(rest, self._reservation(j, r, t, ahead=bool(started)), t, started)
+                window = keys[pos + 1:pos + 1 + self.bf_max]
+                resv = self._reservation(j, r, t, ahead=bool(started))
+                if self.reservations == 1:
+                    seen = (self._epoch, self._boots, resv, j, window)
+                    if not self._bf_settled(seen):
+                        n0, self._bf_unsettled = len(started), False
+                        self._backfill(self._window_jobs(window, to_job), resv, t, started)
+                        self._bf_last = seen if len(started) == n0 and not self._bf_unsettled else ()
+                else:
+                    self._backfill_multi(self._window_jobs(window, to_job), resv, t, started)
             break
         self._bf_due = False
         if started:
             self._dequeue(started)
+
+    @staticmethod
+    def _window_jobs(window: list[int], to_job):
+        return window if to_job is None else to_job[np.fromiter(window, np.int64, len(window))]
+
+    def _bf_settled(self, seen: tuple) -> bool:
+        """Whether a backfill pass over ``seen`` = (epoch, boots, reservation, head, window keys) would start
+        nothing, because the last pass saw the same and every job it looked at failed for a reason that still
+        holds: nothing was released, booted, started or re-planned since (same epoch and boot count; the head and
+        its reservation the same), so free capacity is the same and the reservation holds the same nodes, and
+        each such reason (too many cores, fits nowhere, fits nowhere outside the reservation) depends on
+        nothing else, or only gets stronger as time passes (a job that ended before the reservation may no
+        longer). The one reason that can weaken, a job ending before the reservation whose first candidate node
+        is not ready in time (a later pass may pick another node), marks the pass unsettled (:meth:`_backfill`)."""
+        last = self._bf_last
+        return (bool(last) and last[0] == seen[0] and last[1] == seen[1] and last[2] is seen[2]
+                and last[3] == seen[3] and last[4] == seen[4])
 
     def _stops_within(self, keys: list[int], to_job) -> bool:
         """Whether a pass over the truncated order ``keys`` surely stops inside it: some job among the first
@@ -407,6 +434,7 @@ class Engine:
                     cand = c.candidates(r, exclude=resv.mask)
                     if cand is None:
                         fits_not_outside.add(key)
+                        self._bf_unsettled |= ends_before  # another node may be ready in time later
                         continue
             self._start(j, r, cand, t)
             started.append(j)
