@@ -38,3 +38,33 @@ def test_caches_match_fresh_answers(power):
     scale = scaling(power, **({"suspend_time_s": 120.0} if power == "idle-suspend" else {}))
     Engine(p.machine, p.workload.jobs, ranking("fcfs"), backfill=True, scaling=scale, observer=check).run()
     assert check.plans > 0 and check.unfit > 0  # both caches were exercised
+
+
+class NoSkip(Engine):
+    """The engine without the settled-window shortcut: every backfill pass runs in full."""
+
+    def _bf_settled(self, seen: tuple) -> bool:
+        return False
+
+
+class CountSkips(Engine):
+    skipped = 0
+
+    def _bf_settled(self, seen: tuple) -> bool:
+        hit = super()._bf_settled(seen)
+        self.skipped += hit
+        return hit
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_skipped_backfill_passes_start_nothing(seed):
+    """Skipping a backfill pass whose window is settled (Engine._bf_settled) moves no job: same start and
+    allocation times as running every pass in full (idle suspend: passes at the policy's ticks, nodes off and
+    booting), and passes were skipped."""
+    p = prepare(f"synthetic:jobs=1200,seed={seed}", "demo")
+    fast, full = (cls(p.machine, p.workload.jobs, ranking("fcfs"), backfill=True,
+                      scaling=scaling("idle-suspend", suspend_time_s=120.0)) for cls in (CountSkips, NoSkip))
+    a, b = fast.run(), full.run()
+    assert fast.skipped > 0
+    np.testing.assert_array_equal(a.begin, b.begin)
+    np.testing.assert_array_equal(fast.alloc, full.alloc)
