@@ -75,9 +75,14 @@ class ContainerSlurmClient(SlurmClient):
         self.container, self.engine_env, self.user = container, engine_env, user
 
     def _run_once(self, cmd, input, timeout, env):
+        """``env`` as a host client's command would get it: the Slurm variables in it that differ from this
+        client's own (e.g. SLURM_BITSTR_LEN) are set inside the container; podman itself always runs with the
+        cluster's engine settings (CONTAINERS_CONF)."""
         who = ["--user", self.user] if self.user else []
-        return super()._run_once(["podman", "exec", "-i", *who, self.container, *cmd], input, timeout,
-                                 env or self.engine_env)
+        inside = [f"--env={k}={v}" for k, v in (env or {}).items()
+                  if k.startswith("SLURM_") and k != "SLURM_CONF" and self.env.get(k) != v]
+        return super()._run_once(["podman", "exec", "-i", *who, *inside, self.container, *cmd], input, timeout,
+                                 self.engine_env)
 
 
 class ContainerCluster(RecordedState):

@@ -42,6 +42,16 @@ class QueueTextError(ValueError):
     """squeue's text could not be read as the records asked for (the caller falls back to ``squeue --json``)."""
 
 
+class SteppedArrayError(QueueTextError):
+    """A pending array whose tasks ``squeue -r`` may have printed one short (the caller reads the JSON instead).
+
+    Slurm (22.05.8 and 24.11.5 here) keeps a task set that is one arithmetic run of 7 or more ids with a step
+    above 1 as ``a-b:s`` (``1-13:2``), and ``squeue -r`` expands that without its last id (six lines for
+    ``1-13:2``; a set with anything else, ``0,9-99:3``, is written as a list and expands whole). Six or more
+    lines in one such run cannot tell a cut run from a whole one, so a pending array's are read from the JSON (an
+    ended one is kept as read: its tasks decide nothing)."""
+
+
 def separators() -> tuple[str, str]:
     """(field end, record end) for one call: the unit separator, and the record separator with a nonce drawn
     now (a user's text with extra unit separators only changes a record's field count, which is checked; a
@@ -145,10 +155,19 @@ def parse_squeue_text(out: str, field_end: str, record_end: str) -> list[JobStat
     for job_id, ids in tasks.items():
         if None in ids:
             raise QueueTextError(f"squeue printed job {job_id} {len(ids)} times without task ids")
+        if _one_stepped_run(ids) and len(ids) >= 6 and jobs[first[job_id]].state == "PENDING":  # ended: kept
+            raise SteppedArrayError(f"pending array {job_id}: tasks {task_expr(ids)}, which squeue -r may print "
+                                    "one short")
         job = jobs[first[job_id]]
         jobs[first[job_id]] = JobState(**{**job.__dict__, "array_task_id": None, "array_tasks": task_expr(ids),
                                           "task_count": len(ids)})
     return jobs
+
+
+def _one_stepped_run(ids: list[int]) -> bool:
+    """True when the ids are one arithmetic run with a step above 1 (1, 3, 5, 7)."""
+    ids = sorted(ids)
+    return len(ids) > 1 and ids[1] - ids[0] > 1 and all(b - a == ids[1] - ids[0] for a, b in zip(ids, ids[1:]))
 
 
 def read_jobs(client) -> list[JobState]:
@@ -162,5 +181,6 @@ def read_jobs(client) -> list[JobState]:
     except (QueueTextError, SlurmError) as err:
         if isinstance(err, SlurmError) and "format" not in err.stderr.lower():
             raise
-        log.warning("reading the queue from squeue --json instead: %s", err)
+        log.log(logging.INFO if isinstance(err, SteppedArrayError) else logging.WARNING,
+                "reading the queue from squeue --json instead: %s", err)
         return parse_jobs(client.squeue(), keep_finished=True)

@@ -12,7 +12,8 @@ import pytest
 
 from slurm_plugin.snapshot.arrays import task_count, task_expr
 from slurm_plugin.snapshot.parse import parse_jobs
-from slurm_plugin.snapshot.queue_text import FIELDS, QueueTextError, parse_squeue_text, squeue_argv
+from slurm_plugin.snapshot.queue_text import (FIELDS, QueueTextError, SteppedArrayError, parse_squeue_text,
+                                               squeue_argv)
 
 DATA = Path(__file__).parent / "data"
 FIELD_END, RECORD_END = "\x1f", "\x1e0123456789ab"  # what the capture used
@@ -97,3 +98,30 @@ def test_task_count_reads_steps_and_throttles_and_refuses_a_cut_expression():
     assert task_count("0-99%5") == 100 and task_count("1,3,5-7") == 5 and task_count("0-9:2") == 5
     with pytest.raises(ValueError, match="66..."):
         task_count("0,9,12,66...%4")
+
+
+def _array_lines(job_id: int, ids: list[int]) -> str:
+    """squeue -r's lines of one pending array's record, one per task id (every other field as a plain job)."""
+    fields = {"JobID": str(job_id), "ArrayJobID": str(job_id), "State": "PENDING", "NumCPUs": "1", "NumNodes": "1",
+              "MinMemory": "1G", "TimeLimit": "10:00", "PriorityLong": "100", "UserID": "0"}
+    return "".join(FIELD_END.join(fields.get(f, str(i) if f == "ArrayTaskID" else "") for f in FIELDS)
+                   + RECORD_END + "\n" for i in ids)
+
+
+@pytest.mark.parametrize("ids, cut", [
+    (list(range(1, 12, 2)), True),  # 1-11:2 as printed for 1-13:2 (six of its seven tasks): may be cut
+    (list(range(0, 97, 3)), True),  # 0-99:3 printed 0..96
+    (list(range(1, 10, 2)), False),  # five ids: Slurm writes up to six as a list, which expands whole
+    (list(range(0, 64)), False),  # step 1: whole
+    ([0, *range(9, 100, 3)], False),  # 0,9-99:3: not one run, written as a list
+])
+def test_a_stepped_array_that_squeue_may_print_one_short_is_read_from_the_json(ids, cut):
+    """Slurm writes a task set that is one stepped run of 7 or more as a-b:s, and squeue -r expands it without
+    the last id (checked on 22.05.8 and 24.11.5: 1-13:2 prints six lines)."""
+    text = _array_lines(7, ids)
+    if cut:
+        with pytest.raises(SteppedArrayError, match="pending array 7"):
+            parse_squeue_text(text, FIELD_END, RECORD_END)
+    else:
+        (job,) = parse_squeue_text(text, FIELD_END, RECORD_END)
+        assert job.task_count == len(ids) and task_count(job.array_tasks) == len(ids)
