@@ -351,7 +351,7 @@ class LocalCluster(RecordedState):
                 if ended := how_it_ended(pid):
                     said += f"; the daemon {ended} after {time.monotonic() - deadline + wait:.1f} s"
                 raise ClusterError(f"the admission daemon did not route a GPU job within {wait:.0f} s ({said}); "
-                                   f"{self.root}/log/hetsched-daemon.log ends:\n{_stack_and_log(pid, log_file)}")
+                                   f"{log_file} ends:\n{_stack_and_log(pid, log_file)}")
             time.sleep(0.2)
         return pid
 
