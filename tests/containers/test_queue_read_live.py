@@ -14,14 +14,14 @@ QUIET = ("-D", "/tmp", "-o", "/dev/null")
 ODD = ",".join(str(i) for i in range(1, 80, 2)) + ",100"  # 41 tasks, longer than 22.05's 64 characters
 
 
-def test_the_compact_reader_reads_what_the_json_says(cluster):
+def test_the_compact_reader_reads_what_the_json_says(cluster, caplog):
     s = cluster.client("alice")
     jobs = [s.sbatch(*QUIET, "-p", "x86", "-n", "2", "--mem-per-cpu=100M", "-t", "5", "-H", wrap="true"),
             s.sbatch(*QUIET, "-p", "x86", "-t", "5", f"--array={ODD}", "--begin=now+3600",
                      "--comment=x Partition=gpu", wrap="true"),
             s.sbatch(*QUIET, "-p", "gpu", "--gres=gpu:1", "--mem=1G", "-t", "5", "--begin=now+3600", wrap="true")]
     try:
-        text = assert_readers_agree(s, jobs, finished=False)  # 24.11's JSON lists no ended job
+        text = assert_readers_agree(s, jobs, caplog, finished=False)  # 24.11's JSON lists no ended job
         assert text[jobs[0]].held and text[jobs[1]].task_count == 41
         assert text[jobs[1]].comment == "x Partition=gpu"  # the JSON agreed on 41 tasks: SLURM_BITSTR_LEN=0
     finally:

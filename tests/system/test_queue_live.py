@@ -4,7 +4,6 @@ array kept as one record and addressed as Slurm accepts it, and the compact queu
 from __future__ import annotations
 
 import dataclasses
-import logging
 import time
 
 import pytest
@@ -108,26 +107,23 @@ def _memory(j) -> int:
     return (j.memory_per_node_mb or 0) * (j.node_count or 1) + (j.memory_per_cpu_mb or 0) * (j.cpus or 1)
 
 
-def assert_readers_agree(client, job_ids: list[int], finished: bool = True) -> dict:
+def assert_readers_agree(client, job_ids: list[int], caplog, finished: bool = True) -> dict:
     """Read the queue with the snapshot's ``squeue -O`` reader between two ``squeue --json`` reads: the same
     records (``job_ids`` among them), each equal field by field to its JSON record of one of the two reads (a job's
     reason or priority may change between reads), without falling back to the JSON; returns the compact reader's
     records by id. Memory is compared as the job's total (the text cannot tell per node from per CPU for one CPU
     on one node) and a pending array by its task count (the JSON's task expression may be written otherwise).
     ``finished=False``: pending and running records only (24.11's ``squeue --json`` lists no ended job)."""
-    handler, logger = _Captured(), logging.getLogger("slurm_plugin.snapshot.queue_text")
-    level, _ = logger.level, logger.addHandler(handler)
-    logger.setLevel(logging.INFO)  # a fallback to the JSON is logged at INFO (a stepped array) or WARNING
+    reader = "slurm_plugin.snapshot.queue_text"
+    caplog.set_level("INFO", logger=reader)  # a fallback to the JSON is logged at INFO (a stepped array) or WARNING
     before = {j.job_id: j for j in parse_jobs(client.squeue(), keep_finished=finished)}
-    try:
-        text = {j.job_id: j for j in read_jobs(client)}
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+    caplog.clear()
+    text = {j.job_id: j for j in read_jobs(client)}
+    fallbacks = [r.getMessage() for r in caplog.records if r.name == reader]
     after = {j.job_id: j for j in parse_jobs(client.squeue(), keep_finished=finished)}
     if not finished:
         text = {i: j for i, j in text.items() if j.state in ACTIVE_STATES}
-    assert not handler.lines, handler.lines
+    assert not fallbacks, fallbacks
     assert set(job_ids) <= set(text) and set(before) & set(after) <= set(text) <= set(before) | set(after)
 
     def comparable(j):
@@ -141,16 +137,7 @@ def assert_readers_agree(client, job_ids: list[int], finished: bool = True) -> d
     return text
 
 
-class _Captured(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
-def test_the_compact_reader_reads_what_the_json_says(c, blocked):
+def test_the_compact_reader_reads_what_the_json_says(c, blocked, caplog):
     """``squeue -O`` text (the snapshot's reader) and ``squeue --json`` on one real queue: a running job, a held
     one, an array with a task split off, a GPU job with per-node memory and a comment a user wrote."""
     s = blocked
@@ -162,7 +149,7 @@ def test_the_compact_reader_reads_what_the_json_says(c, blocked):
                      "--begin=now+3600", "--constraint=a100|h100", wrap="true")]
     try:
         s.run("scontrol", "update", f"jobid={jobs[1]}_4", "timelimit=19")
-        text = assert_readers_agree(s, jobs)
+        text = assert_readers_agree(s, jobs, caplog)
         assert text[jobs[1]].task_count == 15 and text[jobs[1]].comment == "x Partition=gpu\nJobId=1"
         assert text[jobs[0]].held and _memory(text[jobs[2]]) == 3072
     finally:
