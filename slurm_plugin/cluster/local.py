@@ -444,17 +444,19 @@ class LocalCluster(RecordedState):
         return pids
 
     def down(self) -> list[str]:
-        """Cancel jobs, stop every slurmd, then slurmctld (and the shared munged if the suite started it and no
-        other local cluster still runs), by recorded pid.
+        """Cancel the jobs that hold nodes, stop every slurmd, then slurmctld (and the shared munged if the suite
+        started it and no other local cluster still runs), by recorded pid.
 
-        Returns what was stopped. Leaves configs and logs in place for inspection.
+        Pending jobs are not cancelled one by one (a 100k queue took longer than scancel's timeout): the next
+        ``up`` after a ``down`` is a cold start, which keeps none of them. Returns what was stopped. Leaves
+        configs and logs in place for inspection.
         """
         state = self.state()
         stopped = []
         if self._ctld_running(state):
             client = self.client()
             try:
-                ids = client.run("squeue", "-h", "-o", "%A", timeout=10).stdout.split()
+                ids = client.run("squeue", "-h", "-t", "R,CG,CF,S,ST", "-o", "%A", timeout=10).stdout.split()
                 client.cancel(*map(int, ids))
                 deadline = time.monotonic() + 15
                 while ids and time.monotonic() < deadline and client.run(

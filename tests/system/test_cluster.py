@@ -116,11 +116,18 @@ def test_down_stops_everything_it_started():
     while not marker.exists():
         assert time.monotonic() < deadline
         time.sleep(0.2)
+    held = slurm.sbatch("--hold", "--time=5", "--output=/dev/null", wrap="true")  # down leaves it to the cold start
     stopped = c.down()
     assert "slurmctld" in stopped and "hetsched daemon" in stopped and any(s.startswith("slurmd ") for s in stopped)
     # the shared munged stays while another cluster (e.g. the session's) runs: see the next test
     assert not [p for p in c.status() if p.running and p.name != "munged (shared)"]
     assert _processes_under(c.root) == []
+    c = start_cluster("downtest", Needs(job_submit=True))
+    try:
+        left = c.client().run("squeue", "-h", "-o", "%A").stdout.split()
+        assert str(job_id) not in left and str(held) not in left, left
+    finally:
+        c.down()
 
 
 def test_a_failed_up_leaves_nothing_running():
