@@ -96,7 +96,12 @@ def offpeak_cmd(site, nodes, workload, arms, as_json, output, plot_out, njobs) -
 
 def _offpeak_text(doc: dict) -> None:
     from ..cost.compare import table
+    from ..cost.offpeak import wait_table
     click.echo(table(doc["rows"]))
+    click.echo("\nMean / p95 wait (s) per baseline pool:")
+    click.echo(wait_table(doc["rows"]))
+    click.echo("\nMean / p95 wait (s) per kind of job:")
+    click.echo(wait_table(doc["rows"], "wait_by_kind", "kind"))
     for e in doc["effects"]:
         click.echo(f"{e['scenario']}: utilization {e['utilization_points']:+.1f} points (powered "
                    f"{e['utilization_powered_points']:+.1f}), wait {100 * (e['wait_change'] or 0):+.1f} %, cost "

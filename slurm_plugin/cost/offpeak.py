@@ -387,6 +387,29 @@ def waits_by(labels: list[str], wait: np.ndarray) -> dict:
     return out
 
 
+def wait_table(rows: list[dict], key: str = "wait_by_pool", label: str = "pool") -> str:
+    """Markdown: one line per pool (``key``: ``wait_by_pool``, or ``wait_by_kind`` with ``label`` kind), sorted,
+    with its job count, and one column per arm of ``mean / p95`` wait in seconds (``-`` where no job of the pool
+    started; ``(+N unstarted)`` when some did not)."""
+    names = sorted({name for r in rows for name in r.get(key, {})})
+    lines = ["| " + " | ".join([f"{label} (jobs)"] + [r["scenario"] for r in rows]) + " |",
+             "|" + "---|" * (len(rows) + 1)]
+    for name in names:
+        jobs = max(r[key][name]["jobs"] for r in rows if name in r.get(key, {}))
+        cells = []
+        for r in rows:
+            w = r.get(key, {}).get(name)
+            if w is None or w["avg_wait_s"] is None:
+                cell = "-"
+            else:
+                cell = f"{w['avg_wait_s']:.0f} / {w['p95_wait_s']:.0f}"
+            if w is not None and w["unstarted"]:
+                cell += f" (+{w['unstarted']} unstarted)"
+            cells.append(cell)
+        lines.append(f"| {name} ({jobs}) | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def run_offpeak(site: Site, spec: MultiRegionSpec, arm: str) -> dict:
     """One arm on the generated workload: a row of the issue's format plus per-group utilization."""
     if arm not in ARMS:

@@ -148,3 +148,27 @@ def test_each_jobs_pool_is_the_one_its_baseline_groups_form(week42):
     got = waits_by(["a", "b", "a", "a"], np.array([10.0, np.nan, 30.0, 20.0]))
     assert got["a"]["avg_wait_s"] == 20.0 and got["b"] == {"jobs": 1, "unstarted": 1, "avg_wait_s": None,
                                                              "p95_wait_s": None}
+
+
+def test_wait_table_has_a_line_per_pool_and_a_column_per_arm():
+    from slurm_plugin.cost.offpeak import wait_table
+    started = {"jobs": 4, "unstarted": 0, "avg_wait_s": 12.4, "p95_wait_s": 30.0}
+    rows = [{"scenario": "baseline", "wait_by_pool": {"us cpu": started,
+                                                      "eu gpu": {"jobs": 2, "unstarted": 2, "avg_wait_s": None,
+                                                                 "p95_wait_s": None}}},
+            {"scenario": "all", "wait_by_pool": {"us cpu": dict(started, unstarted=1, avg_wait_s=7.6)}}]
+    lines = wait_table(rows).splitlines()
+    assert lines[0] == "| pool (jobs) | baseline | all |"
+    assert lines[2:] == ["| eu gpu (2) | - (+2 unstarted) | - |",
+                         "| us cpu (4) | 12 / 30 | 8 / 30 (+1 unstarted) |"]
+
+
+def test_cli_text_prints_the_waits_per_pool_and_kind():
+    from click.testing import CliRunner
+    from slurm_plugin.cli import main
+    res = CliRunner().invoke(main, ["cost", "offpeak", "--site", "large", "--nodes", "42",
+                                    "-w", "multiregion:days=1,load=0.05", "--arms", "baseline"])
+    assert res.exit_code == 0, res.output
+    pools_part = res.output.split("per baseline pool:")[1].split("per kind of job:")
+    assert "| us-east cpu (" in pools_part[0] and "| dev (" in pools_part[0]
+    assert "| batch (" in pools_part[1] and "| render (" in pools_part[1]
