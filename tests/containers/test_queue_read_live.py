@@ -39,3 +39,13 @@ def test_a_stepped_array_is_read_whole(cluster):
         assert array.task_count == 7 and array.slurm_id == f"{job}_[1-13:2]"
     finally:
         s.cancel(job)
+
+
+def test_an_ended_job_is_read_with_its_times(cluster):
+    """The guard follows a job to its end (``Snapshot.finished``): the compact reader lists an ended job Slurm
+    still remembers, with its start and end, on both releases (24.11's ``squeue --json`` lists none)."""
+    s = cluster.client("alice")
+    job = s.sbatch(*QUIET, "-p", "x86", "-t", "5", wrap="true")
+    s.wait_job(job, timeout=120)
+    (ended,) = [j for j in read_jobs(s) if j.job_id == job]
+    assert ended.state == "COMPLETED" and 0 < ended.start_time <= ended.end_time, ended
