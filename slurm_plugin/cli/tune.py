@@ -140,9 +140,11 @@ def _incumbent(out: Path) -> str | None:
 @click.option("--force", is_flag=True,
               help="Write the policy file although the history's replay (or a --fidelity-record) is below the "
                    "fidelity threshold (recorded in twin.fidelity.forced).")
-@click.option("--race/--no-race", default=None,
-              help="Screen every ranking on a prefix of the tuning part and replay only the leaders in full "
-                   "(default: when the tuning part has 40,000 jobs or more; slurm_plugin/tune/sweep.py).")
+@click.option("--halving/--no-halving", "--race/--no-race", "race", default=None,
+              help="Successive halving: replay every ranking on the first ninth of the tuning part, each family's "
+                   "best third on the first third, only the survivors on all of it (default: on when the tuning "
+                   "part has 40,000 jobs or more; --explain lists what each rung dropped and why; "
+                   "slurm_plugin/tune/sweep.py).")
 @click.option("--slurm", "slurm_array", is_flag=True,
               help="Run the replays as Slurm job arrays on the cluster SLURM_CONF names (the work directory, "
                    "$HETSCHED_ARRAY_DIR or the temp dir, must be visible from its nodes).")

@@ -10,6 +10,7 @@ from pathlib import Path
 from .policyfile import sha256_of
 from .score import Score
 from .select import STRESS_LOAD
+from .sweep import ETA, KEEP, MARGIN
 from .tuner import ModeResult, TuneResult
 from .verdict import WITHIN, judge_evaluation
 
@@ -26,6 +27,7 @@ def explain(result: TuneResult) -> str:
              f"{', '.join(map(str, t.origins))}), held back {t.split.test_jobs}; objective {t.objective}; max-wait "
              f"bound {_f(result.bound_s, '{:.0f} s') if result.bound_s is not None else 'none'}"]
     lines += [f"note: {n}" for n in result.notes]
+    lines += halving_lines(result)
     for bf, m in result.modes.items():
         lines += ["", f"backfill {'on' if bf else 'off'}: weighted family fitted before each block: "
                       f"{', '.join(m.fitted_at)}; on the whole tuning part (deployed): {m.fitted}",
@@ -49,6 +51,31 @@ def explain(result: TuneResult) -> str:
                                      sorted(m.stressed.items(), key=lambda kv: kv[1].objective)))
         lines.append(f"winner {m.choice.winner}: {m.choice.why}")
     return "\n".join(lines)
+
+
+def halving_lines(result: TuneResult) -> list[str]:
+    """The successive halving's rungs and every candidate it dropped, with the rung and why (empty: none ran)."""
+    h = result.halving
+    if h is None:
+        return []
+    rungs = ", ".join(f"rung {r + 1}: the first {jobs} jobs ({share:.0%}), {n} replays"
+                      for r, (share, jobs, n) in enumerate(h.rungs))
+    out = ["", f"successive halving ({rungs}; then the whole tuning part): each family (fixed / weighted grid) "
+               f"kept its best 1/{ETA}, at least {KEEP}, and any within {MARGIN:.0%} of its best, per backfill mode"]
+    if h.dropped:
+        out += ["| backfill | rung | candidate | objective on the rung | max wait s | family's best | why dropped |",
+                "|" + "---|" * 7]
+        out += [f"| {'on' if d.backfill else 'off'} | {d.rung + 1} ({d.jobs} jobs) | {d.label} | {d.objective:.4g} | "
+                f"{d.max_wait_s:.0f} | {d.best} {d.best_objective:.4g} | {d.reason} |" for d in h.dropped]
+    return out
+
+
+def _halving_doc(result: TuneResult) -> dict | None:
+    h = result.halving
+    return None if h is None else {
+        "rungs": [{"share": share, "jobs": jobs, "replays": n} for share, jobs, n in h.rungs],
+        "kept": {("on" if bf else "off"): [c.label for c in cands] for bf, cands in h.kept.items()},
+        "dropped": [d.as_dict() for d in h.dropped]}
 
 
 def _row(m: ModeResult, lab: str, s: Score, default_label: str) -> dict:
@@ -96,6 +123,7 @@ def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: 
                    "ties (1 % and 1 SE) to the one ahead at raised load (arrivals compressed to offered load "
                    f"{STRESS_LOAD:g}), else the incumbent, else the simpler"}
     doc["verdict"] = {mode: v.as_dict() for mode, v in judge_evaluation(doc).items()}
+    doc["halving"] = _halving_doc(result)
     if result.notes:
         doc["notes"] = list(result.notes)
     if power_note:

@@ -6,15 +6,20 @@ training jobs and on the inner validation jobs); ``stress`` the same at raised l
 ``whole`` simulates the whole history (scored on the held-back
 jobs only, so the machine is not empty when the test period begins).
 
-Racing (:func:`race`, for long histories): a first round replays every candidate on a prefix of the tuning part
-only (its first ``SCREEN_FRACTION`` of jobs, cut and scored as the tuning part is: inner training / validation);
-only the leaders of each family go on to the full tuning part (successive halving with one screening round). A
-replay costs more than linearly in jobs (longer queues), so the screen is cheap; what it can lose is a
-candidate that trails on the prefix and would lead on the whole part, which the margin guards against.
+Successive halving (:func:`halve`, for long histories): every candidate is replayed on a short prefix of the tuning
+part (its first ninth of jobs, then a third: :data:`RUNGS`; each prefix cut and scored as the tuning part is: inner
+training / validation blocks); each family keeps its best third (at least :data:`KEEP`, plus any within
+:data:`MARGIN` of its best) for the next, longer prefix, and the last rung's survivors go on to the whole tuning
+part. A replay costs more than linearly in jobs (longer queues), so the short rungs are cheap; what halving can
+lose is a candidate that trails on a prefix and would lead on the whole part, which the margin and the floor of
+:data:`KEEP` per family guard against. Every candidate left out is recorded (:class:`Drop`: rung, objective, why)
+for ``--explain``.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -64,10 +69,41 @@ def run_one(twin: Twin, task: tuple[Candidate, bool, str]) -> dict[str, Score]:
             for part, mask in twin.masks["tune" if scope == "stress" else scope].items()}
 
 
-SCREEN_FRACTION = 0.2  # of the tuning part's jobs, by submit time
-RACE_MIN_JOBS = 40_000  # race when the tuning part has at least this many jobs (smaller: every candidate in full)
-KEEP = 3  # leaders kept per family (fixed rankings / the weighted grid) and backfill mode ...
-MARGIN = 0.10  # ... plus every candidate within this fraction of its family's best screening objective
+RUNGS = (1 / 9, 1 / 3)  # successive halving: the prefixes (shares of the tuning part's jobs) before the whole part
+ETA = 3  # ... each rung keeps the best 1/ETA of each family (at least KEEP) ...
+RACE_MIN_JOBS = 40_000  # halve when the tuning part has at least this many jobs (smaller: every candidate in full)
+KEEP = 3  # ... at least this many leaders per family (fixed rankings / the weighted grid) and backfill mode ...
+MARGIN = 0.10  # ... plus every candidate within this fraction of its family's best objective on the rung
+SCREEN_FRACTION = RUNGS[0]
+
+
+@dataclass(frozen=True)
+class Drop:
+    """A candidate left out at a rung of the halving (:func:`halve`), and why."""
+
+    label: str
+    backfill: bool
+    rung: int  # 0-based
+    jobs: int  # the rung's prefix of the tuning part
+    objective: float
+    max_wait_s: float
+    best: str  # its family's best on the rung (within the bound)
+    best_objective: float
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "backfill": self.backfill, "rung": self.rung, "jobs": self.jobs,
+                "objective": self.objective, "max_wait_s": self.max_wait_s, "best": self.best,
+                "best_objective": self.best_objective, "reason": self.reason}
+
+
+@dataclass
+class Halving:
+    """What the halving kept (per backfill mode, the candidates replayed on the whole tuning part) and dropped."""
+
+    kept: dict[bool, list]
+    dropped: list[Drop]
+    rungs: list[tuple[float, int, int]]  # (share, jobs, replays) per rung
 
 
 def screen_twin(twin: Twin, fraction: float = SCREEN_FRACTION) -> Twin:
@@ -84,7 +120,7 @@ def screen_twin(twin: Twin, fraction: float = SCREEN_FRACTION) -> Twin:
 
 def leaders(scores: dict[str, Score], bound_s: float | None, keep: int | None = None,
             margin: float | None = None) -> list[str]:
-    """Labels (in ``scores``' order) that go on from a screen: the ``keep`` (default :data:`KEEP`) best objectives
+    """Labels (in ``scores``' order) that go on from a rung: the ``keep`` (default :data:`KEEP`) best objectives
     among those within ``bound_s`` by max wait (all, when none is), and every such candidate within ``margin``
     (default :data:`MARGIN`) of the best."""
     keep = KEEP if keep is None else keep
@@ -96,37 +132,82 @@ def leaders(scores: dict[str, Score], bound_s: float | None, keep: int | None = 
     return [lab for lab in scores if lab in kept]
 
 
-def race(twin: Twin, families: dict[str, tuple[list[Candidate], str]], backfills: tuple[bool, ...],
-         bound_s: float | None, jobs: int | None = None, fraction: float = SCREEN_FRACTION,
-         desc: str = "tune") -> dict[bool, list[Candidate]]:
-    """Screen every candidate of every family on a prefix of the tuning part (one parallel round); per backfill
-    mode, the candidates that go on to the full tuning part. ``families``: name -> (candidates, the part whose
-    objective ranks them: ``val`` for candidates compared as they are, ``train`` for a family fitted on it)."""
-    pre = screen_twin(twin, fraction)
-    tasks = [(c, bf, "tune") for bf in backfills for cands, _ in families.values() for c in cands]
-    got = {(c.label, bf): r for (c, bf, _), r in zip(tasks, replay(pre, tasks, jobs, desc=f"{desc} (screen)"))}
-    out: dict[bool, list[Candidate]] = {}
-    for bf in backfills:
-        out[bf] = []
-        for cands, part in families.values():
-            kept = set(leaders({c.label: got[(c.label, bf)][part] for c in cands}, bound_s))
-            out[bf] += [c for c in cands if c.label in kept]
-    return out
+def _why_dropped(lab: str, scores: dict[str, Score], bound_s: float | None, keep: int,
+                 margin: float) -> tuple[str, str]:
+    """(the family's best label, why ``lab`` did not go on): over the bound, or behind the kept ones."""
+    ok = [x for x, sc in scores.items() if bound_s is None or sc.max_wait_s <= bound_s] or list(scores)
+    ranked = sorted(ok, key=lambda x: scores[x].objective)
+    best = ranked[0]
+    sc = scores[lab]
+    if lab not in ok:
+        return best, f"max wait {sc.max_wait_s:.0f} s over the bound {bound_s:.0f} s"
+    behind = sc.objective / scores[best].objective - 1 if scores[best].objective else math.inf
+    return best, (f"rank {ranked.index(lab) + 1} of {len(scores)}, {behind:+.1%} behind {best}: not among the best "
+                  f"{keep} nor within {margin:.0%}")
+
+
+def halve(twin: Twin, families: dict[str, tuple[list[Candidate], str]], backfills: tuple[bool, ...],
+          bound_s: float | None, jobs: int | None = None, rungs: tuple[float, ...] = RUNGS, eta: int = ETA,
+          desc: str = "tune", ledger: dict[str, float] | None = None) -> Halving:
+    """Successive halving on growing prefixes of the tuning part: every candidate of every family is replayed on
+    the first ``rungs[0]`` of its jobs (one parallel round per rung), each family keeps its best 1/``eta`` (at
+    least :data:`KEEP`, within the bound by max wait; plus any within :data:`MARGIN` of the best) per backfill
+    mode for the next rung; the last rung's survivors go on to the whole tuning part (``ledger``: as
+    :func:`replay`'s, one phase per rung). ``families``: name ->
+    (candidates, the part whose objective ranks them: ``val`` for candidates compared as they are, ``all`` for
+    a family fitted on it)."""
+    alive = {(name, bf): list(cands) for bf in backfills for name, (cands, _) in families.items()}
+    dropped: list[Drop] = []
+    done: list[tuple[float, int, int]] = []
+    for r, share in enumerate(rungs):
+        pre = screen_twin(twin, share)
+        n_jobs = len(pre.tune.workload.jobs)
+        tasks = [(c, bf, "tune") for (_, bf), cands in alive.items() for c in cands]
+        got = {(c.label, bf): res for (c, bf, _), res in
+               zip(tasks, replay(pre, tasks, jobs, f"{desc} (rung {r + 1}: {n_jobs} jobs)", ledger,
+                                  f"halving rung {r + 1} ({n_jobs} jobs, {len(tasks)} replays)"))}
+        done.append((share, n_jobs, len(tasks)))
+        for (name, bf), cands in alive.items():
+            part = families[name][1]
+            scores = {c.label: got[(c.label, bf)][part] for c in cands}
+            keep = max(KEEP, math.ceil(len(cands) / eta))
+            kept = set(leaders(scores, bound_s, keep))
+            for c in cands:
+                if c.label not in kept:
+                    best, why = _why_dropped(c.label, scores, bound_s, keep, MARGIN)
+                    sc = scores[c.label]
+                    dropped.append(Drop(c.label, bf, r, n_jobs, sc.objective, sc.max_wait_s, best,
+                                        scores[best].objective, why))
+            alive[(name, bf)] = [c for c in cands if c.label in kept]
+    kept_by_mode = {bf: [c for name in families for c in alive[(name, bf)]] for bf in backfills}
+    return Halving(kept_by_mode, dropped, done)
 
 
 def replay(twin: Twin, tasks: list[tuple[Candidate, bool, str]], jobs: int | None = None,
-           desc: str = "tune") -> list[dict[str, Score]]:
+           desc: str = "tune", ledger: dict[str, float] | None = None, phase: str | None = None
+           ) -> list[dict[str, Score]]:
     """:func:`run_one` over ``tasks`` on ``jobs`` processes (None: every core), results in task order. The
     longest replays are handed out first (whole history before the tuning part, the DQN, then the rankings
-    re-scored at every pass, then the static ones), so no core idles at the end behind one long run."""
+    re-scored at every pass, then the static ones), so no core idles at the end behind one long run.
+    ``ledger``: the replays' CPU seconds (each measured in the process that ran it) are added to
+    ``ledger[phase]`` (default phase: ``desc``)."""
     from ..sim.parallel import run_all
 
     order = sorted(range(len(tasks)), key=lambda i: -_cost(tasks[i]))
-    done = run_all(run_one, twin, [tasks[i] for i in order], jobs, desc=desc)
+    done = run_all(_timed_run_one, twin, [tasks[i] for i in order], jobs, desc=desc)
     out: list = [None] * len(tasks)
-    for i, r in zip(order, done):
+    for i, (r, _) in zip(order, done):
         out[i] = r
+    if ledger is not None:
+        key = phase or desc
+        ledger[key] = ledger.get(key, 0.0) + sum(cpu for _, cpu in done)
     return out
+
+
+def _timed_run_one(twin: Twin, task: tuple[Candidate, bool, str]) -> tuple[dict[str, Score], float]:
+    t0 = time.process_time()
+    r = run_one(twin, task)
+    return r, time.process_time() - t0
 
 
 def _cost(task: tuple[Candidate, bool, str]) -> float:

@@ -35,8 +35,7 @@ from .candidates import Candidate, fixed_candidates, label, shipped_default, wei
 from .score import Score, objective_for
 from .select import STRESS_LOAD, Choice, Entry, choose
 from .stress import compressed, stress_factor
-from .sweep import RACE_MIN_JOBS, Twin, replay
-from .sweep import race as race_leaders
+from .sweep import RACE_MIN_JOBS, Halving, Twin, halve, replay
 
 
 @dataclass
@@ -67,6 +66,8 @@ class TuneResult:
     notes: list[str] = field(default_factory=list)
     stress_factor: float | None = None  # arrivals compressed this many times for the tie-break (None: not needed)
     incumbent: str | None = None
+    halving: Halving | None = None  # the successive halving's rungs and drops (None: every candidate in full)
+    cpu: dict[str, float] = field(default_factory=dict)  # phase -> CPU s of its replays (every process's)
 
 
 def max_wait_bound(twin: Twin, floor_hours: float) -> float:
@@ -98,10 +99,10 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     candidate on the whole history (the evaluation protocol); otherwise only the winner and the runner-up are.
     ``extra``: more candidates judged like the fixed ones (the DQN fine-tuned on the jobs before the first
     rolling origin: it has seen no validation job). ``race`` (None: when the tuning part has
-    ``sweep.RACE_MIN_JOBS`` jobs or more) screens the candidates on a prefix first and replays only each family's
-    leaders on the whole tuning part (:func:`.sweep.race`). ``incumbent``: the label of the ranking the site runs
-    now (default: the shipped default's), kept on a tie nothing else breaks; ``stress_load``: the offered load
-    of the tie-break replay (:mod:`.select`, rule 4)."""
+    ``sweep.RACE_MIN_JOBS`` jobs or more) runs successive halving on growing prefixes first and replays only the
+    last rung's survivors on the whole tuning part (:func:`.sweep.halve`). ``incumbent``: the label of the
+    ranking the site runs now (default: the shipped default's), kept on a tie nothing else breaks;
+    ``stress_load``: the offered load of the tie-break replay (:mod:`.select`, rule 4)."""
     incumbent = incumbent or label(shipped_default(floor_hours))
     objective = objective or objective_for(p.workload.jobs, p.site)
     twin = Twin.of(p, objective, tune_fraction)
@@ -110,15 +111,20 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     bound = max_wait_bound(twin, floor_hours) if bounded else None
     if race is None:
         race = twin.split.tune_jobs >= RACE_MIN_JOBS
-    if race:  # long history: the whole tuning part only for each family's leaders on a prefix (sweep.race)
-        kept = race_leaders(twin, {"fixed": (fixed, "val"), "weighted": (grid, "all")}, backfills, bound, jobs,
-                            desc=f"tune {p.workload.name}")
+    halving, cpu = None, {}
+    if race:  # long history: the whole tuning part only for the survivors of the halving (sweep.halve)
+        halving = halve(twin, {"fixed": (fixed, "val"), "weighted": (grid, "all")}, backfills, bound, jobs,
+                        desc=f"tune {p.workload.name}", ledger=cpu)
+        kept = halving.kept
     else:
         kept = {bf: fixed + grid for bf in backfills}
     tasks = [(c, bf, "tune") for bf in backfills for c in kept[bf]]
     if evaluate_all:
         tasks += [(c, bf, "whole") for bf in backfills for c in fixed]
-    results = replay(twin, tasks, jobs, desc=f"tune {p.workload.name}")
+    n_tune = sum(t[2] == "tune" for t in tasks)
+    phase = f"tuning part ({twin.split.tune_jobs} jobs, {n_tune} replays)" + (
+        f" and held back (whole history, {len(tasks) - n_tune})" if evaluate_all else "")
+    results = replay(twin, tasks, jobs, f"tune {p.workload.name}", cpu, phase)
     got = {(c.label, b, scope): r for (c, b, scope), r in zip(tasks, results)}
     # the weighted member fitted at each rolling origin and on the whole tuning part, then each with the floor
     parts = [f"fit{k}" for k in range(twin.folds)] + ["all"]
@@ -129,7 +135,8 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
                     for bf, members in fits.items() for c in members}.values())
     if evaluate_all:
         floored += [(c, bf, "whole") for bf, members in fits.items() for c in (members[-1], with_floor(members[-1]))]
-    for (c, bf, scope), r in zip(floored, replay(twin, floored, jobs, desc=f"tune {p.workload.name} (fitted)")):
+    for (c, bf, scope), r in zip(floored, replay(twin, floored, jobs, f"tune {p.workload.name} (fitted)", cpu,
+                                                        f"weighted fits with the floor ({len(floored)} replays)")):
         got[(c.label, bf, scope)] = r
     modes: dict[bool, ModeResult] = {}
     for bf in backfills:
@@ -148,20 +155,22 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
         ch = choose(list(entries.values()), bound, z, incumbent=incumbent)
         tests = {lab: r["test"] for (lab, b, scope), r in got.items() if scope == "whole" and b == bf}
         modes[bf] = ModeResult(bf, pool, scores, final.label, [m.label for m in members[:-1]], entries, ch, tests)
-    factor = _break_ties(twin, modes, bound, z, incumbent, stress_load, jobs, p.workload.name)
+    factor = _break_ties(twin, modes, bound, z, incumbent, stress_load, jobs, p.workload.name, cpu)
     # last round: the held-back replays still missing (the winner and the runner-up)
     more = []
     for bf, m in modes.items():
         want = [m.choice.winner] + ([m.choice.runner_up] if m.choice.runner_up else [])
         more += [(m.candidate(lab), bf, "whole") for lab in dict.fromkeys(want) if lab not in m.test_scores]
     if more:
-        for (c, bf, _), r in zip(more, replay(twin, more, jobs, desc=f"tune {p.workload.name} (held back)")):
+        for (c, bf, _), r in zip(more, replay(twin, more, jobs, f"tune {p.workload.name} (held back)", cpu,
+                                                f"held back: winner and runner-up ({len(more)} replays)")):
             modes[bf].test_scores[c.label] = r["test"]
-    return TuneResult(twin, bound, modes, label(shipped_default(floor_hours)), list(notes or []), factor, incumbent)
+    return TuneResult(twin, bound, modes, label(shipped_default(floor_hours)), list(notes or []), factor, incumbent,
+                      halving, cpu)
 
 
 def _break_ties(twin: Twin, modes: dict[bool, ModeResult], bound: float | None, z: float, incumbent: str,
-                load: float, jobs: int | None, name: str) -> float | None:
+                load: float, jobs: int | None, name: str, ledger: dict[str, float] | None = None) -> float | None:
     """Rule 4a of :mod:`.select`: replay each mode's tied candidates on the tuning part at raised load and
     choose again with their entries there. Returns the compression factor (None: no tie, or the validation
     part is at ``load`` already)."""
@@ -173,7 +182,8 @@ def _break_ties(twin: Twin, modes: dict[bool, ModeResult], bound: float | None, 
         return None
     twin.stress = compressed(twin.tune, factor)
     tasks = [(modes[bf].candidate(lab), bf, "stress") for bf, labs in tied.items() for lab in labs]
-    for (c, bf, _), r in zip(tasks, replay(twin, tasks, jobs, desc=f"tune {name} (raised load x{factor:.3g})")):
+    for (c, bf, _), r in zip(tasks, replay(twin, tasks, jobs, f"tune {name} (raised load x{factor:.3g})", ledger,
+                                     f"tie-break at raised load ({len(tasks)} replays)")):
         modes[bf].stressed[c.label] = _entry(c.label, c.complexity, [r[f"val{k}"] for k in range(twin.folds)])
     for bf in tied:
         m = modes[bf]
