@@ -27,6 +27,9 @@ def explain(result: TuneResult) -> str:
              f"{', '.join(map(str, t.origins))}), held back {t.split.test_jobs}; objective {t.objective}; max-wait "
              f"bound {_f(result.bound_s, '{:.0f} s') if result.bound_s is not None else 'none'}"]
     lines += [f"note: {n}" for n in result.notes]
+    if result.cpu:
+        lines.append("replay CPU s by phase (every process): " + "; ".join(f"{k} {v:.1f}" for k, v in result.cpu.items())
+                     + f"; total {sum(result.cpu.values()):.1f}")
     lines += halving_lines(result)
     for bf, m in result.modes.items():
         lines += ["", f"backfill {'on' if bf else 'off'}: weighted family fitted before each block: "
@@ -124,6 +127,7 @@ def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: 
                    f"{STRESS_LOAD:g}), else the incumbent, else the simpler"}
     doc["verdict"] = {mode: v.as_dict() for mode, v in judge_evaluation(doc).items()}
     doc["halving"] = _halving_doc(result)
+    doc["replay_cpu_s"] = dict(result.cpu)
     if result.notes:
         doc["notes"] = list(result.notes)
     if power_note:
