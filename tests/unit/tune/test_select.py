@@ -2,7 +2,7 @@
 
 import pytest
 
-from slurm_plugin.tune.select import Entry, choose, within_noise
+from slurm_plugin.tune.select import Entry, choose, leads_consistently, within_noise
 
 
 def E(label, complexity, objective, max_wait=100.0, blocks=None):
@@ -37,6 +37,30 @@ def test_consistent_small_gain_is_not_a_tie():
     best = Entry("weighted", 3, 9.8, 100.0, (9.7, 9.9, 9.8, 9.7, 9.9))
     simple = Entry("sjf", 1, 10.0, 100.0, (9.9, 10.1, 10.0, 9.9, 10.1))
     assert choose([best, simple]).winner == "weighted"
+
+
+def test_a_lead_from_one_block_within_noise_is_a_tie():
+    # KTH-SP2 with backfill (results/tune/KTH-SP2-1996-2.1-cln.json, validation blocks): DQN+floor led SJF+floor
+    # by 9.4 % on the mean, all of it from the first block (0.8 standard errors); SJF+floor is ahead in 2 of 4
+    dqn = Entry("dqn+floor", 4, 54.878, 100.0, (95.01, 68.0, 34.82, 21.69))
+    sjf = Entry("sjf+floor", 1, 60.567, 100.0, (120.45, 71.16, 31.99, 18.66))
+    c = choose([dqn, sjf])
+    assert (c.winner, c.best, c.tied, c.decided_by) == ("sjf+floor", "dqn+floor", ("dqn+floor", "sjf+floor"),
+                                                        "simplest")
+    assert "behind it in at most half of the blocks" in c.why
+    # the session-9 rule (tied only within 1 %) keeps the mean's leader
+    assert choose([dqn, sjf], consistency=False).winner == "dqn+floor"
+    # beyond noise it is no tie, however few blocks carry the lead
+    far = Entry("dqn+floor", 4, 30.0, 100.0, (29.0, 28.0, 32.0, 31.0))
+    near = Entry("sjf+floor", 1, 60.0, 100.0, (120.0, 60.0, 31.5, 30.5))
+    assert choose([far, near]).winner == "dqn+floor"
+
+
+def test_leads_consistently_needs_a_strict_majority_of_blocks():
+    assert leads_consistently((1, 1, 1, 5), (2, 2, 2, 2))
+    assert not leads_consistently((1, 1, 3, 3), (2, 2, 2, 2))
+    assert not leads_consistently((1, 2, 2, 3), (2, 2, 2, 2))  # an equal block is no lead
+    assert leads_consistently((1.0,), (5.0,)) and leads_consistently((), ())
 
 
 def test_max_wait_bound_rules_out_and_is_dropped_when_nobody_meets_it():
