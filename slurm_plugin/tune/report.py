@@ -28,8 +28,8 @@ def explain(result: TuneResult) -> str:
              f"bound {_f(result.bound_s, '{:.0f} s') if result.bound_s is not None else 'none'}"]
     lines += [f"note: {n}" for n in result.notes]
     if result.cpu:
-        lines.append("replay CPU s by phase (every process): " + "; ".join(f"{k} {v:.1f}" for k, v in result.cpu.items())
-                     + f"; total {sum(result.cpu.values()):.1f}")
+        phases = "; ".join(f"{k} {v:.1f}" for k, v in result.cpu.items())
+        lines.append(f"replay CPU s by phase (every process): {phases}; total {sum(result.cpu.values()):.1f}")
     lines += halving_lines(result)
     for bf, m in result.modes.items():
         lines += ["", f"backfill {'on' if bf else 'off'}: weighted family fitted before each block: "
