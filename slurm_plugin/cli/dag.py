@@ -44,19 +44,27 @@ def check(workflow: str) -> None:
 @handle_errors(ValueError)
 def plan(workflow: str, site_name: str | None, min_unit_s: float | None, as_json: bool) -> None:
     """Decompose WORKFLOW into units, match them to node classes and print the sbatch requests (no Slurm)."""
-    from ..dag.plan import plan_workflow, shell_line
+    from ..dag.plan import plan_workflow
     from ..dag.units import MIN_UNIT_S
     from ..site import load_site
     from .common import resolve_site
 
     wf = _load(workflow)
     site = load_site(resolve_site(site_name))
-    p = plan_workflow(wf, site, min_unit_s=MIN_UNIT_S if min_unit_s is None else min_unit_s)
+    _print_plan(plan_workflow(wf, site, min_unit_s=MIN_UNIT_S if min_unit_s is None else min_unit_s), as_json)
+
+
+def _print_plan(p, as_json: bool) -> None:
+    """The plan as ``dag plan`` and ``dag submit --dry-run`` print it: its form and why, then every job."""
+    from ..dag.plan import shell_line
+
     if as_json:
         click.echo(json.dumps(p.as_dict(), indent=2))
         return
-    click.echo(f"workflow {wf.name}: {len(wf.tasks)} task(s) -> {len(p.units)} unit(s); critical path "
+    wf = p.workflow
+    click.echo(f"workflow {wf.name}: {len(wf.tasks)} task(s) -> {len(p.units)} job(s); critical path "
                f"{p.length_s:.0f} s: {' -> '.join(p.critical_path)}; planned in {p.timings['total'] * 1000:.1f} ms CPU")
+    click.echo(f"  form: {p.form.reason}")
     for j in p.jobs:
         u = j.unit
         click.echo(f"  {u.name:<20} level {u.level} width {u.width:<5} slack {u.slack:>7.0f} s  {j.match.reason}")
@@ -174,11 +182,13 @@ def _apply(decision):
 @click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where the jobs write their output (default: the current directory).")
 @state_option
-@click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (its form and why, every sbatch), submit nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the record (with --dry-run: the plan) as JSON.")
 @handle_errors(ValueError, KeyError)
 def submit(workflow: str, site_name: str | None, min_unit_s: float | None, output_dir: Path | None,
-           state_dir: Path | None, as_json: bool) -> None:
-    """Submit WORKFLOW: one job array per unit, --dependency=afterok edges, critical units first in their band."""
+           state_dir: Path | None, dry_run: bool, as_json: bool) -> None:
+    """Submit WORKFLOW in the form the simulator's rrg would choose: one job holding its widest level, or one
+    job array per unit with --dependency=afterok edges, critical units first in their band."""
     from ..dag import submit as sub
     from ..dag.plan import plan_workflow
     from ..dag.units import MIN_UNIT_S
@@ -191,6 +201,9 @@ def submit(workflow: str, site_name: str | None, min_unit_s: float | None, outpu
     site = load_site(site_ref)
     mu = MIN_UNIT_S if min_unit_s is None else min_unit_s
     p = plan_workflow(wf, site, min_unit_s=mu)
+    if dry_run:
+        _print_plan(p, as_json)
+        return
     client = _client()
     extra = (f"--output={(output_dir or Path.cwd()).resolve()}/%x-%A_%a.out",)
     try:
@@ -202,7 +215,7 @@ def submit(workflow: str, site_name: str | None, min_unit_s: float | None, outpu
     if as_json:
         click.echo(json.dumps(record.as_dict(), indent=2))
     else:
-        click.echo(f"{record.dag_id}: {len(record.units)} unit(s) submitted")
+        click.echo(f"{record.dag_id}: {len(record.units)} job(s) submitted; form: {p.form.reason}")
         for u in record.units:
             click.echo(f"  {u.unit:<20} job {u.job_id:<8} {u.partition}/{u.features} width {u.width} level {u.level}"
                        f"{' critical' if u.critical else ''}")

@@ -170,10 +170,12 @@ def _order(unit: Unit, opts: Sequence[Option], free: Mapping[str, Resources], re
 
 
 def match_units(units: Sequence[Unit], site, state: Mapping[str, GroupState] | None = None,
-                releases: Releases | None = None) -> dict[str, Match]:
+                releases: Releases | None = None, pool: str | None = None) -> dict[str, Match]:
     """Match every unit (see the module docstring); ``state`` is each group's free capacity now (default: all
-    idle), ``releases`` the running jobs' expected ends per group. Deterministic for the same input."""
+    idle), ``releases`` the running jobs' expected ends per group, ``pool`` a node group every unit must use
+    (the merged form's). Deterministic for the same input."""
     pools, classes = classes_from_site(site, state)
+    classes = [c for c in classes if pool is None or c.pool == pool]
     by_pool = {p.name: p for p in pools}
     free = {p.name: p.free_now for p in pools}
     feas = {u.name: feasible(u, site, classes) for u in units}

@@ -20,7 +20,6 @@ launching, running sized down or on a slower class.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -31,16 +30,16 @@ from ..sim.hooks import ScoreRanking
 from ..sim.machine import Machine, homogeneous, machine_from_site
 from ..sim.packing import speed_matrix
 from ..workload.jobs import JobTable, arch_mask
-from .graph import build_graph, levels, schedule_times
+from .graph import build_graph, schedule_times
+from .form import LAUNCH_S, by_level, choose_form, one_job_shape
 from .match import match_units
 from .plan import MAX_LEVEL, priority_level
 from .simrematch import DagRematch, RowMatch
 from .spec import Task, Workflow
 from .streams import Arrival
-from .units import MIN_UNIT_S, Form, choose_form, decompose
+from .units import MIN_UNIT_S, decompose
 
 POLICIES = ("monolithic", "naive", "critical-path", "rrg", "rrg-sjf")
-LAUNCH_S = 1.0
 TPCH_MACHINE = (25, 4)  # 100 executors as 25 nodes of 4 cores (Decima's setting has 100 executors at most)
 
 
@@ -162,51 +161,17 @@ def _rrg_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, site, launch_s:
         placed[u.name] = out
 
 
-def _by_level(wf: Workflow) -> dict[int, list[Task]]:
-    lv = levels(build_graph(wf))
-    out: dict[int, list[Task]] = {}
-    for t in wf.tasks:
-        out.setdefault(lv[t.name], []).append(t)
-    return out
-
-
-def _one_job_shape(wf: Workflow, machine: Machine) -> tuple[int, int] | None:
-    """Where one job holding the whole workflow goes: (node group index, nodes), sized for the widest level
-    (whole nodes, at most the group); None: no node group can run every task."""
-    widest = max(sum(t.array * t.cores * t.nodes for t in ts) for ts in _by_level(wf).values())
-    archs = set.intersection(*[set(t.arch) for t in wf.tasks if t.arch] or [set()])
-    accel_tasks = [t for t in wf.tasks if t.accel]
-    need_acc = max((t.accel[1].count for t in accel_tasks), default=0)
-    types = set.intersection(*[set(t.accel[1].types) for t in accel_tasks if t.accel[1].types] or [set()])
-    ok = []
-    for gi, grp in enumerate(machine.groups):
-        if archs and grp.arch not in archs:
-            continue
-        if need_acc:
-            devs = [(tp, c) for (kind, tp), c in grp.gres.items() if kind == accel_tasks[0].accel[0]]
-            if not any(c >= need_acc and (not types or tp in types) for tp, c in devs):
-                continue
-        if grp.cores < max(t.cores for t in wf.tasks):
-            continue
-        ok.append(gi)
-    if not ok:
-        return None
-    gi = max(ok, key=lambda i: (machine.groups[i].count * machine.groups[i].cores, -i))
-    grp = machine.groups[gi]
-    return gi, min(math.ceil(widest / grp.cores), grp.count)
-
-
 def _monolithic_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, machine: Machine, launch_s: float,
                      score: float | None = None) -> None:
     wf = a.workflow
-    shape = _one_job_shape(wf, machine)
+    shape = one_job_shape(wf, machine.groups)
     if shape is None:
         raise ValueError(f"workflow {wf.name}: no node group can run all its tasks in one job")
     gi, nodes = shape
     grp = machine.groups[gi]
     cores = nodes * grp.cores
     run = 0.0
-    for _lvl, ts in sorted(_by_level(wf).items()):
+    for _lvl, ts in sorted(by_level(wf).items()):
         longest = max(float(a.durations[t.name].max()) for t in ts)
         work = sum(float(a.durations[t.name].sum()) * t.cores * t.nodes for t in ts)
         run += max(longest, work / cores)
@@ -221,14 +186,6 @@ def _monolithic_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, machine:
         gres = (names.gres.index(kind), -1, need_acc)
     rows.add(a.arrival, run + launch_s, limit, nodes, grp.cores, min(grp.memory_gb, max(t.mem_gb for t in wf.tasks))
              if grp.memory_gb else 0.0, gres, arch_mask([grp.arch]), -1, [], k, a.arrival if score is None else score)
-
-
-def form_of(wf: Workflow, machine: Machine, launch_s: float, min_unit_s: float = MIN_UNIT_S) -> Form:
-    """rrg's per-workflow choice between one job holding its widest level and split units
-    (:func:`.units.choose_form`), with the machine's cores and the one-job shape of :func:`_one_job_shape`."""
-    shape = _one_job_shape(wf, machine)
-    width = None if shape is None else shape[1] * machine.groups[shape[0]].cores
-    return choose_form(wf, width, machine.cores, launch_s, min_unit_s)
 
 
 def build_jobs(policy: str, arrivals: Sequence[Arrival], machine: Machine, site=None, launch_s: float = LAUNCH_S,
@@ -254,7 +211,7 @@ def build_jobs(policy: str, arrivals: Sequence[Arrival], machine: Machine, site=
         elif policy == "critical-path":
             bl = schedule_times(build_graph(a.workflow)).blevel
             _element_rows(rows, names, k, a, lambda n, _b=bl: -_b[n], launch_s)
-        elif form_of(a.workflow, machine, launch_s, min_unit_s).merged:
+        elif choose_form(a.workflow, machine.groups, launch_s, min_unit_s).merged:
             _monolithic_rows(rows, names, k, a, machine, launch_s,
                              -float(MAX_LEVEL) if policy == "rrg" else sjf[k] * 100.0 - MAX_LEVEL)
         else:

@@ -10,9 +10,7 @@ so a 4-s task as its own job wastes a fifth of its node time):
 2. **Array packing**: a unit of width W whose element runs shorter than ``min_unit_s`` runs k = ceil(min_unit_s
    / runtime) elements in a row per array element, so the array has ceil(W / k) elements.
 
-3. **Width choice** (:func:`choose_form`, per workflow): when one job holding the widest level's cores is expected
-   to finish the workflow alone sooner than its split units, it runs as that one job (what a Spark job holding
-   its executors does: no launch per task, each level packed into the held cores).
+(Whether a workflow runs as these units at all or as one job holding its widest level is :mod:`.form`'s rule.)
 
 Units of one level form an antichain of the unit graph (no path between them) and run in parallel; every unit
 gets its CPM times (``est``, ``slack``, ``blevel``) over the unit graph; ``critical`` marks zero slack.
@@ -111,48 +109,6 @@ def _unit(g: nx.DiGraph, chain: list[str], min_unit_s: float) -> Unit:
                 cores=first.cores, mem_gb=first.mem_gb, accel=(acc[0], acc[1].count, acc[1].types) if acc else None,
                 arch=first.arch, constraint=first.constraint, wclass=first.workload_class, runtime_s=run * k,
                 limit_s=limit * k, data_gb=data)
-
-
-@dataclass(frozen=True)
-class Form:
-    """A workflow's form: ``merged`` (one job of ``width`` cores) or split units, and both expected run times
-    standalone (seconds; ``merged_s`` is inf when no node group can hold every task)."""
-
-    merged: bool
-    merged_s: float
-    split_s: float
-
-
-def choose_form(wf, width_cores: int | None, total_cores: float, launch_s: float,
-                min_unit_s: float = MIN_UNIT_S) -> Form:
-    """The rule, from the planner's run time estimates (``runtime_s``), with nothing else queued:
-
-    - merged: ``launch_s`` + the sum over levels of max(longest task, level core-seconds / ``width_cores``);
-    - split: the critical path of :func:`decompose`'s units, each taking (element run time + ``launch_s``) x
-      ceil(unit cores / ``total_cores``) (waves when it is wider than the machine);
-
-    merged when merged < split (a tie stays split: units keep the matcher) and no task needs an accelerator
-    (one job would hold the accelerators through every CPU level, which this estimate does not charge: on the
-    demo site's one H100 node that doubled the pipelines' JCT). ``width_cores``: the cores one job can hold
-    for the widest level (None: no node group can run every task: split)."""
-    from .graph import build_graph
-
-    g = build_graph(wf)
-    units, ug = decompose(g, min_unit_s)
-    dur = {u.name: (u.runtime_s + launch_s) * math.ceil(u.width * u.nodes * u.cores / max(total_cores, 1.0))
-           for u in units}
-    split = schedule_times(ug, lambda n: dur[n]).length
-    if width_cores is None or width_cores <= 0 or any(t.accel for t in wf.tasks):
-        return Form(False, math.inf, split)
-    lv = levels(g)
-    longest: dict[int, float] = {}
-    work: dict[int, float] = {}
-    for t in wf.tasks:
-        k = lv[t.name]
-        longest[k] = max(longest.get(k, 0.0), t.runtime_s)
-        work[k] = work.get(k, 0.0) + t.runtime_s * t.array * t.cores * t.nodes
-    merged = launch_s + sum(max(longest[k], work[k] / width_cores) for k in longest)
-    return Form(merged < split, merged, split)
 
 
 def decompose(g: nx.DiGraph, min_unit_s: float = MIN_UNIT_S) -> tuple[tuple[Unit, ...], nx.DiGraph]:

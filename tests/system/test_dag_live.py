@@ -1,7 +1,10 @@
-"""A render pipeline on the real cluster: split, N frames portable across x86/ARM, a GPU encode, a merge, as
-job arrays with --dependency=afterok on the node classes they were matched to; the frames unit, whose class
-(x86) is full before it starts, moves to ARM; critical units get the top level of their band; ``why`` shows a
-unit's place in its graph; ``dag status`` and ``dag cancel``."""
+"""Workflows on the real cluster, in both forms the width rule chooses (the rule the simulator's rrg uses).
+
+Split: a render pipeline (split, N frames portable across x86/ARM, a GPU encode, a merge) as job arrays with
+--dependency=afterok on the node classes they were matched to; the frames unit, whose class (x86) is full
+before it starts, moves to ARM; critical units get the top level of their band; ``why`` shows a unit's place
+in its graph; ``dag status`` and ``dag cancel``. Merged: a short CPU sweep as one job holding whole nodes, its
+levels in order as job steps; a failing element fails the job."""
 
 from __future__ import annotations
 
@@ -47,6 +50,24 @@ tasks:
 """
 
 
+SWEEP = """\
+name: {name}
+tasks:
+  - name: prep
+    runtime_s: 2
+    command: "echo $(date +%s.%N) $SLURMD_NODENAME $SLURM_STEP_ID > {out}/prep"
+  - name: points
+    after: [prep]
+    array: 6
+    runtime_s: 2
+    command: "echo $(date +%s.%N) $SLURMD_NODENAME $SLURM_STEP_ID > {out}/point.$HETSCHED_TASK_INDEX; {fail}"
+  - name: reduce
+    after: [points]
+    runtime_s: 2
+    command: "echo $(date +%s.%N) $SLURMD_NODENAME $SLURM_STEP_ID > {out}/reduce"
+"""
+
+
 def run(cluster, state, *args):
     env = {"SLURM_CONF": str(cluster.conf), "HETSCHED_DAG_STATE": str(state), "HETSCHED_JOURNAL": str(state / "j")}
     res = CliRunner(env=env).invoke(main, list(args))
@@ -63,6 +84,9 @@ def test_render_pipeline_runs_as_dependent_arrays_and_frames_move_off_full_x86(c
     site = cluster.state()["site_path"]
     # x86 is full: both x86 nodes run a long job, so the frames (matched to x86, fastest for video-render)
     # cannot start there, whenever split ends
+    dry = run(cluster, state, "dag", "submit", str(wf), "--site", site, "--dry-run")
+    assert "form: split: task encode needs an accelerator" in dry.output and dry.output.count("sbatch ") == 5
+    assert not state.joinpath("j").exists() and not list(state.glob("*.json"))  # nothing submitted
     fill = slurm.sbatch("-p", "x86", "-N", "2", "--exclusive", "--time=5", "--output=/dev/null", wrap="sleep 300")
     slurm.wait_job(fill, until=("RUNNING",), timeout=60)
     record = None
@@ -127,3 +151,41 @@ def test_cancel_stops_every_unit(cluster, slurm, tmp_path):
             break
         time.sleep(0.5)
     assert states <= {"CANCELLED"}, states
+
+
+def _sweep(tmp_path, name, fail="true"):
+    out = tmp_path / name
+    out.mkdir()
+    wf = tmp_path / f"{name}.yaml"
+    wf.write_text(SWEEP.format(name=name, out=out, fail=fail))
+    return wf, out
+
+
+def test_short_sweep_runs_as_one_job_holding_whole_nodes_with_its_levels_in_order(cluster, slurm, tmp_path):
+    state = tmp_path / "state"
+    wf, out = _sweep(tmp_path, "sweep")
+    site = cluster.state()["site_path"]
+    dry = run(cluster, state, "dag", "submit", str(wf), "--site", site, "--dry-run")
+    assert "form: merged: one job of 1 x 64 cores on cpu-arm" in dry.output and dry.output.count("sbatch ") == 1
+    rec = json.loads(run(cluster, state, "dag", "submit", str(wf), "--site", site, "--output-dir", str(tmp_path),
+                         "--json").stdout)
+    [unit] = rec["units"]
+    assert unit["unit"] == "all" and unit["features"] == "aarch64" and unit["tasks"] == ["prep", "points", "reduce"]
+    done = slurm.wait_job(unit["job_id"], timeout=180)
+    assert done["JobState"] == "COMPLETED", (done.get("ExitCode"), done.get("Reason"), sorted(p.name for p in out.iterdir()), [p.read_text() for p in tmp_path.glob("*.out")], done.get("StdOut"))
+    stamp = {p.name: p.read_text().split() for p in out.iterdir()}
+    assert sorted(stamp) == ["point.0", "point.1", "point.2", "point.3", "point.4", "point.5", "prep", "reduce"]
+    assert len({node for _, node, _ in stamp.values()}) == 1 and stamp["prep"][1].startswith("armn")
+    assert len({step for _, _, step in stamp.values()}) == 8  # every element its own job step
+    points = [float(v[0]) for k, v in stamp.items() if k.startswith("point.")]
+    assert float(stamp["prep"][0]) < min(points) and max(points) < float(stamp["reduce"][0])
+
+
+def test_a_failing_element_fails_the_merged_job_before_the_next_level(cluster, slurm, tmp_path):
+    state = tmp_path / "state"
+    wf, out = _sweep(tmp_path, "bad", fail="test $HETSCHED_TASK_INDEX != 3")
+    rec = json.loads(run(cluster, state, "dag", "submit", str(wf), "--site", cluster.state()["site_path"],
+                         "--output-dir", str(tmp_path), "--json").stdout)
+    done = slurm.wait_job(rec["units"][0]["job_id"], timeout=180)
+    assert done["JobState"] == "FAILED", done
+    assert (out / "point.5").exists() and not (out / "reduce").exists()

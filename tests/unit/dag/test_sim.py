@@ -152,24 +152,3 @@ def test_rrg_waits_for_a_busy_class_that_frees_soon_enough():
     arr = [_training("first", 1000, 600, 0.0), _training("second", 3600, 4 * 3600, 0.0)]
     row = evaluate("rrg", arr, site=demo, launch_s=1.0)
     assert row["rematch_moves"] == 0
-
-
-def test_width_choice_merges_short_wide_workflows_and_splits_long_ones():
-    from slurm_plugin.dag.units import choose_form
-
-    short = parse_workflow({"name": "q", "tasks": [{"name": "a", "array": 20, "runtime_s": 2},
-                                                   {"name": "b", "array": 20, "runtime_s": 2, "after": ["a"]}]})
-    f = choose_form(short, 20, 100, launch_s=1.0)  # 1 + 2 + 2 = 5 s; split: one chain unit, 3 per element: 12 + 1 s
-    assert f.merged and f.merged_s == pytest.approx(5.0) and f.split_s == pytest.approx(13.0)
-    long = parse_workflow({"name": "r", "tasks": [{"name": "frames", "array": 64, "cores": 8, "runtime_s": 600}]})
-    f = choose_form(long, 32, 200, launch_s=1.0)  # one 32-core job: 1 + 64 x 600 x 8 / 32 s; split: 3 waves
-    assert not f.merged and f.merged_s == pytest.approx(9601.0) and f.split_s == pytest.approx(3 * 601.0)
-    assert not choose_form(short, None, 100, launch_s=1.0).merged  # no group can hold every task
-
-
-def test_width_choice_never_merges_a_workflow_that_needs_accelerators():
-    from slurm_plugin.dag.units import choose_form
-
-    gpu = parse_workflow({"name": "g", "tasks": [{"name": "a", "array": 20, "runtime_s": 2},
-                                                 {"name": "b", "runtime_s": 2, "after": ["a"], "gpu": {"count": 1}}]})
-    assert not choose_form(gpu, 20, 100, launch_s=1.0).merged

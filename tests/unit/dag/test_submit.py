@@ -19,7 +19,8 @@ WF = {"name": "render", "tasks": [
     {"name": "frames", "after": ["split"], "array": 4, "cores": 8, "arch": ["x86_64", "aarch64"],
      "class": "video-render", "runtime_s": 60},
     {"name": "thumbs", "after": ["split"], "runtime_s": 5},
-    {"name": "merge", "after": ["frames", "thumbs"], "runtime_s": 5}]}
+    {"name": "encode", "after": ["frames"], "cores": 4, "gpu": {"count": 1}, "runtime_s": 30},
+    {"name": "merge", "after": ["encode", "thumbs"], "runtime_s": 5}]}  # split form: the encode needs a GPU
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_record_round_trip_and_place_in_graph(demo, tmp_path):
     save(rec, tmp_path)
     assert load("render.100", tmp_path) == rec
     place = place_of(rec.unit("frames").job_id, tmp_path)
-    assert place["after"] == [["split", rec.unit("split").job_id]] and place["before"] == [["merge", rec.unit("merge").job_id]]
+    assert place["after"] == [["split", rec.unit("split").job_id]] and place["before"] == [["encode", rec.unit("encode").job_id]]
     assert place["critical"] and place_of(999, tmp_path) is None
     with pytest.raises(KeyError, match="render.100"):
         load("nope", tmp_path)
