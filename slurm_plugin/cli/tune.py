@@ -21,7 +21,7 @@ def _history(path: str, site: str | None, drop_unfit: bool):
     """The history prepared for the simulator; a missing file or an unreadable format exits 2 naming it."""
     from ..sim.run import prepare
 
-    if not path.startswith("synthetic") and not Path(path).is_file():
+    if not path.startswith(("synthetic", "lublin:")) and not Path(path).is_file():
         fail(f"{path}: no such history file (want an sacct export: -P .txt/.psv/.sacct or --json .json; or SWF)",
              EXIT_USAGE)
     try:

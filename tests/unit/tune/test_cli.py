@@ -84,6 +84,11 @@ def test_missing_history_names_the_file(tmp_path):
     assert res.exit_code == 2 and "nope.txt: no such history file" in res.output
 
 
+def test_a_lublin_model_history_is_read_not_looked_up_as_a_file():
+    res = CliRunner().invoke(main, ["tune", "--evaluate", "lublin:nodes=1,jobs=10"])
+    assert res.exit_code == 2 and "no such history file" not in res.output and "nodes" in res.output
+
+
 def test_bad_sacct_export_names_file_and_field(tmp_path):
     bad = tmp_path / "hist.txt"
     bad.write_text("JobID|Submit|Start\n1|2026-01-01T00:00:00|2026-01-01T00:01:00\n")
