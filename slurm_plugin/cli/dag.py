@@ -99,9 +99,33 @@ def _stream(dags: str, site, count: int, load: float, seed: int):
     return streams.tpch_stream(path, count, cap, load, seed)
 
 
+STREAM_KEYS = {"site": str, "load": float, "seed": int, "count": int, "launch_s": float}
+
+
+def parse_stream(text: str, defaults: dict) -> dict:
+    """``DAGS[:key=value,...]`` (keys site, load, seed, count, launch_s) -> one stream's settings over
+    ``defaults``; a bad key or value is a click.BadParameter naming it."""
+    dags, _, rest = text.partition(":") if not Path(text).exists() else (text, "", "")
+    out = dict(defaults, dags=dags)
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or key not in STREAM_KEYS:
+            raise click.BadParameter(f"{text!r}: '{item}' is not key=value with key one of "
+                                     f"{', '.join(STREAM_KEYS)}", param_hint="--stream")
+        try:
+            out[key] = STREAM_KEYS[key](value)
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: {key}={value!r} is not a {STREAM_KEYS[key].__name__}",
+                                     param_hint="--stream") from None
+    return out
+
+
 @dag.command("eval")
-@click.option("--dags", required=True, help="Decima-format DAG file (.json/.json.gz), a workflow YAML (repeated), "
-                                            "or 'pipelines' (render/ML generator; needs --site).")
+@click.option("--dags", default=None, help="Decima-format DAG file (.json/.json.gz), a workflow YAML (repeated), "
+                                           "or 'pipelines' (render/ML generator; needs --site).")
+@click.option("--stream", "stream_specs", multiple=True,
+              help="One stream of several, side by side in one run: DAGS[:site=S,load=L,seed=N,count=N,launch_s=X] "
+                   "(unset keys from the options). Repeatable; replaces --dags.")
 @click.option("--site", "site_name", default=None,
               help="Site file or bundled name; default: a homogeneous 100-core machine (25 x 4 cores).")
 @click.option("--load", type=click.FloatRange(min=0, min_open=True), default=0.8, show_default=True,
@@ -117,13 +141,13 @@ def _stream(dags: str, site, count: int, load: float, seed: int):
 @click.option("--json", "as_json", is_flag=True, help="Print the result JSON on stdout.")
 @click.argument("output_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @handle_errors(ValueError)
-def eval_(dags: str, site_name: str | None, load: float, count: int, seed: int, launch_s: float,
-          min_unit_s: float | None, policies: str, output: Path | None, as_json: bool,
+def eval_(dags: str | None, stream_specs: tuple[str, ...], site_name: str | None, load: float, count: int,
+          seed: int, launch_s: float, min_unit_s: float | None, policies: str, output: Path | None, as_json: bool,
           output_file: Path | None) -> None:
-    """Simulate a stream of DAG workflows (Poisson arrivals) under each policy; print and write the rows.
+    """Simulate streams of DAG workflows (Poisson arrivals) under each policy; print and write the rows.
 
-    OUTPUT_FILE is --output given without the option name, so `dag eval ... --json F` prints the JSON and
-    writes it to F."""
+    One stream (--dags) or several side by side (--stream, repeated): every row names its stream. OUTPUT_FILE
+    is --output given without the option name, so `dag eval ... --json F` prints the JSON and writes it to F."""
     json_out = output or output_file
     from ..dag.sim import POLICIES, evaluate
     from ..dag.units import MIN_UNIT_S
@@ -134,24 +158,32 @@ def eval_(dags: str, site_name: str | None, load: float, count: int, seed: int, 
     bad = [p for p in names if p not in POLICIES]
     if bad:
         raise click.BadParameter(f"unknown {bad[0]!r} (valid: {', '.join(POLICIES)})", param_hint="--policies")
-    site = load_site(site_name) if site_name else None
-    arrivals = _stream(dags, site, count, load, seed)
-    rows = []
-    for name in names:
-        t0 = time.process_time()
-        row = evaluate(name, arrivals, site, launch_s, MIN_UNIT_S if min_unit_s is None else min_unit_s)
-        row["cpu_s"] = time.process_time() - t0
-        rows.append(row)
-        click.echo(f"{name:<14} workflows {row['workflows']:>4}  jobs {row['jobs']:>7}  avg JCT "
-                   f"{row['avg_jct_s']:>10.1f} s  avg wait {row['avg_wait_s']:>10.1f} s  makespan "
-                   f"{row['makespan_s']:>10.1f} s  ({row['cpu_s']:.1f} CPU s)", err=True)
-    doc = {"rows": rows, "dags": dags, "site": site.name if site else "tpch-100 (25 x 4 cores)", "load": load,
-           "count": count, "seed": seed, "launch_s": launch_s,
-           "min_unit_s": MIN_UNIT_S if min_unit_s is None else min_unit_s, "provenance": provenance()}
+    if (dags is None) == (not stream_specs):
+        raise click.UsageError("give --dags FILE or one or more --stream SPEC")
+    defaults = {"site": site_name, "load": load, "seed": seed, "count": count, "launch_s": launch_s}
+    specs = [parse_stream(t, defaults) for t in stream_specs] or [dict(defaults, dags=dags)]
+    mu = MIN_UNIT_S if min_unit_s is None else min_unit_s
+    rows, docs = [], []
+    for spec in specs:
+        site = load_site(spec["site"]) if spec["site"] else None
+        label = (f"{Path(spec['dags']).name.split('.')[0]} {site.name if site else 'tpch-100'} load {spec['load']:g} "
+                 f"seed {spec['seed']} ({spec['count']} wf{', launch %gs' % spec['launch_s'] if spec['launch_s'] != 1.0 else ''})")
+        arrivals = _stream(spec["dags"], site, spec["count"], spec["load"], spec["seed"])
+        for name in names:
+            t0 = time.process_time()
+            row = evaluate(name, arrivals, site, spec["launch_s"], mu)
+            row["cpu_s"] = time.process_time() - t0
+            row["stream"] = label
+            rows.append(row)
+            click.echo(f"{label:<42} {name:<14} workflows {row['workflows']:>4}  jobs {row['jobs']:>7}  avg JCT "
+                       f"{row['avg_jct_s']:>10.1f} s  avg wait {row['avg_wait_s']:>10.1f} s  makespan "
+                       f"{row['makespan_s']:>10.1f} s  ({row['cpu_s']:.1f} CPU s)", err=True)
+        docs.append(dict(spec, label=label, site=site.name if site else "tpch-100 (25 x 4 cores)"))
+    doc = {"rows": rows, "min_unit_s": mu, "provenance": provenance()}
+    doc.update(docs[0] if len(docs) == 1 else {"streams": docs})
     write_json(json_out, doc)
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
-
 
 
 state_option = click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,

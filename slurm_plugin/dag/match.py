@@ -18,7 +18,9 @@ finish time, EFT), not simply the fastest one:
   earliest expected finish;
 
 (CPU-only units go to accelerator nodes only when a CPU class has no room), and its demand is subtracted from
-that pool's free capacity, so later units see what is left. Every match keeps the other feasible classes in
+that pool's free capacity, so later units see what is left. A unit is sent to its choice *and* every other
+node group the rule cannot tell from it but by when it frees (:func:`equivalents`: same run time, same kind
+of node): Slurm starts it wherever room appears first, as it would a job that named no class. Every match keeps the other feasible classes in
 order (``alternatives``): :func:`rematch` moves a unit that has not started when its class has no room and the
 same rule, asked again with the capacity of now, ranks an alternative with room first. The simulator's ``rrg``
 policy asks :func:`rematch_in` the same question every cycle (:mod:`.simrematch`). Planning cost is linear in
@@ -200,6 +202,31 @@ def match_units(units: Sequence[Unit], site, state: Mapping[str, GroupState] | N
     return out
 
 
+def equivalents(unit: Unit, match: Match, rel: float = 0.01) -> tuple[Option, ...]:
+    """Where the unit is sent at once (late binding): the chosen option and, one per node group, every
+    alternative the rule cannot tell from it but by when it frees (the same run time within ``rel``, on the
+    same kind of node: accelerator or not); Slurm then starts it on whichever frees first. A unit with its own
+    ``--constraint`` keeps the chosen option only."""
+    c = match.chosen
+    if c is None:
+        return ()
+    out = {c.cls.pool: c}
+    for o in match.alternatives if not unit.constraint else ():
+        if ((o.cls.accel_type is None) == (c.cls.accel_type is None) and abs(o.time_s - c.time_s) <= rel * c.time_s
+                and o.cls.pool not in out):
+            out[o.cls.pool] = o
+    return tuple(out.values())
+
+
+def request(options: Sequence[Option]) -> tuple[str, str]:
+    """(``--partition``, ``--constraint``) that send a job to any of ``options``: the partitions as a list, the
+    classes' features as an OR of groups when there are several."""
+    parts = ",".join(dict.fromkeys(o.cls.partition for o in options))
+    if len(options) == 1:
+        return parts, options[0].features
+    return parts, "|".join(f"({o.features})" for o in options)
+
+
 def rematch(unit: Unit, match: Match, site, state: Mapping[str, GroupState], releases: Releases | None = None
             ) -> Option | None:
     """For a unit that has not started: :func:`rematch_in` with the free capacity of ``state``. Pure; the
@@ -224,4 +251,5 @@ def rematch_in(unit: Unit, current: Option, alternatives: Sequence[Option], free
     return top
 
 
-__all__ = ["Match", "Option", "accel_type", "feasible", "expected_start", "match_units", "rematch", "rematch_in"]
+__all__ = ["Match", "Option", "accel_type", "equivalents", "feasible", "expected_start", "match_units", "rematch",
+           "rematch_in", "request"]

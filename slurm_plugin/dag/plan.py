@@ -23,7 +23,7 @@ from ..pack.classes import GroupState
 from ..site.priority import RANK_LEVELS
 from .form import LAUNCH_S, Form, by_level, choose_form, groups_of
 from .graph import build_graph, schedule_times, task_of
-from .match import Match, match_units
+from .match import Match, equivalents, match_units, request
 from .spec import Workflow, slurm_time
 from .units import MIN_UNIT_S, Unit, decompose
 
@@ -105,8 +105,8 @@ def _args(wf: Workflow, unit: Unit, match: Match) -> tuple[str, ...]:
     if unit.width > 1:
         args.append(f"--array=0-{unit.width - 1}")
     if match.chosen is not None:
-        args.append(f"--partition={match.chosen.cls.partition}")
-        feats = match.chosen.features
+        parts, feats = request(equivalents(unit, match))
+        args.append(f"--partition={parts}")
         args.append(f"--constraint=({unit.constraint})&{feats}" if unit.constraint else f"--constraint={feats}")
     if unit.accel:
         kind, count, _ = unit.accel

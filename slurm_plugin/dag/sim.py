@@ -6,7 +6,8 @@
 - ``naive``: one job per task element, each waiting for all elements of its parents (``afterok``), FIFO.
 - ``critical-path``: the same jobs, the element with the longest path to its workflow's end first (HLFET).
 - ``rrg``: the requirement-graph layer as ``hetsched dag submit`` runs it: units (chains merged, arrays
-  packed to ``min_unit_s``), each on the class the matcher chose (:func:`.match.match_units`), SiteFactor level
+  packed to ``min_unit_s``), each on the class the matcher chose (:func:`.match.match_units`) and every class
+  it cannot tell from it but by when it frees (:func:`.match.equivalents`: arch and GRES types), SiteFactor level
   by slack (critical first), then FIFO; every cycle a unit not started whose class has no room moves where the
   same rule now expects it to finish first (:mod:`.simrematch`, as the daemon's ``dag`` step does).
 - ``rrg-sjf``: rrg with workflows of less work first (then by level): what a site that ranks whole
@@ -32,7 +33,7 @@ from ..sim.packing import speed_matrix
 from ..workload.jobs import JobTable, arch_mask
 from .graph import build_graph, schedule_times
 from .form import LAUNCH_S, by_level, choose_form, one_job_shape
-from .match import match_units
+from .match import equivalents, match_units
 from .plan import MAX_LEVEL, priority_level
 from .simrematch import DagRematch, RowMatch
 from .spec import Task, Workflow
@@ -130,8 +131,8 @@ def _topo(wf: Workflow) -> list[Task]:
 
 def _rrg_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, site, launch_s: float, min_unit_s: float,
               sjf_rank: float | None, moves: dict[int, RowMatch] | None) -> None:
-    """rrg: one row per unit element, on the class the matcher chose (arch and accelerator type of it); with
-    ``moves``, each row's match for the re-matching hook (:mod:`.simrematch`)."""
+    """rrg: one row per unit element, on the classes :func:`.match.equivalents` names (their arches and
+    accelerator types); with ``moves``, each row's match for the re-matching hook (:mod:`.simrematch`)."""
     g = build_graph(a.workflow)
     units, _ = decompose(g, min_unit_s)
     length = max((u.est + u.runtime_s for u in units), default=0.0)
@@ -142,9 +143,10 @@ def _rrg_rows(rows: _JobRows, names: _Names, k: int, a: Arrival, site, launch_s:
         amask, types = arch_mask(first.arch), None
         m = matches.get(u.name)
         if m is not None and m.chosen is not None:
-            amask = arch_mask([m.chosen.cls.arch])
+            eq = equivalents(u, m)
+            amask = arch_mask([o.cls.arch for o in eq])
             if first.accel and m.chosen.cls.accel_type:
-                types = (m.chosen.cls.accel_type,)
+                types = tuple(dict.fromkeys(o.cls.accel_type for o in eq))
         level = priority_level(u, length)
         score = -float(level) if sjf_rank is None else sjf_rank * 100.0 - level
         parents = [r for p in u.after for r in placed[p]]

@@ -126,8 +126,8 @@ def submit_plan(plan: WorkflowPlan, client, where: Path, site_ref: str, min_unit
             dep = (f"--dependency=afterok:{':'.join(str(ids[p]) for p in job.after)}",
                    "--kill-on-invalid-dep=yes") if job.after else ()
             ids[job.unit.name] = client.sbatch(*job.args, *dep, *extra_args, script=job.script)
-            ch = job.match.chosen
-            units.append(UnitRecord(job.unit.name, ids[job.unit.name], ch.cls.partition, _constraint(job.args),
+            units.append(UnitRecord(job.unit.name, ids[job.unit.name], _arg(job.args, "--partition="),
+                                    _arg(job.args, "--constraint="),
                                     job.after, job.level,
                                     job.unit.critical, job.unit.slack, job.unit.tasks, job.unit.width))
     except (SlurmError, ValueError):
@@ -175,8 +175,8 @@ def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping
         state, partition, features = live.get(u.job_id, ("", "", ""))
         job = plan.job(u.unit)
         if state != "PENDING" or job.match.chosen is None or (partition, features) != (
-                u.partition, u.features) or (u.partition, u.features) != (job.match.chosen.cls.partition,
-                                                                           _constraint(job.args)):
+                u.partition, u.features) or (u.partition, u.features) != (_arg(job.args, "--partition="),
+                                                                           _arg(job.args, "--constraint=")):
             continue
         alt = rematch(job.unit, job.match, site, states, releases)
         if alt is None:
@@ -227,8 +227,9 @@ def rematch_all(where: Path, site, snapshot, states: Mapping) -> Decision:
     return out
 
 
-def _constraint(args: tuple[str, ...]) -> str | None:
-    return next((a.split("=", 1)[1] for a in args if a.startswith("--constraint=")), None)
+def _arg(args: tuple[str, ...], prefix: str) -> str | None:
+    """The value of the sbatch option ``prefix`` (``--partition=``) in ``args``; None without it."""
+    return next((a[len(prefix):] for a in args if a.startswith(prefix)), None)
 
 
 def moved(record: DagRecord, decision: Decision, results) -> DagRecord:

@@ -189,3 +189,29 @@ def test_a_failing_element_fails_the_merged_job_before_the_next_level(cluster, s
     done = slurm.wait_job(rec["units"][0]["job_id"], timeout=180)
     assert done["JobState"] == "FAILED", done
     assert (out / "point.5").exists() and not (out / "reduce").exists()
+
+
+def test_a_gpu_unit_starts_on_whichever_gpu_class_frees_first(cluster, slurm, tmp_path):
+    """Late binding: the encode runs as fast on either GPU type, so it is sent to both (an OR of the classes'
+    features); with the A100 node busy it starts on the H100 node, with no re-matching asked."""
+    state, out = tmp_path / "state", tmp_path / "out"
+    out.mkdir()
+    wf = tmp_path / "enc.yaml"
+    wf.write_text("name: enc\ntasks:\n  - name: encode\n    cores: 4\n    gpu: {count: 1}\n    runtime_s: 30\n"
+                  f"    command: \"echo $SLURMD_NODENAME > {out}/encode\"\n")
+    fill = slurm.sbatch("-p", "gpu", "-w", "a100n1", "--exclusive", "--time=5", "--output=/dev/null",
+                        wrap="sleep 300")
+    rec = None
+    try:
+        slurm.wait_job(fill, until=("RUNNING",), timeout=120)
+        rec = json.loads(run(cluster, state, "dag", "submit", str(wf), "--site", cluster.state()["site_path"],
+                             "--output-dir", str(tmp_path), "--json").stdout)
+        [unit] = rec["units"]
+        assert unit["features"] == "(x86_64&a100)|(aarch64&h100)" and unit["partition"] == "gpu"
+        done = slurm.wait_job(unit["job_id"], timeout=120)
+        assert done["JobState"] == "COMPLETED", done
+        assert (out / "encode").read_text().strip() == "gh200n1"
+    finally:
+        slurm.cancel(fill)
+        if rec:
+            run(cluster, state, "dag", "cancel", rec["dag_id"])

@@ -66,6 +66,36 @@ def test_critical_unit_takes_fastest_and_slack_unit_cheapest(demo):
     assert "a100" in {o.cls.accel_type for o in m["train"].alternatives}
 
 
+def test_unit_is_sent_to_every_class_it_cannot_tell_apart_but_by_when_it_frees(demo):
+    # seed 2's loss: every render encode (1 GPU, same speed on both) was pinned to the A100 planned on an idle
+    # site and waited there while the H100 freed; now it may start on either, the training stays on the H100
+    from slurm_plugin.dag.match import equivalents
+
+    w = wf({"name": "train", "runtime_s": 3600, "class": "ai-training", "gpu": {"count": 2}},
+           {"name": "encode", "runtime_s": 60, "cores": 8, "gpu": {"count": 1}},
+           {"name": "frames", "array": 4, "cores": 8, "arch": ["x86_64", "aarch64"], "class": "video-render"},
+           {"name": "pinned", "runtime_s": 60, "gpu": {"count": 1}, "constraint": "x86_64|aarch64"})
+    units, _ = decompose(build_graph(w))
+    m = match_units(units, demo)
+    u = {x.name: x for x in units}
+    pools = {n: [o.cls.pool for o in equivalents(u[n], m[n])] for n in u}
+    assert pools["encode"] == ["gpu-a100", "gpu-h100"]
+    assert pools["train"] == ["gpu-h100"] and len(pools["frames"]) == 1  # speed factors differ
+    assert pools["pinned"] == [m["pinned"].chosen.cls.pool]  # its own --constraint: no OR around it
+    p = plan_workflow(w, demo)
+    assert "--constraint=(x86_64&a100)|(aarch64&h100)" in p.job("encode").args
+    assert "--partition=gpu" in p.job("encode").args
+    assert not any("|" in a for a in p.job("frames").args + p.job("train").args)
+    from slurm_plugin.dag.sim import build_jobs, machine_for
+    from slurm_plugin.dag.streams import Arrival
+    import numpy as np
+
+    a = Arrival(w, 0.0, {t.name: np.full(t.array, t.runtime_s) for t in w.tasks})
+    jobs, _, _ = build_jobs("rrg", [a], machine_for(demo), demo)
+    types = {jobs.gres_types[t] for t, c in zip(jobs.gres_type, jobs.cores) if c == 8 and t >= 0}
+    assert types == {"a100|h100"}  # the simulator's encode row takes either GPU type
+
+
 def test_constraint_and_arch_filter(demo):
     w = wf({"name": "a", "arch": ["aarch64"], "constraint": "apac"},
            {"name": "b", "arch": ["riscv64"], "cores": 128})

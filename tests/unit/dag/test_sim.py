@@ -102,6 +102,18 @@ def test_dag_eval_cli_writes_the_rows(tmp_path):
     for r in doc["rows"]:
         assert {"policy", "workflows", "avg_jct_s", "avg_wait_s", "makespan_s"} <= set(r) and r["workflows"] == 6
     assert doc["provenance"]["git_commit"] is not None
+    # several streams side by side in one run, each row naming its stream; unset keys come from the options
+    res = CliRunner().invoke(main, ["dag", "eval", "--stream", f"{path}:load=0.5,count=3", "--stream",
+                                    "pipelines:site=demo,seed=2,count=2", "--load", "0.7", "--policies", "naive,rrg",
+                                    "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert [(r["stream"], r["policy"], r["workflows"]) for r in doc["rows"]] == [
+        ("dags tpch-100 load 0.5 seed 1 (3 wf)", "naive", 3), ("dags tpch-100 load 0.5 seed 1 (3 wf)", "rrg", 3),
+        ("pipelines demo load 0.7 seed 2 (2 wf)", "naive", 2), ("pipelines demo load 0.7 seed 2 (2 wf)", "rrg", 2)]
+    assert [st["load"] for st in doc["streams"]] == [0.5, 0.7]
+    res = CliRunner().invoke(main, ["dag", "eval", "--stream", "pipelines:site=demo,lod=2"])
+    assert res.exit_code == 2 and "'lod=2' is not key=value with key one of site, load" in res.output
 
 
 def test_pipeline_generator_on_demo():
