@@ -7,7 +7,8 @@ slurmd runs until the resume program starts that one), fills the queue (``--fill
 measures and writes --output; the cluster is stopped (by pid, ``cluster down``) at the end, also on failure,
 unless --keep.
 
-Usage: python3 results/cycle/large_live.py [--nodes N] [--pending M] [--root DIR] [--port P] [--output F] [--keep]
+Usage: python3 results/cycle/large_live.py [--nodes N] [--pending M] [--unheld] [--root DIR] [--port P] [--output F]
+       [--keep]
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def main() -> int:
     ap.add_argument("--root", default="/var/lib/hetsched/bench-scale")
     ap.add_argument("--port", type=int, default=30000, help="slurmctld's port; the slurmds share the next 100")
     ap.add_argument("--cycles", type=int, default=2)
+    ap.add_argument("--unheld", action="store_true", help="jobs not held, in partitions set DOWN (bench --unheld)")
     ap.add_argument("--output", default=str(REPO / "results/cycle/live-large.json"))
     ap.add_argument("--keep", action="store_true", help="leave the cluster running")
     args = ap.parse_args()
@@ -68,7 +70,8 @@ def main() -> int:
                         "--port-span", "100", "--bootable", first, "--wait", "600"], check=True)
         print(f"up in {time.perf_counter() - t0:.1f} s", flush=True)
         return subprocess.run([*hetsched, "bench", "cycle", "--live", "--root", str(root), "--fill",
-                               str(args.pending), "--cycles", str(args.cycles), "--output", args.output]).returncode
+                               str(args.pending), *(["--unheld"] if args.unheld else []), "--cycles", str(args.cycles),
+                               "--output", args.output]).returncode
     finally:
         if not args.keep:
             cluster.down()

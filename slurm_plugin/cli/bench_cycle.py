@@ -37,6 +37,8 @@ def _ints(ctx, param, value: str) -> list[int]:
               help="With --live: the cluster's state directory (e.g. `cluster up large --powered-down`).")
 @click.option("--fill", type=click.IntRange(0), default=0, show_default=True, metavar="M",
               help="With --live: first submit held jobs until M are pending (job arrays split into records).")
+@click.option("--unheld", is_flag=True, help="With --fill: submit jobs that are not held, into partitions set DOWN "
+              "first (pending on PartitionDown: nothing starts, but the cycle ranks, packs and plans for them).")
 @click.option("--cycles", type=click.IntRange(1, 10), default=2, show_default=True,
               help="With --live: `cycle once` runs (the first sets every band, later ones the steady state).")
 @click.option("--interval", type=click.FloatRange(min=1), default=30.0, show_default=True,
@@ -44,8 +46,8 @@ def _ints(ctx, param, value: str) -> list[int]:
 @policy_file_option
 @json_output_options
 @handle_errors(ValueError, OSError, RuntimeError)
-def cycle_cmd(site_name, nodes, pending, formats, repeat, live, root, fill, cycles, interval, policy_file, as_json,
-              output) -> None:
+def cycle_cmd(site_name, nodes, pending, formats, repeat, live, root, fill, unheld, cycles, interval, policy_file,
+              as_json, output) -> None:
     """CPU seconds of parse, each cycle step and decide on synthetic snapshots at site scale.
 
     The site (--site) is grown to --nodes with --pending jobs waiting; default policy: DQN ranking, packing,
@@ -56,7 +58,7 @@ def cycle_cmd(site_name, nodes, pending, formats, repeat, live, root, fill, cycl
     from ..site import load_site, resolve_site_path
 
     if live:
-        _live(root, fill, cycles, interval, policy_file, as_json, output)
+        _live(root, fill, unheld, cycles, interval, policy_file, as_json, output)
         return
     spec = load_policy_file(policy_file, ()) or policy_from_dict(DEFAULT_POLICY, "bench cycle default")
     site = load_site(resolve_site_path(site_name))
@@ -76,7 +78,8 @@ def cycle_cmd(site_name, nodes, pending, formats, repeat, live, root, fill, cycl
     deliver(out, as_json, output, text)
 
 
-def _live(root: Path | None, fill: int, cycles: int, interval: float, policy_file, as_json: bool, output) -> None:
+def _live(root: Path | None, fill: int, unheld: bool, cycles: int, interval: float, policy_file, as_json: bool,
+          output) -> None:
     import json
 
     from ..cluster.local import LocalCluster
@@ -98,8 +101,8 @@ def _live(root: Path | None, fill: int, cycles: int, interval: float, policy_fil
         client = cluster.client()
         have = len(client.run("squeue", "-h", "-r", "-t", "PD", "-o", "%i").stdout.split())
         if have < fill:
-            say(f"submitting {fill - have} held job(s)")
-            filled = fill_queue(client, fill - have, say=say)
+            say(f"submitting {fill - have} {'unheld' if unheld else 'held'} job(s)")
+            filled = fill_queue(client, fill - have, hold=not unheld, say=say)
     out = {**bench_live(cluster, policy, cycles, interval, say=say), "filled": filled, "policy": policy,
            "machine": machine(), "provenance": provenance()}
 

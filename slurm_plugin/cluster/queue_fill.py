@@ -5,10 +5,17 @@ submissions would take hours here. Instead each job shape is one held job array 
 RPC), and ``scontrol update jobid=A_[0-N] timelimit=T`` (a real change: the array asked T+1) splits the
 array's pending tasks (all but the last, which stays in the array's record) into job records of their own (slurmctld keeps a pending array as one record until a task is modified or started), so the queue
 holds ``total`` separate pending jobs as a site's would after its users' many single submissions. A few real
-single jobs of each shape are submitted too. Jobs are held (``-H``: priority 0, reason JobHeldUser) so Slurm
-never powers a node up for them. The suite reads them as any pending job, but since held jobs are left alone
-(``JobState.held``) its ranking, packing and power steps have nothing to do for them: such a queue measures the
-reads, not the steps.
+single jobs of each shape are submitted too.
+
+Two kinds of queue, neither of which makes Slurm start a job or power a node up:
+
+- ``hold=True``: held jobs (``-H``: priority 0, reason JobHeldUser). The suite reads them as any pending job,
+  but held jobs are left alone (``JobState.held``), so its ranking, packing and power steps have nothing to do
+  for them: such a queue measures the reads, not the steps.
+- ``hold=False``: jobs the cycle really works on. The partitions the shapes name are set DOWN first (slurmctld
+  queues jobs for a DOWN partition but allocates them nothing: reason PartitionDown), so the jobs are pending,
+  not held, with a priority: the cycle ranks them (a SiteFactor each), packs them and plans power for them, as
+  for jobs waiting on Resources on a fully busy site.
 """
 
 from __future__ import annotations
@@ -52,16 +59,32 @@ def plan_counts(total: int, shapes: tuple[Shape, ...]) -> list[int]:
     return counts
 
 
+def shape_partitions(shapes: tuple[Shape, ...]) -> list[str]:
+    """The partitions ``shapes`` submit to (their ``-p``), in order, once each."""
+    return list(dict.fromkeys(s.args[s.args.index("-p") + 1] for s in shapes if "-p" in s.args))
+
+
+def partitions_down(client: SlurmClient, partitions: list[str]) -> None:
+    """Set ``partitions`` DOWN: slurmctld still queues jobs for them but starts none (reason PartitionDown)."""
+    for name in partitions:
+        client.run("scontrol", "update", f"partitionname={name}", "state=down")
+
+
 def fill_queue(client: SlurmClient, total: int, shapes: tuple[Shape, ...] = LARGE_SHAPES, singles: int = 5,
-               array_max: int = 10000, say=lambda m: None) -> dict:
-    """Submit ``total`` held pending jobs of ``shapes``: ``singles`` plain sbatch jobs per shape, the rest as
-    arrays of at most ``array_max`` tasks, each split into separate records. Returns what was submitted and how
-    long it took: ``{"jobs", "arrays", "singles", "submit_s", "split_s", "shapes": {name: count}}``.
+               array_max: int = 10000, hold: bool = True, say=lambda m: None) -> dict:
+    """Submit ``total`` pending jobs of ``shapes``: ``singles`` plain sbatch jobs per shape, the rest as arrays
+    of at most ``array_max`` tasks, each split into separate records; held, or (``hold=False``) not held in
+    partitions set DOWN first (module docstring). Returns what was submitted and how long it took: ``{"jobs",
+    "arrays", "singles", "held", "partitions_down", "submit_s", "split_s", "shapes": {name: count}}``.
 
     Raises SlurmError when Slurm refuses a submission (e.g. MaxJobCount or MaxArraySize too low)."""
-    out = {"jobs": 0, "arrays": 0, "singles": 0, "submit_s": 0.0, "split_s": 0.0, "shapes": {}}
+    out = {"jobs": 0, "arrays": 0, "singles": 0, "held": hold, "partitions_down": [], "submit_s": 0.0,
+           "split_s": 0.0, "shapes": {}}
+    if not hold:
+        out["partitions_down"] = shape_partitions(shapes)
+        partitions_down(client, out["partitions_down"])
     for shape, count in zip(shapes, plan_counts(total, shapes)):
-        base = ("-H", "-o", "/dev/null", "-J", shape.name, *shape.args)
+        base = (*(("-H",) if hold else ()), "-o", "/dev/null", "-J", shape.name, *shape.args)
         t0 = time.perf_counter()
         n_single = min(singles, count)
         for _ in range(n_single):

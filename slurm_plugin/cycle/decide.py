@@ -90,8 +90,10 @@ def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMem
 def addressed(decision: Decision, snapshot: Snapshot) -> Decision:
     """``decision`` with each job action carrying how Slurm must be told the jobs it names that are not told by
     their id alone (:attr:`~slurm_plugin.snapshot.JobState.slurm_id`: a pending array's record, ``123_[4-100]``,
-    changes that record only; ``123`` would change every task of the array)."""
-    refs = snapshot.memo("cycle.slurm_ids", lambda: {j.job_id: j.slurm_id for j in snapshot.jobs
+    changes that record only; ``123`` would change every task of the array), and an array task with a record
+    of its own as ``123_7``, so the applier names many tasks of one array in one RPC
+    (:func:`~slurm_plugin.decision.applier.array_grouped`)."""
+    refs = snapshot.memo("cycle.slurm_ids", lambda: {j.job_id: _task_ref(j) for j in snapshot.jobs
                                                       if j.array_job_id is not None})
     refs = {j: ref for j, ref in refs.items() if ref != str(j)}
     if not refs:
@@ -105,6 +107,13 @@ def addressed(decision: Decision, snapshot: Snapshot) -> Decision:
                 action = replace(action, addresses=found)
         out.append(action)
     return replace(decision, actions=tuple(out))
+
+
+def _task_ref(job) -> str:
+    """:attr:`slurm_id`, except that a task of an array with a record of its own is ``<array id>_<task>``."""
+    if not job.array_tasks and job.array_task_id is not None and job.array_job_id != job.job_id:
+        return f"{job.array_job_id}_{job.array_task_id}"
+    return job.slurm_id
 
 
 def held_jobs_left_alone(decision: Decision, snapshot: Snapshot) -> Decision:

@@ -58,6 +58,7 @@ class CycleRunner:
             if self.active is not None:
                 self.config, self.ranker = self.active.refresh()
             snapshot = collect_snapshot(self.client)
+            t_read = time.perf_counter()
             site_factors = load_site_factors(self.site_factor_file)
             memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file), site_factors,
                                  load_wipe_memory(self.wipe_file))
@@ -88,6 +89,7 @@ class CycleRunner:
                                 self.state.consecutive_failures)
         log.info("cycle: %d action(s) (%s) in %.3f s (steps: %s)", len(decision.actions), decision.source,
                  time.perf_counter() - t0, ", ".join(f"{name} {took:.3f} s" for name, took in decision.timings))
+        log.info("cycle phases: read %.3f s, decide %.3f s, apply %.3f s", t_read - t0, t_apply - t_read, apply_s)
         return decision, results
 
     def _inputs(self, snapshot, decision) -> dict:

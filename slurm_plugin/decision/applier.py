@@ -28,7 +28,10 @@ from .actions import (TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, Re
 from .journal import Journal
 
 log = logging.getLogger(__name__)
-MAX_IDS_PER_CALL = 500  # keeps one scontrol command line well under ARG_MAX with 10,000 pending jobs
+# One id list per scontrol call, bounded by its length: Linux refuses an argument over MAX_ARG_STRLEN (131,072
+# bytes), and each scontrol parses slurm.conf first (0.3 CPU s at 2,240 node lines, 1.1 s at 10,002), so
+# 10,000 ids (~70 KB) go in one call rather than 20 of 500. slurmctld still gets one RPC per id.
+MAX_ID_LIST_CHARS = 100_000
 NOT_ATTEMPTED = "not attempted: slurmctld unreachable"
 PING_TIMEOUT_S = 15.0  # scontrol ping waits MessageTimeout (10 s by default) for a hung controller
 
@@ -98,18 +101,94 @@ def job_ids(action: Action) -> tuple[int, ...]:
 def failed_ids(stderr: str, asked: Iterable[int] | dict[str, int]) -> dict[int, str] | None:
     """Job id -> message for every line of a batched ``scontrol update jobid=...`` that names one of ``asked``
     (ids, or what Slurm was given -> id: :func:`job_refs`); None if any line names no asked id (then the failure
-    is not per id, e.g. a connection error)."""
+    is not per id, e.g. a connection error). A line naming tasks of an array (``123_4,6: Job has already
+    finished`` for ``jobid=123_[3-6]``) names each task's job; ``123_3,5: No error`` (22.05 lists the tasks an
+    array update changed beside those it could not) is no failure."""
     refs = {_bare(k): v for k, v in asked.items()} if isinstance(asked, dict) else {str(i): i for i in asked}
     out: dict[int, str] = {}
     for line in filter(None, (x.strip() for x in stderr.splitlines())):
         for pattern in _ID_LINE:
             m = pattern.match(line)
-            if m and _bare(m["id"]) in refs:
-                out[refs[_bare(m["id"])]] = m["msg"]
+            ids = _named(_bare(m["id"]), refs) if m else None
+            if ids:
+                if m["msg"] != "No error":
+                    out.update(dict.fromkeys(ids, m["msg"]))
                 break
         else:
             return None
     return out or None
+
+
+def _named(ref: str, refs: dict[str, int]) -> list[int] | None:
+    """The asked jobs ``ref`` (bare: ``123``, ``123_4-100``, ``123_4,6``) names: itself if asked, else each of
+    its array tasks if every one was asked as ``123_T``; None otherwise."""
+    if ref in refs:
+        return [refs[ref]]
+    m = _TASKS.match(ref)
+    if not m:
+        return None
+    try:
+        tasks = [f"{m[1]}_{t}" for t in _task_ids(m[2])]
+    except ValueError:
+        return None
+    return [refs[t] for t in tasks] if tasks and all(t in refs for t in tasks) else None
+
+
+_TASKS = re.compile(r"^(\d+)_([\d,:-]+)$")
+_ONE_TASK = re.compile(r"^(\d+)_(\d+)$")
+MAX_TASKS_PER_REF = 5000  # one array's tasks per reference: ~35 KB at most, well within MAX_ID_LIST_CHARS
+
+
+def _task_ids(spec: str) -> list[int]:
+    """Task ids of Slurm's task list ``1-3,5,10-20:5`` (ValueError if it is not one)."""
+    out: list[int] = []
+    for part in spec.split(","):
+        span, _, step = part.partition(":")
+        first, _, last = span.partition("-")
+        out.extend(range(int(first), int(last or first) + 1, int(step or 1)))
+    return out
+
+
+def task_ranges(tasks: list[int]) -> str:
+    """``[1, 2, 3, 5]`` -> ``1-3,5`` (sorted, runs of consecutive ids as ranges)."""
+    out, ordered = [], sorted(set(tasks))
+    start = prev = ordered[0]
+    for t in ordered[1:] + [None]:
+        if t is not None and t == prev + 1:
+            prev = t
+            continue
+        out.append(f"{start}-{prev}" if prev > start else str(start))
+        if t is not None:
+            start = prev = t
+    return ",".join(out)
+
+
+def array_grouped(refs: list[str]) -> list[str]:
+    """``refs`` with the single tasks of one array (``123_4``, ``123_6``, ``123_7``) named together
+    (``123_[4,6-7]``, at most :data:`MAX_TASKS_PER_REF` each), where the array's first task was; other refs
+    unchanged, in order. slurmctld updates all tasks of one such reference in one RPC (REQUEST_UPDATE_JOB
+    takes an array's task list), where a list of ids is one RPC per id."""
+    tasks: dict[str, list[int]] = {}
+    order: list[tuple[str, str]] = []  # ("ref", r) or ("array", id)
+    for ref in refs:
+        m = _ONE_TASK.match(ref)
+        if m is None:
+            order.append(("ref", ref))
+            continue
+        if m[1] not in tasks:
+            tasks[m[1]] = []
+            order.append(("array", m[1]))
+        tasks[m[1]].append(int(m[2]))
+    out = []
+    for kind, value in order:
+        if kind == "ref":
+            out.append(value)
+            continue
+        ids = sorted(set(tasks[value]))
+        for i in range(0, len(ids), MAX_TASKS_PER_REF):
+            chunk = ids[i:i + MAX_TASKS_PER_REF]
+            out.append(f"{value}_{chunk[0]}" if len(chunk) == 1 else f"{value}_[{task_ranges(chunk)}]")
+    return out
 
 
 def _bare(ref: str) -> str:
@@ -133,19 +212,54 @@ def _node_state(nodes: Iterable[str], state: str, reason: str | None) -> list[st
     return cmd + [f"reason={TAG} {reason}"[:200]] if reason else cmd
 
 
+def id_lists(refs: list[str], limit: int = MAX_ID_LIST_CHARS) -> list[str]:
+    """``refs`` joined by commas into as few lists as keep each within ``limit`` characters, in order."""
+    out: list[str] = []
+    start, size = 0, 0
+    for i, ref in enumerate(refs):
+        if i > start and size + 1 + len(ref) > limit:
+            out.append(",".join(refs[start:i]))
+            start, size = i, 0
+        size += len(ref) + (1 if i > start else 0)
+    if refs:
+        out.append(",".join(refs[start:]))
+    return out
+
+
+def move_commands(moves: list[MoveJob]) -> list[list[str]]:
+    """One ``scontrol update jobid=a,b,... partition=P features=F`` per id list for ``moves`` to one
+    destination (the first move's partition and features: the caller groups them, :func:`move_groups`)."""
+    first = moves[0]
+    tail = ([f"partition={first.partition}"] if first.partition else []) + \
+        ([f"features={first.features}"] if first.features is not None else [])
+    return [["scontrol", "update", "jobid=" + ids, *tail]
+            for ids in id_lists(array_grouped([job_ref(m, m.job_id) for m in moves]))]
+
+
+def move_groups(moves: list[MoveJob]) -> list[list[MoveJob]]:
+    """``moves`` grouped by destination (partition, features) in the order each first appears; a job named
+    again starts a later group, so its last move is still applied last."""
+    groups: list[tuple[tuple, list[MoveJob], set[int]]] = []
+    for m in moves:
+        key = (m.partition, m.features)
+        later = [i for i, (_, g, ids) in enumerate(groups) if m.job_id in ids]
+        target = next((g for i, (k, g, ids) in enumerate(groups) if k == key and (not later or i > later[-1])), None)
+        if target is None:
+            groups.append((key, [m], {m.job_id}))
+        else:
+            target.append(m)
+            next(ids for _, g, ids in groups if g is target).add(m.job_id)
+    return [g for _, g, _ in groups]
+
+
 def commands_for(action: Action) -> list[list[str]]:
     """The scontrol command lines that carry out ``action`` (pure; used by the applier and ``--dry-run``)."""
     if isinstance(action, SetSiteFactor):
         refs = [job_ref(action, j) for j in action.job_ids] if action.addresses else list(map(str, action.job_ids))
-        return [["scontrol", "update", "jobid=" + ",".join(refs[i:i + MAX_IDS_PER_CALL]),
-                 f"sitefactor={action.site_factor}"] for i in range(0, len(refs), MAX_IDS_PER_CALL)]
+        return [["scontrol", "update", "jobid=" + ids, f"sitefactor={action.site_factor}"]
+                for ids in id_lists(array_grouped(refs))]
     if isinstance(action, MoveJob):
-        cmd = ["scontrol", "update", f"jobid={job_ref(action, action.job_id)}"]
-        if action.partition:
-            cmd.append(f"partition={action.partition}")
-        if action.features is not None:
-            cmd.append(f"features={action.features}")
-        return [cmd]
+        return move_commands([action])
     if isinstance(action, PowerNodes):
         return [_node_state(action.nodes, action.action, None if action.action == "POWER_UP" else action.reason)]
     if isinstance(action, SetPartitionNodes):
@@ -156,9 +270,7 @@ def commands_for(action: Action) -> list[list[str]]:
                      _compress(action.nodes)]]
         return [_node_state(action.nodes, action.action, action.reason if action.action == "DRAIN" else None)]
     if isinstance(action, RequeueJobs):
-        ids = list(action.job_ids)
-        return [["scontrol", "requeue", ",".join(map(str, ids[i:i + MAX_IDS_PER_CALL]))]
-                for i in range(0, len(ids), MAX_IDS_PER_CALL)]
+        return [["scontrol", "requeue", ids] for ids in id_lists(list(map(str, action.job_ids)))]
     if isinstance(action, SwitchPolicy):
         return []  # a file, not Slurm: see SlurmApplier._switch_policy
     raise TypeError(f"unknown action {action!r}")
@@ -189,43 +301,83 @@ class SlurmApplier:
 
         A failed action is logged and journaled and the rest still run, unless slurmctld stopped answering:
         then every remaining action is returned (and journaled) as not attempted. ``inputs`` (what the
-        decision was made from: cycle, snapshot time, sources) is journaled with each action."""
+        decision was made from: cycle, snapshot time, sources) is journaled with each action. Consecutive job
+        moves go to Slurm as one ``scontrol update jobid=a,b,...`` per destination (:func:`move_groups`), each
+        move still reported and journaled on its own."""
         results: list[Applied] = []
         reachable = True
-        for action in decision.actions:
+        actions = decision.actions
+        i = 0
+        while i < len(actions):
+            end = i + 1
+            while isinstance(actions[i], MoveJob) and end < len(actions) and isinstance(actions[end], MoveJob):
+                end += 1
+            run = list(actions[i:end])
+            i = end
             if self.dry_run:
-                for cmd in commands_for(action) or [[action.kind, str(getattr(action, "path", ""))]]:
+                for cmd in [c for g in move_groups(run) for c in move_commands(g)] if isinstance(run[0], MoveJob) \
+                        else commands_for(run[0]) or [[run[0].kind, str(getattr(run[0], "path", ""))]]:
                     log.info("dry run: %s", " ".join(cmd))
-                results.append(Applied(action, True))
-                continue
-            if reachable:
-                result, reachable = self._apply_one(action)
+                done = [Applied(a, True) for a in run]
+            elif reachable:
+                done, reachable = self._apply_moves(run) if isinstance(run[0], MoveJob) else self._apply_one(run[0])
                 if not reachable:
                     log.error("slurmctld unreachable after %s failed: %d remaining action(s) not attempted",
-                              action.kind, len(decision.actions) - len(results) - 1)
+                              run[-1].kind, len(actions) - i)
             else:
-                result = Applied(action, False, NOT_ATTEMPTED, attempted=False)
-            results.append(result)
-            log.log(logging.INFO if result.ok else logging.WARNING, "%s %s: %s", action.kind, result.status,
-                    action.reason, extra=log_fields(action, result.status))
-            if self.journal:
-                self.journal.record(action, result.ok, result.error, failed_ids=result.failed_ids, inputs=inputs)
+                done = [Applied(a, False, NOT_ATTEMPTED, attempted=False) for a in run]
+            for result in done:
+                results.append(result)
+                action = result.action
+                log.log(logging.INFO if result.ok else logging.WARNING, "%s %s: %s", action.kind, result.status,
+                        action.reason, extra=log_fields(action, result.status))
+                if self.journal:
+                    self.journal.record(action, result.ok, result.error, failed_ids=result.failed_ids,
+                                        inputs=inputs)
         return results
 
-    def _apply_one(self, action: Action) -> tuple[Applied, bool]:
-        """Run ``action``'s commands; after a failure ask ``scontrol ping`` and stop if slurmctld is gone.
-        Returns the result and whether slurmctld still answers."""
+    def _apply_one(self, action: Action) -> tuple[list[Applied], bool]:
+        """Run ``action``'s commands: ``([its result], whether slurmctld still answers)``."""
         if isinstance(action, SwitchPolicy):
-            return self._switch_policy(action), True
+            return [self._switch_policy(action)], True
+        errors, failed, reachable = self._run(commands_for(action), job_refs(action) if job_ids(action) else None,
+                                              action)
+        if failed and not errors:
+            errors.append(f"{len(failed)} of {len(job_ids(action))} job(s) not changed: "
+                          + "; ".join(f"{k}: {v}" for k, v in sorted(failed.items())))
+        return [Applied(action, not errors, "; ".join(errors), failed)], reachable
+
+    def _apply_moves(self, moves: list[MoveJob]) -> tuple[list[Applied], bool]:
+        """Consecutive moves, one command (per id list) per destination: a result per move in ``moves``' order
+        (a move that Slurm refused by id fails alone; any other failure fails its whole group), and whether
+        slurmctld still answers (the moves after it was lost: not attempted)."""
+        done: dict[int, Applied] = {}
+        reachable = True
+        for group in move_groups(moves):
+            if not reachable:
+                done.update({id(m): Applied(m, False, NOT_ATTEMPTED, attempted=False) for m in group})
+                continue
+            refs = {job_ref(m, m.job_id): m.job_id for m in group}
+            errors, failed, reachable = self._run(move_commands(group), refs, group[0])
+            for m in group:
+                error = "; ".join(errors) or (f"{m.job_id}: {failed[m.job_id]}" if m.job_id in failed else "")
+                done[id(m)] = Applied(m, not error, error, {m.job_id: failed[m.job_id]} if m.job_id in failed else {})
+        return [done[id(m)] for m in moves], reachable
+
+    def _run(self, commands: list[list[str]], refs: dict[str, int] | None,
+             action: Action) -> tuple[list[str], dict[int, str], bool]:
+        """Run ``commands``; after a failure ask ``scontrol ping`` and stop if slurmctld is gone. ``refs`` (what
+        the commands name each job by -> its id) lets a batched job update's per-id refusals be told apart
+        from a failure of the whole command. Returns (errors, job id -> Slurm's refusal, reachable)."""
         errors: list[str] = []
         failed: dict[int, str] = {}
-        for cmd in commands_for(action):
+        for cmd in commands:
             try:
                 self.client.run(*cmd)
                 continue
             except SlurmError as err:
                 lost = controller_lost(err)
-                per_id = failed_ids(err.stderr, job_refs(action)) if job_ids(action) and not lost else None
+                per_id = failed_ids(err.stderr, refs) if refs and not lost else None
                 if per_id is None:
                     errors.append(str(err))
                     log.warning("%s failed: %s", action.kind, err, extra=log_fields(action, "failed"))
@@ -235,11 +387,8 @@ class SlurmApplier:
                                 "; ".join(f"{k}: {v}" for k, v in per_id.items()))
             if lost or not slurmctld_reachable(self.client):  # then per-id lines were the outage talking
                 said = errors or [f"{k}: {v}" for k, v in failed.items()]
-                return Applied(action, False, "; ".join(said + ["slurmctld unreachable"])), False
-        if failed and not errors:
-            errors.append(f"{len(failed)} of {len(job_ids(action))} job(s) not changed: "
-                          + "; ".join(f"{k}: {v}" for k, v in sorted(failed.items())))
-        return Applied(action, not errors, "; ".join(errors), failed), True
+                return said + ["slurmctld unreachable"], {}, False
+        return errors, failed, True
 
     @staticmethod
     def _switch_policy(action: SwitchPolicy) -> Applied:

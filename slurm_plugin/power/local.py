@@ -32,8 +32,9 @@ class LocalPower(PerNodeBackend):
         if host not in self.known:
             raise PowerError(f"{host} is not a node of the cluster at {self.cluster.root}")
         if on and self.bootable is not None and host not in self.bootable:
-            raise PowerError(f"{host} is not bootable on this host: the cluster at {self.cluster.root} starts a "
-                             f"slurmd only for its {len(self.bootable)} bootable node(s) (`cluster up --bootable`)")
+            # no host name in it: the nodes refused together share one reason, so one scontrol sets them DOWN
+            raise PowerError(f"not bootable on this host: the cluster at {self.cluster.root} starts a slurmd only "
+                             f"for its {len(self.bootable)} bootable node(s) (`cluster up --bootable`)")
         if on:
             pid = self.cluster.start_slurmd(host, boot_delay=self.boot_delay)
             return f"slurmd pid {pid}"

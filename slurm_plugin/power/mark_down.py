@@ -27,7 +27,11 @@ def reason_for(error: str, backend: str) -> str:
 def mark_down(errors: dict[str, str], backends: dict[str, str], slurm_conf: str | None = None,
               timeout: float = 20.0) -> dict[str, str | None]:
     """``{host: None if marked, else why not}`` after setting each host of ``errors`` (host -> error) DOWN with
-    :func:`reason_for` its error and backend (``backends``: host -> name)."""
+    :func:`reason_for` its error and backend (``backends``: host -> name). Hosts that share a reason are set in
+    one ``scontrol`` (a hostlist): a power-up of 255 nodes refused alike is one command, not 255, each of which
+    would parse slurm.conf and take slurmctld's node write lock."""
+    import hostlist
+
     from .pool import run_bounded
 
     env = {**os.environ, **({"SLURM_CONF": slurm_conf} if slurm_conf else {})}
@@ -35,14 +39,28 @@ def mark_down(errors: dict[str, str], backends: dict[str, str], slurm_conf: str 
     if not conf or not os.path.exists(conf):  # scontrol would fall back to DNS SRV lookups and hang
         why = f"no slurm.conf at {conf}" if conf else "SLURM_CONF is not set (--slurm-conf)"
         return {host: f"cannot set DOWN: {why}" for host in errors}
+    reason_of = {host: reason_for(error, backends.get(host, "none")) for host, error in errors.items()}
+    hosts_of: dict[str, list[str]] = {}
+    for host, reason in reason_of.items():
+        hosts_of.setdefault(reason, []).append(host)
 
-    def one(host: str) -> str:
-        reason = reason_for(errors[host], backends.get(host, "none"))
-        proc = subprocess.run(["scontrol", "update", f"nodename={host}", "state=DOWN", f"reason={reason}"], env=env,
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        if proc.returncode:
-            raise RuntimeError((proc.stderr or proc.stdout).strip() or f"scontrol exit {proc.returncode}")
+    def set_down(hosts: list[str], reason: str) -> str | None:
+        proc = subprocess.run(["scontrol", "update", f"nodename={hostlist.collect_hostlist(hosts)}", "state=DOWN",
+                               f"reason={reason}"], env=env, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+        return ((proc.stderr or proc.stdout).strip() or f"scontrol exit {proc.returncode}") if proc.returncode else None
+
+    failed: dict[str, str] = {}
+
+    def one(reason: str) -> str:
+        hosts = hosts_of[reason]
+        why = set_down(hosts, reason)
+        if why is not None and len(hosts) > 1:  # e.g. one name slurmctld does not know: the others still go
+            failed.update({h: w for h in hosts if (w := set_down([h], reason)) is not None})
+        elif why is not None:
+            failed[hosts[0]] = why
         return "down"
 
-    outcomes = run_bounded(errors, one, workers=8, timeout=timeout + 5)
-    return {host: None if out.ok else out.text for host, out in outcomes.items()}
+    outcomes = run_bounded(hosts_of, one, workers=8, timeout=timeout + 5)
+    return {host: (None if outcomes[reason].ok else outcomes[reason].text) if host not in failed else failed[host]
+            for host, reason in reason_of.items()}

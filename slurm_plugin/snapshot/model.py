@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -179,7 +179,13 @@ class Snapshot:
     slurm_version: str = ""
     finished: tuple[JobState, ...] = ()  # ended jobs Slurm still remembers (MinJobAge): the live guard's outcomes
     jobs_taken_at: float | None = None  # when ``jobs``/``finished`` were read, if earlier than ``taken_at``
+    jobs_left_out: bool = False  # ``jobs``/``finished`` were dropped (:meth:`without_jobs`): empty, not unknown
     _memo: dict = field(default_factory=dict, repr=False)
+
+    def without_jobs(self) -> Snapshot:
+        """This snapshot without ``jobs`` and ``finished`` (``jobs_left_out``), sharing its memo: what was derived
+        from the jobs before stays readable, cheap to pickle."""
+        return replace(self, jobs=(), finished=(), jobs_left_out=True, _memo=self._memo)
 
     def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per snapshot and ``key`` (readers cache derived answers; a snapshot never changes,

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from slurm_plugin.cli import main
 from slurm_plugin.slurm.client import parse_scontrol_oneliner
+from slurm_plugin.slurm.sdiag import rpc_stats
 from slurm_plugin.decision import (Decision, DrainNodes, Journal, MoveJob, SetPartitionNodes, SetSiteFactor,
                                    SlurmApplier)
 
@@ -80,3 +81,45 @@ def test_a_failing_action_is_journaled_and_the_rest_still_run(slurm, applier):
     assert [r.ok for r in results] == [False, True]
     assert "Invalid job id" in results[0].error
     assert [e["ok"] for e in applier.journal.entries()] == [False, True]
+
+
+class CountingClient:
+    """The cluster's real client, counting the scontrol commands run (Slurm still answers every one)."""
+
+    def __init__(self, client):
+        self.client, self.commands = client, []
+
+    def run(self, *argv, **kw):
+        self.commands.append(argv)
+        return self.client.run(*argv, **kw)
+
+
+def test_array_tasks_and_moves_go_to_slurm_batched(slurm, cluster, busy_riscv, tmp_path):
+    """Four tasks of one array, each a record of its own, get their SiteFactor in one RPC (``A_[0-3]``), and
+    three moves to one partition are one scontrol command, a bad id in it failing alone."""
+    array = slurm.sbatch("-p", "riscv", "-n", "1", "--time=6", "--output=/dev/null", "--array=0-4", wrap="true")
+    slurm.run("scontrol", "update", f"jobid={array}_[0-3]", "timelimit=5")  # tasks 0-3: records of their own
+    tasks = {int(t): int(j) for t, j in (line.split() for line in slurm.run(
+        "squeue", "-h", "-r", "-j", str(array), "-o", "%K %A").stdout.split("\n") if line.strip()) if t != "4"}
+    assert sorted(tasks) == [0, 1, 2, 3] and len(set(tasks.values())) == 4
+    counting = CountingClient(cluster.client())
+    applier = SlurmApplier(counting, Journal(tmp_path / "journal.jsonl"))
+    ids = tuple(tasks.values())
+    base = {j: int(slurm.show_job(j)["Priority"]) for j in ids}
+    slurm.run("sdiag", "--reset")
+    [res] = applier.apply(Decision((SetSiteFactor(ids, 3000, "band", addresses=tuple(
+        (j, f"{array}_{t}") for t, j in tasks.items())),)))
+    assert res.ok, res.error
+    assert counting.commands == [("scontrol", "update", f"jobid={array}_[0-3]", "sitefactor=3000")]
+    update = rpc_stats(slurm.run("sdiag").stdout)[0]["REQUEST_UPDATE_JOB"]
+    assert update.count == 1  # a list of 4 ids would be 4 RPCs
+    assert all(int(slurm.show_job(j)["Priority"]) >= base[j] + 3000 for j in ids), base
+    counting.commands.clear()
+    low, high = busy_riscv
+    moves = (MoveJob(low, "x86", None, "a"), MoveJob(999999, "x86", None, "gone"), MoveJob(high, "x86", None, "b"))
+    results = applier.apply(Decision(moves))
+    assert counting.commands[0] == ("scontrol", "update", f"jobid={low},999999,{high}", "partition=x86")
+    assert [r.ok for r in results] == [True, False, True]
+    assert "Invalid job id" in results[1].error and results[1].failed_ids.keys() == {999999}
+    assert [e["ok"] for e in applier.journal.entries()] == [True, True, False, True]
+    slurm.cancel(array)

@@ -11,6 +11,7 @@ import yaml
 
 from slurm_plugin.cluster.local import LocalCluster
 from slurm_plugin.site import SITE_CONFIGS
+from slurm_plugin.slurm.sdiag import rpc_stats
 from slurm_plugin.snapshot import collect_snapshot
 
 from .conftest import TEST_ROOT, allocate_ports
@@ -79,10 +80,16 @@ def test_a_job_resumes_its_bootable_node(pcluster):
     assert [h for h in pcluster.state()["slurmd_ports"] if pcluster.slurmd_running(h)] == [BOOTABLE]
 
 
-def test_a_node_the_host_may_not_boot_goes_down_with_the_reason(pcluster):
+def test_nodes_the_host_may_not_boot_go_down_with_the_reason_in_one_update(pcluster):
+    """Three nodes powered up together are refused alike: the resume program sets them DOWN in one scontrol
+    (one REQUEST_UPDATE_NODE beside the power-up's own), not one per node."""
     client = pcluster.client()
-    client.run("scontrol", "update", "nodename=usx02", "state=POWER_UP")
-    state = _wait_state(client, "usx02", "DOWN")
-    reason = client.run("sinfo", "-h", "-n", "usx02", "-o", "%E").stdout
-    assert "not bootable" in reason, (state, reason)
-    assert not pcluster.slurmd_running("usx02")
+    client.run("sdiag", "--reset")
+    client.run("scontrol", "update", "nodename=usx[02-04]", "state=POWER_UP")
+    for node in ("usx02", "usx03", "usx04"):
+        state = _wait_state(client, node, "DOWN")
+        reason = client.run("sinfo", "-h", "-n", node, "-o", "%E").stdout
+        assert "not bootable" in reason, (state, reason)
+        assert not pcluster.slurmd_running(node)
+    updates = rpc_stats(client.run("sdiag").stdout)[0]["REQUEST_UPDATE_NODE"].count
+    assert updates == 2, updates

@@ -193,17 +193,19 @@ def test_a_held_job_is_left_out_of_the_rankings_queue():
 
 
 def test_a_pending_arrays_record_is_named_to_slurm_by_its_tasks():
-    """One record for array 30's 97 pending tasks (task 3 has its own record, 31; task 101 kept the array's
-    id in another array, 40): the ranker names ids, the applier's commands the records and nothing more."""
+    """One record for array 30's 97 pending tasks (tasks 3 and 1 have their own records, 31 and 32; task 101
+    kept the array's id in another array, 40): the ranker names ids, the applier's commands the records and
+    nothing more, the tasks with records of their own of one array in one reference (one RPC)."""
     from slurm_plugin.decision.applier import commands_for
 
     array = dataclasses.replace(PINNED, job_id=30, array_job_id=30, array_tasks="4-100", task_count=97)
     split = dataclasses.replace(PINNED, job_id=31, array_job_id=30, array_task_id=3)
+    split1 = dataclasses.replace(PINNED, job_id=32, array_job_id=30, array_task_id=1)
     kept = dataclasses.replace(PINNED, job_id=40, array_job_id=40, array_task_id=101)
 
     def ranker(snapshot, site, now):
-        return Decision((SetSiteFactor((30, 31, 40, 2), 100, "all"),), "rank:test")
+        return Decision((SetSiteFactor((30, 31, 40, 2, 32), 100, "all"),), "rank:test")
 
-    decision, _ = decide(demo_snapshot([array, split, kept, PINNED]), SITE, CycleConfig(pack=False, reshape=False,
-                         power=False), CycleMemory(), 400.0, ranker)
-    assert [c[2] for a in decision.actions for c in commands_for(a)] == ["jobid=30_[4-100],31,40_101,2"]
+    decision, _ = decide(demo_snapshot([array, split, split1, kept, PINNED]), SITE,
+                         CycleConfig(pack=False, reshape=False, power=False), CycleMemory(), 400.0, ranker)
+    assert [c[2] for a in decision.actions for c in commands_for(a)] == ["jobid=30_[4-100],30_[1,3],40_101,2"]

@@ -151,6 +151,7 @@ def test_pool_summary_from_the_snapshot_worker_is_what_a_scrape_reads(tmp_path, 
     jobs = (JobState(1, "PENDING", comment="class=web", user_id=0, submit_time=time.time() - 30),)
     snap = dataclasses.replace(demo(), jobs=jobs, taken_at=time.time())
     back = pickle.loads(pickle.dumps(pool.prepare_pool(str(site_file), snap)))
+    assert back.jobs == () and back.finished == () and back.nodes == snap.nodes  # the daemon never unpickles jobs
 
     def not_at_scrape(*_):
         raise AssertionError("computed at scrape time")
@@ -160,6 +161,19 @@ def test_pool_summary_from_the_snapshot_worker_is_what_a_scrape_reads(tmp_path, 
     got = samples(AdmissionMetrics(pool=lambda: (site, back)).text())
     assert got[("hetsched_pool_nodes", (("group", "cpu-arm"), ("power", "on")))] == 3
     assert sum(v for (name, _), v in got.items() if name == "hetsched_pool_pending_jobs") == 1
+
+
+def test_a_summary_missing_from_a_snapshot_sent_without_jobs_is_an_error_not_zero(tmp_path):
+    """prepare_pool sends the snapshot without its jobs: a pool summary the worker did not compute (another
+    site's key) cannot be computed from the empty job list, so it raises instead of reporting no pending jobs."""
+    from slurm_plugin.daemon import pool
+    from slurm_plugin.site import SITE_CONFIGS
+
+    jobs = (JobState(1, "PENDING", comment="class=web", user_id=0, submit_time=time.time() - 30),)
+    back = pool.prepare_pool(str(SITE_CONFIGS / "demo.yaml"), dataclasses.replace(demo(), jobs=jobs))
+    assert sum(c for c, _ in pool.pending_groups(load_site("demo"), back).values()) == 1  # from the memo
+    with pytest.raises(RuntimeError, match="not in its memo"):
+        pool.pending_groups(load_site("large"), back)
 
 
 def test_pool_power_cost_and_energy(tmp_path):

@@ -4,7 +4,7 @@
 import pytest
 
 from slurm_plugin.decision import MoveJob, SetSiteFactor
-from slurm_plugin.decision.applier import Applied, controller_lost, failed_ids
+from slurm_plugin.decision.applier import MAX_TASKS_PER_REF, Applied, array_grouped, controller_lost, failed_ids
 from slurm_plugin.slurm import SlurmError
 
 
@@ -38,3 +38,36 @@ def test_status_of_partial_failed_and_not_attempted():
 ])
 def test_controller_lost(code, stderr, lost):
     assert controller_lost(SlurmError(["scontrol", "update"], code, stderr)) is lost
+
+
+# What 22.05.8 printed for `scontrol update jobid=105007_[3,4,6] sitefactor=9` after task 4 was cancelled (each
+# task a record of its own): the tasks it changed, then the one it could not.
+ARRAY_LINES = "105007_3,6: No error\n105007_4: Job has already finished\n"
+ARRAY_REFS = {"105007_3": 13, "105007_4": 14, "105007_6": 16, "99": 99}
+
+
+@pytest.mark.parametrize("stderr,expected", [
+    (ARRAY_LINES, {14: "Job has already finished"}),
+    ("105007_3-4,6: Invalid job id specified\n", dict.fromkeys((13, 14, 16), "Invalid job id specified")),
+    ("Invalid job id specified for job 105007_3,4\n", dict.fromkeys((13, 14), "Invalid job id specified")),
+    ("105007_3,5: Job has already finished\n", None),  # task 5 was not asked: not a per-id failure
+    ("105007_3,6: No error\n", None),  # nothing failed per id
+])
+def test_failed_ids_of_array_task_lines(stderr, expected):
+    assert failed_ids(stderr, ARRAY_REFS) == expected
+
+
+@pytest.mark.parametrize("refs,expected", [
+    (["5", "30_3", "7", "30_1", "30_2", "40_101", "30_[4-100]"], ["5", "30_[1-3]", "7", "40_101", "30_[4-100]"]),
+    (["30_9", "30_5", "30_7", "30_6"], ["30_[5-7,9]"]),
+    (["30_2", "30_2"], ["30_2"]),
+])
+def test_array_grouped(refs, expected):
+    assert array_grouped(refs) == expected
+
+
+def test_array_grouped_bounds_each_reference():
+    refs = [f"7_{t}" for t in range(0, 4 * MAX_TASKS_PER_REF + 2, 2)]  # every other task: no ranges
+    out = array_grouped(refs)
+    assert len(out) == 3 and out[2] == f"7_{4 * MAX_TASKS_PER_REF}"
+    assert sum(len(r.split(",")) for r in out) == len(refs)

@@ -3,7 +3,8 @@
 import pytest
 
 from slurm_plugin.decision import DrainNodes, Journal, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor
-from slurm_plugin.decision.applier import MAX_IDS_PER_CALL, commands_for
+from slurm_plugin.decision.actions import RequeueJobs
+from slurm_plugin.decision.applier import MAX_ID_LIST_CHARS, commands_for, id_lists, move_commands, move_groups
 
 CASES = [
     (SetSiteFactor((3, 1, 2), 700, "band 3"), [["scontrol", "update", "jobid=3,1,2", "sitefactor=700"]]),
@@ -26,11 +27,29 @@ def test_commands(action, expected):
     assert commands_for(action) == expected
 
 
-def test_site_factor_is_split_into_bounded_calls():
-    ids = tuple(range(1, 2 * MAX_IDS_PER_CALL + 11))
+def test_site_factor_is_split_into_calls_bounded_by_length():
+    ids = tuple(range(1_000_000, 1_030_000))  # 30,000 seven-digit ids: 239,999 characters
     cmds = commands_for(SetSiteFactor(ids, 100, "x"))
     assert len(cmds) == 3
+    assert all(len(c[2].removeprefix("jobid=")) <= MAX_ID_LIST_CHARS for c in cmds)
     assert [int(i) for c in cmds for i in c[2].removeprefix("jobid=").split(",")] == list(ids)
+    assert len(commands_for(SetSiteFactor(ids[:10_000], 100, "x"))) == 1  # 10,000 ids: one scontrol, not 20
+
+
+def test_requeue_is_split_the_same_way():
+    cmds = commands_for(RequeueJobs(tuple(range(1_000_000, 1_030_000)), "x"))
+    assert [c[:2] for c in cmds] == [["scontrol", "requeue"]] * 3
+
+
+@pytest.mark.parametrize("refs,limit,expected", [
+    ([], 10, []),
+    (["1", "22", "333"], 8, ["1,22,333"]),  # exactly 8 characters
+    (["1", "22", "333"], 7, ["1,22", "333"]),
+    (["123456789"], 4, ["123456789"]),  # one ref longer than the limit still goes, alone
+    (["1", "123456789", "2"], 4, ["1", "123456789", "2"]),
+])
+def test_id_lists(refs, limit, expected):
+    assert id_lists(refs, limit) == expected
 
 
 def test_journal_skips_torn_lines(tmp_path):
@@ -40,3 +59,24 @@ def test_journal_skips_torn_lines(tmp_path):
         fh.write('{"t": 2, "kind": "mo')  # a crash in the middle of a write
     assert [e["job_id"] for e in j.entries()] == [5]
     assert j.about_job(5)[0]["reason"] == "free" and j.about_job(6) == []
+
+
+def test_moves_to_one_destination_are_one_command():
+    moves = [MoveJob(5, "x86", "x86_64", "a"), MoveJob(6, "arm", None, "b"), MoveJob(7, "x86", "x86_64", "c"),
+             MoveJob(8, "x86", "x86_64", "d", addresses=((8, "8_[2-9]"),))]
+    groups = move_groups(moves)
+    assert [[m.job_id for m in g] for g in groups] == [[5, 7, 8], [6]]
+    assert [move_commands(g) for g in groups] == [
+        [["scontrol", "update", "jobid=5,7,8_[2-9]", "partition=x86", "features=x86_64"]],
+        [["scontrol", "update", "jobid=6", "partition=arm"]]]
+
+
+def test_a_job_moved_twice_keeps_its_order():
+    """The second move of job 5 goes in a group applied after the first: the last move still wins."""
+    moves = [MoveJob(5, "x86", None, "a"), MoveJob(6, "arm", None, "b"), MoveJob(5, "arm", None, "c"),
+             MoveJob(7, "x86", None, "d")]
+    assert [[(m.job_id, m.partition) for m in g] for g in move_groups(moves)] == [
+        [(5, "x86"), (7, "x86")], [(6, "arm"), (5, "arm")]]
+    moves = [MoveJob(5, "x86", None, "a"), MoveJob(5, "arm", None, "b"), MoveJob(5, "x86", None, "c")]
+    assert [[(m.job_id, m.partition) for m in g] for g in move_groups(moves)] == [
+        [(5, "x86")], [(5, "arm")], [(5, "x86")]]

@@ -1,0 +1,96 @@
+"""Admission latency while a cycle runs (issue 23): the daemon's ask path on the large live site, side by side
+without and with ``hetsched cycle once`` running back to back.
+
+Against the running local cluster at --root (e.g. large.yaml, ``cluster up --powered-down``, its queue filled by
+``bench cycle --live --fill M --unheld``): starts ``hetsched daemon run`` (refresh 5 s, the queue every 30 s: the
+defaults), waits for its first snapshot and one whole queue refresh, then calls the real job_submit.lua shim
+(lua5.1, stand-in slurm table: ``slurm_plugin.daemon.bench.shim_roundtrip``) at --rate for --seconds, once with
+nothing else running and once while cycles run one after another (their own state directory; the first sets
+every band). Per phase: the round trip (p50/p99/max µs), the cycles run and their wall time, the load. The
+daemon runs from the PYTHONPATH this script gets (so an older checkout can be measured the same way) and is
+stopped by its pid at the end.
+
+Usage: python3 results/cycle/admission_during_cycle.py --root DIR [--rate 100] [--seconds 60]
+       [--metrics-port 18150] [--output F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if not os.environ.get("PYTHONPATH"):  # else the checkout it names is the one measured
+    sys.path.insert(0, str(REPO))
+
+from slurm_plugin.daemon.bench import shim_roundtrip  # noqa: E402
+from slurm_plugin.daemon.process import DaemonProcess  # noqa: E402
+from slurm_plugin.pack.bench import machine  # noqa: E402
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list) -> None:
+    """``cycle once`` back to back until ``stop``: wall seconds and exit code of each."""
+    state = root / "admission-cycle"
+    shutil.rmtree(state, ignore_errors=True)
+    env = {**os.environ, "SLURM_CONF": str(root / "etc" / "slurm.conf"), "HETSCHED_SLURM_TIMEOUT": "600"}
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "slurm_plugin", "cycle", "once", "--site",
+                               str(root / "site.yaml"), "--state-dir", str(state), "--policy-file", str(policy)],
+                              env=env, capture_output=True, text=True)
+        out.append({"wall_s": round(time.perf_counter() - t0, 2), "exit": proc.returncode})
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=Path, required=True)
+    ap.add_argument("--rate", type=float, default=100.0)
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--metrics-port", type=int, default=18150)
+    ap.add_argument("--output", type=Path, default=None)
+    args = ap.parse_args()
+    policy = args.root / "bench-policy.json"
+    if not policy.exists():
+        policy.write_text(json.dumps({"ranking": {"name": "dqn"}, "packing": {"enabled": True},
+                                      "scaling": {"name": "planner"}}))
+    daemon = DaemonProcess(args.root, refresh_s=5.0, metrics_listen=f"127.0.0.1:{args.metrics_port}")
+    doc: dict = {"machine": machine(), "rate": args.rate, "seconds": args.seconds, "load_start": load()}
+    try:
+        daemon.start(timeout=600)
+        time.sleep(35)  # one whole queue refresh (jobs_refresh_s 30) has come back
+        doc["alone"] = {**shim_roundtrip(daemon.socket, args.rate, args.seconds), "load": load()}
+        print("alone", doc["alone"]["roundtrip_us"], flush=True)
+        stop, runs = threading.Event(), []
+        worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs))
+        worker.start()
+        time.sleep(5)  # the first cycle is reading the queue
+        doc["with_cycle"] = shim_roundtrip(daemon.socket, args.rate, args.seconds)
+        doc["with_cycle"]["load"] = load()
+        stop.set()
+        worker.join()
+        doc["with_cycle"]["cycles"] = runs
+        print("with cycle", doc["with_cycle"]["roundtrip_us"], runs, flush=True)
+    finally:
+        daemon.stop()
+    doc["load_end"] = load()
+    text = json.dumps(doc, indent=1)
+    if args.output:
+        args.output.write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
