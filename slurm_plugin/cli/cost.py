@@ -82,7 +82,8 @@ def plan(site_name, workload, horizon, max_loss, time_limit, out, as_json) -> No
 
         write_file_atomic(out, yaml.safe_dump(doc, sort_keys=False))
     if as_json:
-        emit_json({**summary, **doc})
+        from ..sim.run import provenance
+        emit_json({**summary, **doc, "provenance": provenance()})
         return
     s = summary
     click.echo(f"{inst.name}: {inst.hours} h, {len(inst.groups)} node groups, "
@@ -118,8 +119,11 @@ def pareto(site_name, workload, horizon, points, pop_size, seed, time_limit, as_
     {instance, pareto: [{method, hypervolume, points, wall_s, ...}]}."""
     from ..cost.pareto import compare
 
+    from ..sim.run import provenance
+
     inst = _instance(site_name, workload, horizon)
-    result = compare(inst, points=points, pop_size=pop_size, seed=seed, time_limit_s=time_limit)
+    result = {**compare(inst, points=points, pop_size=pop_size, seed=seed, time_limit_s=time_limit),
+              "provenance": provenance()}
     write_json(output, result)
     if as_json:
         emit_json(result)

@@ -57,6 +57,10 @@ def _compare_text(doc: dict) -> None:
         click.echo(f"static -> suite: utilization of powered cores {100 * h['static_utilization']:.1f} % -> "
                    f"{100 * h['suite_utilization']:.1f} % ({h['utilization_gain_points']:+.1f} points; anchor 40 -> "
                    f"65 %), average wait {100 * h['wait_change']:+.1f} % (anchor -37 %)")
+        if "device_utilization_gain_points" in h:
+            click.echo(f"static -> suite: utilization of powered devices {100 * h['static_utilization_devices']:.1f} % "
+                       f"-> {100 * h['suite_utilization_devices']:.1f} % ({h['device_utilization_gain_points']:+.1f} "
+                       f"points; of all devices {h['device_utilization_gain_points_all']:+.1f})")
 
 
 @click.command("offpeak")

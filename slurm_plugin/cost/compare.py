@@ -157,9 +157,35 @@ def simulate_arm(p, arm: Arm, observer=None):
         "moves": pack.stats.moves if pack is not None else 0,
         "routers": {name: dict(r.stats) for name, r in routers.items()},
         "avg_jct_s": float(np.nanmean(out.end - jobs.submit)),
+        **device_utilization(jobs, out, engine, machine, m["makespan_s"]),
         "cpu_s": time.process_time() - cpu0, "wall_s": time.perf_counter() - t0,
     }
     return row, out.timeline, engine
+
+
+def device_utilization(jobs: JobTable, out, engine, machine, span: float) -> dict:
+    """Busy device-seconds (GPUs, NPUs: every GRES count a node group has) over those that exist during
+    ``span`` and over those powered (a node's devices count while the node is on), overall and per group that
+    has devices; None values when the machine has no devices. A job's devices count from its start to its end
+    on each node it ran on."""
+    per_node = np.array([sum(g.gres.values()) for g in machine.groups], dtype=float)
+    if not per_node.any():
+        return {"utilization_devices": None, "utilization_devices_powered": None,
+                "utilization_devices_by_group": {}}
+    busy = np.zeros(len(machine.groups))
+    group = engine.cluster.group
+    for j, nodes in engine.job_nodes.items():
+        dur = float(out.end[j] - out.begin[j])
+        if dur > 0:
+            np.add.at(busy, group[nodes], dur * float(jobs.gres_count[j]))
+    have = np.array([g.count for g in machine.groups]) * per_node * max(span, 1e-9)
+    cores = np.array([g.cores for g in machine.groups], dtype=float)
+    on = engine.meter.on_core_s / cores * per_node
+    dev = per_node > 0
+    return {"utilization_devices": float(busy[dev].sum() / have[dev].sum()),
+            "utilization_devices_powered": float(busy[dev].sum() / max(on[dev].sum(), 1e-9)),
+            "utilization_devices_by_group": {g.name: float(busy[i] / have[i])
+                                             for i, g in enumerate(machine.groups) if dev[i]}}
 
 
 def _one(p, arm: Arm) -> tuple[dict, dict]:
@@ -194,18 +220,37 @@ def headline(rows: list[dict]) -> dict:
             "utilization_gain_points": gain, "wait_change": wait,
             "cost_change": u["cost"] / s["cost"] - 1 if s["cost"] else None,
             "energy_change": u["energy_kwh"] / s["energy_kwh"] - 1 if s["energy_kwh"] else None,
+            **_device_gain(s, u),
             "anchor_utilization_gain_points": 25.0, "anchor_wait_change": -0.37,
             "utilization_anchor_holds": gain >= 25.0, "wait_anchor_holds": wait is not None and wait <= -0.37}
 
 
+def _device_gain(static: dict, suite: dict) -> dict:
+    """Static -> suite utilization of devices (all, powered), where both rows have device figures."""
+    if static.get("utilization_devices") is None or suite.get("utilization_devices") is None:
+        return {}
+    return {"static_utilization_devices": static["utilization_devices_powered"],
+            "suite_utilization_devices": suite["utilization_devices_powered"],
+            "device_utilization_gain_points": 100 * (suite["utilization_devices_powered"]
+                                                     - static["utilization_devices_powered"]),
+            "device_utilization_gain_points_all": 100 * (suite["utilization_devices"]
+                                                         - static["utilization_devices"])}
+
+
 def table(rows: list[dict]) -> str:
-    """Markdown: one line per scenario."""
-    head = "| scenario | util (all cores) | util (powered) | avg wait s | p95 wait s | energy kWh | cost | moves | CPU s |"
-    lines = [head, "|" + "---|" * 9]
+    """Markdown: one line per scenario (with device utilization columns when the rows have them)."""
+    devices = any(r.get("utilization_devices") is not None for r in rows)
+    cols = ["scenario", "util (all cores)", "util (powered)"]
+    cols += ["util devices (all)", "util devices (powered)"] * devices
+    cols += ["avg wait s", "p95 wait s", "energy kWh", "cost", "moves", "CPU s"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
-        lines.append(f"| {r['scenario']} | {r['utilization']:.3f} | {r['utilization_powered']:.3f} | "
-                     f"{r['avg_wait_s']:.0f} | {r['p95_wait_s']:.0f} | {r['energy_kwh']:.1f} | {r['cost']:.0f} | "
-                     f"{r['moves']} | {r['cpu_s']:.1f} |")
+        cells = [r["scenario"], f"{r['utilization']:.3f}", f"{r['utilization_powered']:.3f}"]
+        if devices:
+            cells += [f"{r['utilization_devices']:.3f}", f"{r['utilization_devices_powered']:.3f}"]
+        cells += [f"{r['avg_wait_s']:.0f}", f"{r['p95_wait_s']:.0f}", f"{r['energy_kwh']:.1f}", f"{r['cost']:.0f}",
+                  str(r["moves"]), f"{r['cpu_s']:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -219,8 +264,12 @@ def plot(rows: list[dict], path, title: str = "") -> None:
     x = np.arange(len(rows))
     fig, axes = plt.subplots(1, 4, figsize=(18, 4.5))
     ax = axes[0]
-    ax.bar(x - 0.2, [r["utilization"] for r in rows], 0.4, label="all cores")
-    ax.bar(x + 0.2, [r["utilization_powered"] for r in rows], 0.4, label="powered cores")
+    devices = any(r.get("utilization_devices") is not None for r in rows)
+    bars = [("utilization", "all cores"), ("utilization_powered", "powered cores")]
+    bars += [("utilization_devices", "all devices"), ("utilization_devices_powered", "powered devices")] * devices
+    width = 0.8 / len(bars)
+    for k, (key, label) in enumerate(bars):
+        ax.bar(x + (k - (len(bars) - 1) / 2) * width, [r[key] for r in rows], width, label=label)
     ax.set_title("utilization")
     ax.legend()
     ax = axes[1]

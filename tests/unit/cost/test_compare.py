@@ -140,3 +140,27 @@ def test_cli_writes_the_issue_rows(tmp_path):
     bad = CliRunner().invoke(main, ["cost", "compare", "--site", "demo", "-w", "synthetic:jobs=10",
                                     "--scenarios", "nope"])
     assert bad.exit_code != 0 and "unknown scenario 'nope'" in bad.output
+
+
+def _devices_busy_share(p, row, engine) -> float:
+    """Busy device-seconds over existing ones, from the engine's own start/end times and node lists."""
+    jobs, m = p.workload.jobs, p.machine
+    begin = np.array([engine.begin[j] for j in engine.job_nodes])
+    end = np.array([engine.end[j] for j in engine.job_nodes])
+    gpus = np.array([jobs.gres_count[j] * len(engine.job_nodes[j]) for j in engine.job_nodes])
+    devices = sum(g.count * sum(g.gres.values()) for g in m.groups)
+    return float(((end - begin) * gpus).sum() / (devices * row["makespan_s"]))
+
+
+@pytest.mark.skipif(not GAVEL.is_dir(), reason="../shared/workloads/gpu/gavel is absent")
+def test_device_utilization_counts_each_jobs_gpus_from_start_to_end(demo):
+    from slurm_plugin.cost.compare import Arm, simulate_arm
+    p = prepare(str(GAVEL / "philly_vc_traces" / "2869ce.trace"), "site_configs/gavel-het.yaml")
+    row, _, engine = simulate_arm(p, arms()["static"])  # always on: every device powered for the whole run
+    want = _devices_busy_share(p, row, engine)
+    assert row["utilization_devices"] == pytest.approx(want) == row["utilization_devices_powered"]
+    assert set(row["utilization_devices_by_group"]) == {"v100x8", "p100x8", "k80x8"}
+    row, _, engine = simulate_arm(demo, Arm("planner", power="planner"))  # idle GPU nodes go down
+    want = _devices_busy_share(demo, row, engine)
+    assert row["utilization_devices"] == pytest.approx(want)
+    assert want < row["utilization_devices_powered"] <= 1.0

@@ -138,3 +138,21 @@ def test_plot_fronts(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(doc))
     out = plot_fronts([tmp_path / "a.json"], tmp_path / "p.png")
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_pareto_rows_and_provenance(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from slurm_plugin.cli import main
+
+    out = tmp_path / "p.json"
+    res = CliRunner().invoke(main, ["cost", "pareto", "--site", "demo", "-w", "synthetic:jobs=30,seed=1,load=0.8",
+                                    "--horizon", "4h", "--points", "3", "--pop", "8", "--time-limit", "20",
+                                    "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert [p["method"] for p in doc["pareto"]] == ["milp", "nsga2"]
+    assert all({"hypervolume", "points", "wall_s", "cpu_s"} <= set(p) for p in doc["pareto"])
+    assert len(doc["provenance"]["git_commit"]) == 40 and doc["provenance"]["nproc"] >= 1
