@@ -25,8 +25,8 @@ from .hooks import ranking
 from .machine import machine_from_site
 from .power import BOOTING
 from .slurm_backfill import SlurmBackfillEngine
-from .slurm_timing import (PERIODIC_TIMEOUT_S, SlurmTiming, config_clock, effective_runs, initial_idle_since,
-                           scaling_for, timed_machine, with_site_factor)
+from .slurm_timing import (BATCH_SCHED_DELAY_S, PERIODIC_TIMEOUT_S, SlurmTiming, batch_passes, config_clock,
+                           effective_runs, initial_idle_since, scaling_for, timed_machine, with_site_factor)
 from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
@@ -111,8 +111,11 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
     if timing.bf_resolution_s is None:
         engine = Engine(machine, table, rank, **kw)
     else:
+        passes = None
+        if timing.batch_sched_delay_s is not None:
+            passes = batch_passes(table.submit, t0, timing.sched_start, timing.batch_sched_delay_s)
         engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0,
-                                     slurm_select=timing.slurm_select, **kw)
+                                     slurm_select=timing.slurm_select, passes=passes, **kw)
     engine.run_eff = effective_runs(table.run, table.limit, timing)
     engine.cluster.ready_clock = config_clock(timing, t0)
     engine.idle_since = initial_idle_since(machine.nodes, timing)
@@ -236,20 +239,33 @@ def time_limit_check_epoch(record: dict) -> float | None:
     return float(cycles[0] + np.median([(c - cycles[0] + 15.0) % PERIODIC_TIMEOUT_S - 15.0 for c in cycles]))
 
 
+def batch_sched_delay(record: dict) -> float:
+    """The replay cluster's batch_sched_delay (SchedulerParameters as the record shows them, else Slurm's
+    default)."""
+    params = str(record.get("slurm_conf", {}).get("SchedulerParameters") or "")
+    m = re.search(r"(?:^|,)batch_sched_delay=(\d+)", params)
+    return float(m[1]) if m else BATCH_SCHED_DELAY_S
+
+
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
-                  slurm_select: bool = True) -> SlurmTiming:
+                  batch_passes: bool = False) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
-    nodes' recorded idle time at the first submit,
-    ``release_s`` of start latency after a job ends and ``submit_s`` after a submit."""
+    nodes' recorded idle time at the first submit, placement as slurmctld's with power saving,
+    ``release_s`` of start latency after a job ends and ``submit_s`` after a submit; with ``batch_passes``
+    new submits are scheduled at slurmctld's batch passes (from its recorded start) instead of ``submit_s``
+    later (off: it made the power-up counts of the records worse, see the README)."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
     check = time_limit_check_epoch(record) if power else None
-    return SlurmTiming(release_s=release_s, submit_s=submit_s, overrun=True, site_factor=True, reservations=100,
+    start = record.get("slurmctld_start") or time_limit_check_epoch(record) or 0.0
+    return SlurmTiming(release_s=release_s, submit_s=0.0 if batch_passes else submit_s, overrun=True,
+                       site_factor=True, reservations=100, sched_start=float(start),
+                       batch_sched_delay_s=batch_sched_delay(record) if batch_passes else None,
                        boot_s=recorded_boot_s(record) if power else None,
                        shutdown_s=float(s.get("suspend_timeout", 60)) if power else None,
                        suspend_time_s=float(s["suspend_time"]) if power else None,
                        config_tick_s=PERIODIC_TIMEOUT_S if check is not None else None,
-                       config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S, slurm_select=slurm_select,
+                       config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S, slurm_select=True,
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

@@ -29,6 +29,10 @@ With ``slurm_select`` it also places and plans around power saving as slurmctld 
   while the other two were powering down, which kept a 32-core job off that node;
 - a plan powers nothing up (the engine boots the off nodes of the head job's plan at once): Slurm boots a
   node only when it allocates a job there.
+
+With ``passes`` (simulated times, :func:`~slurm_plugin.sim.slurm_timing.batch_passes`) a submit runs no main
+pass of its own: the queue is scheduled at those times, and at any other event that changed the cluster (a job
+ended, a node came up or went down, a job started) or a backfill cycle, as slurmctld does.
 """
 
 from __future__ import annotations
@@ -39,11 +43,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cluster import Reservation
-from .engine import Engine
+from .engine import PACK, Engine
 from .power import BOOTING, OFF, SHUTTING
 from .slurm_select import select_nodes
 
 NO_PLAN_S = 1e9  # a node powering down is planned this far ahead: in no window that matters (Slurm: no plan)
+BATCH = PACK + 100  # event kind: slurmctld's background loop runs the main scheduler for new submits
 
 
 @dataclass(frozen=True)
@@ -59,10 +64,14 @@ class SlurmBackfillEngine(Engine):
     """:class:`~slurm_plugin.sim.engine.Engine` planning backfill like Slurm (module docstring). ``resolution_s``
     is bf_resolution; ``epoch`` the wall-clock second of simulated time 0 (Slurm rounds on the wall clock).
     Used when ``reservations`` > 1 (with 1 the engine's EASY backfill runs unchanged). ``slurm_select``: place
-    and plan around power saving as slurmctld does (module docstring)."""
+    and plan around power saving as slurmctld does (module docstring); ``passes``: the main scheduler's passes
+    for new submits (None: a pass at every submit, the engine's own)."""
 
-    def __init__(self, *args, resolution_s: float = 60.0, epoch: float = 0.0, slurm_select: bool = False, **kw):
+    def __init__(self, *args, resolution_s: float = 60.0, epoch: float = 0.0, slurm_select: bool = False,
+                 passes: np.ndarray | None = None, **kw):
         super().__init__(*args, **kw)
+        self.passes = None if passes is None else np.asarray(passes, dtype=float)
+        self._pass_due, self._seen_epoch = False, self._epoch
         if not (np.isfinite(resolution_s) and resolution_s > 0):
             raise ValueError(f"SlurmBackfillEngine: resolution_s must be > 0, got {resolution_s!r}")
         self.resolution_s, self.epoch = float(resolution_s), float(epoch)
@@ -72,6 +81,26 @@ class SlurmBackfillEngine(Engine):
         self._weight = cost[self.cluster.group]  # the rendered node Weight ranks groups by cost per hour
         if slurm_select:
             self.cluster.ready_time = self._ready_time
+
+    def run(self, *args, **kw):
+        if self.passes is not None:
+            for when in self.passes.tolist():
+                self._push(when, BATCH, None)
+        return super().run(*args, **kw)
+
+    def _handle(self, kind: int, data, t: float, more: bool) -> None:
+        if kind == BATCH:
+            self._pass_due = True
+        else:
+            super()._handle(kind, data, t, more)
+
+    def _schedule(self, t: float) -> None:
+        """The engine's pass, skipped with ``passes`` when only submits came since the last one."""
+        if self.passes is not None and not (self._pass_due or self._bf_due or self._epoch != self._seen_epoch):
+            return
+        self._pass_due = False
+        super()._schedule(t)
+        self._seen_epoch = self._epoch
 
     def _ready_time(self, nodes: np.ndarray, now: float) -> np.ndarray:
         """The cluster's ready times with a node powering down never ready (see the module docstring)."""

@@ -36,6 +36,15 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
 - ``slurm_select`` (with ``bf_resolution_s``): nodes chosen, planned and powered up as slurmctld does with
   power saving (:mod:`~slurm_plugin.sim.slurm_select`, :mod:`~slurm_plugin.sim.slurm_backfill`): powered
   nodes by Weight before powered-down ones, best fit; no plan on a node powering down; no boot for a plan.
+- ``batch_sched_delay_s``/``sched_start``: a submit does not run slurmctld's main scheduler; it only asks for a
+  pass (``queue_job_scheduler``), which the background loop runs on its next one-second tick once
+  ``batch_sched_delay`` (3 s by default) has passed since its last such pass, or at the full pass every
+  ``sched_interval`` (60 s) from slurmctld's start ``sched_start`` (src/slurmctld/controller.c
+  ``_slurmctld_background``, 22.05 and 24.11; the loop wakes on whole wall-clock seconds). Any other event
+  (a job's end, a node up) still runs the scheduler at once and sees the new jobs. Seen on 22.05 (seed 21):
+  jobs submitted at 9.5, 10.3, 10.8, 11.8, 12.5 and 13.4 s started at 10, 13, 13, 13, 13 and 16 s. Replaces
+  ``submit_s``'s fixed shift (:func:`batch_passes`, used by
+  :class:`~slurm_plugin.sim.slurm_backfill.SlurmBackfillEngine`).
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
 """
@@ -43,6 +52,7 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -52,6 +62,8 @@ from .hooks import IdleSuspend, ScalingPolicy, ScoreRanking
 from .machine import Machine
 
 PERIODIC_TIMEOUT_S = 30.0  # slurmctld checks time limits this often (src/slurmctld/controller.c, 22.05 and 24.11)
+SCHED_INTERVAL_S = 60.0  # slurmctld's full main-scheduler pass (sched_interval default, 22.05 and 24.11)
+BATCH_SCHED_DELAY_S = 3.0  # SchedulerParameters batch_sched_delay default
 
 
 @dataclass(frozen=True)
@@ -72,10 +84,12 @@ class SlurmTiming:
     bf_resolution_s: float | None = None
     idle_at_start_s: float = 0.0
     slurm_select: bool = False
+    batch_sched_delay_s: float | None = None
+    sched_start: float = 0.0
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",
-                     "bf_resolution_s", "idle_at_start_s"):
+                     "bf_resolution_s", "idle_at_start_s", "batch_sched_delay_s"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
@@ -147,3 +161,29 @@ def config_clock(timing: SlurmTiming, t0: float) -> Callable[[np.ndarray], np.nd
         return None
     period, phase = timing.config_tick_s, (timing.config_epoch - t0) % timing.config_tick_s
     return lambda ready: phase + np.ceil((np.asarray(ready) - phase) / period) * period
+
+
+def batch_passes(submit: np.ndarray, t0: float, start: float, delay_s: float = BATCH_SCHED_DELAY_S,
+                 interval_s: float = SCHED_INTERVAL_S) -> np.ndarray:
+    """When slurmctld's background loop runs the main scheduler for jobs submitted at ``submit`` (simulated
+    seconds; simulated 0 is epoch second ``t0``): the simulated times of those passes, sorted, unique.
+
+    The loop wakes on whole wall-clock seconds. Its full passes fall every ``interval_s`` from slurmctld's
+    ``start``; between them a wake runs a pass if a job was submitted since the last pass and at least
+    ``delay_s`` (whole seconds: time_t) have passed since the last pass of either kind (module docstring)."""
+    subs = np.sort(np.asarray(submit, dtype=float)) + t0
+    first = math.floor(start)
+    last = -math.inf
+    out: list[float] = []
+    k = 0
+    while k < len(subs):
+        now = math.ceil(subs[k])  # the first wake that sees the submit
+        full = first + math.floor((now - first) / interval_s) * interval_s  # the last full pass at or before
+        since = max(last, full)
+        if full != now and now - since < delay_s:
+            now = min(since + delay_s, full + interval_s)
+        last = now
+        out.append(now - t0)
+        while k < len(subs) and subs[k] <= now:
+            k += 1
+    return np.asarray(out)

@@ -11,7 +11,7 @@ from slurm_plugin.sim.fidelity_replay import (real_power, recorded_boot_s, recor
                                              simulate_record)
 from slurm_plugin.sim.fidelity_workload import hetero_workload, replay_site_data
 from slurm_plugin.sim.slurm_select import select_nodes
-from slurm_plugin.sim.slurm_timing import OFF, SlurmTiming
+from slurm_plugin.sim.slurm_timing import OFF, SlurmTiming, batch_passes
 
 T0 = 1_800_000_000.0
 
@@ -43,6 +43,31 @@ def test_submit_latency_delays_a_start_on_an_idle_cluster():
     jobs = [_job(1, 0, 1, 10, H100)]
     assert _starts(jobs, OFF)[0][1] == 0
     assert _starts(jobs, SlurmTiming(submit_s=1.5))[0][1] == 1  # starts at 1.7 s, recorded as second 1
+
+
+def test_batch_passes_follow_slurmctlds_background_loop():
+    """Seed 21's first submits (9.5-13.4 s after T0, a whole second): slurmctld scheduled them at 10, 13 and
+    16 s (batch_sched_delay 3 s after each pass); a full pass (every 60 s from slurmctld's start) on the way
+    takes the waiting jobs early and restarts the delay."""
+    subs = np.array([9.5, 10.3, 10.8, 11.8, 12.5, 13.4])
+    assert batch_passes(subs, T0, T0 - 100).tolist() == [10, 13, 16]
+    assert batch_passes(subs, T0, T0 - 48).tolist() == [10, 12, 15]  # full passes at 12 s, 72 s, ...
+    assert batch_passes(subs[::-1], T0, T0 - 100).tolist() == [10, 13, 16]  # order of the input
+    assert batch_passes(np.array([5.0]), T0, T0 - 100).tolist() == [5]  # a submit on a wake is seen by it
+    assert batch_passes(np.array([]), T0, T0).tolist() == []
+
+
+def test_a_submit_waits_for_the_batch_pass_but_other_events_see_it():
+    """On an idle cluster job 2 (submitted 1.2 s after job 1's 0.2 s) waits for the pass 3 s after job 1's;
+    job 4 (submitted at 2.2 s) is scheduled at once when job 3 ends at 3 s (+ 0 s release): an end runs the
+    scheduler, which sees every job submitted so far."""
+    batch = SlurmTiming(bf_resolution_s=60.0, batch_sched_delay_s=3.0, sched_start=T0 - 100)
+    jobs = [_job(1, 0, 1, 30, H100), _job(2, 1, 4, 30, arch="x86_64", cores=4)]
+    cycles = [100.0]  # no backfill cycle in the way (one would see and start every job that fits)
+    assert _starts(jobs, SlurmTiming(bf_resolution_s=60.0), bf_cycles=cycles)[0] == {1: 0, 2: 1}
+    assert _starts(jobs, batch, bf_cycles=cycles)[0] == {1: 1, 2: 4}
+    jobs = [_job(3, 0, 1, 3, arch="riscv64", cores=64), _job(4, 2, 3, 9, arch="riscv64", cores=64)]
+    assert _starts(jobs, batch, bf_cycles=cycles)[0] == {3: 1, 4: 3}
 
 
 def test_overrun_holds_the_nodes_until_the_recorded_kill():
@@ -156,6 +181,8 @@ def test_off_is_the_default_and_validated():
             SlurmTiming(**{name: 0.0})
     with pytest.raises(ValueError, match="idle_at_start_s"):
         SlurmTiming(idle_at_start_s=-1.0)
+    with pytest.raises(ValueError, match="batch_sched_delay_s"):
+        SlurmTiming(batch_sched_delay_s=float("nan"))
 
 
 def test_real_power_counts_power_ups_and_energy():
@@ -176,6 +203,11 @@ def test_replay_timing_reads_the_site_settings():
     data = replay_site_data("demo")
     t = replay_timing({"power": {}}, data)
     assert (t.suspend_time_s, t.shutdown_s, t.boot_s) == (20.0, 10.0, None)
+    assert (t.batch_sched_delay_s, t.submit_s, t.slurm_select) == (None, 1.5, True)
+    record = {"power": {}, "slurmctld_start": T0, "slurm_conf": {"SchedulerParameters": "bf_continue,batch_sched_delay=7"}}
+    t = replay_timing(record, data, batch_passes=True)
+    assert (t.batch_sched_delay_s, t.submit_s, t.sched_start) == (7.0, 0.0, T0)
+    assert replay_timing({"power": {}, "slurmctld_start": T0}, data, batch_passes=True).batch_sched_delay_s == 3.0
     assert replay_timing({"power": {}}, replay_site_data("demo", power=False)).suspend_time_s is None
 
 
