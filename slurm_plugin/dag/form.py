@@ -104,10 +104,11 @@ def one_job_shape(wf: Workflow, groups: Sequence) -> tuple[int, int] | None:
     return gi, min(math.ceil(widest / groups[gi].cores), groups[gi].count)
 
 
-def choose_form(wf: Workflow, groups: Sequence, launch_s: float = LAUNCH_S, min_unit_s: float = MIN_UNIT_S) -> Form:
-    """The rule (see the module docstring)."""
-    g = build_graph(wf)
-    units, ug = decompose(g, min_unit_s)
+def choose_form(wf: Workflow, groups: Sequence, launch_s: float = LAUNCH_S, min_unit_s: float = MIN_UNIT_S,
+                decomposed: tuple | None = None) -> Form:
+    """The rule (see the module docstring). ``decomposed``: :func:`.units.decompose`'s answer for ``wf`` at
+    ``min_unit_s`` when the caller has it already."""
+    units, ug = decomposed or decompose(build_graph(wf), min_unit_s)
     total = max(float(sum(grp.count * grp.cores for grp in groups)), 1.0)
     dur = {u.name: (u.runtime_s + launch_s) * math.ceil(u.width * u.nodes * u.cores / total) for u in units}
     split = schedule_times(ug, lambda n: dur[n]).length

@@ -157,14 +157,13 @@ def plan_workflow(wf: Workflow, site, state: Mapping[str, GroupState] | None = N
     """Build the plan (see the module docstring). Times are CPU seconds per part."""
     t0 = time.process_time()
     g = build_graph(wf)
-    form = choose_form(wf, groups_of(site), launch_s, min_unit_s)
     t1 = time.process_time()
+    units, ug = decompose(g, min_unit_s)
+    form = choose_form(wf, groups_of(site), launch_s, min_unit_s, (units, ug))
     if form.merged:
         one = merged_unit(wf, g, form, site)
         units, ug = (one,), nx.DiGraph()
         ug.add_node(one.name, dur=one.runtime_s, unit=one)
-    else:
-        units, ug = decompose(g, min_unit_s)
     times = schedule_times(ug)
     t2 = time.process_time()
     matches = match_units(units, site, state, pool=form.group if form.merged else None)

@@ -139,13 +139,17 @@ def _thousand_tasks():
     return wf(*tasks)
 
 
-def test_thousand_task_graph_plans(demo):
-    """Correctness on 1,000 tasks (the < 1 s target is measured by `hetsched dag plan`, not timed here)."""
+def test_thousand_task_graph_plans_in_under_a_second_of_cpu(demo):
+    """The target: decompose + form + match + sbatch plan of 1,000 tasks in < 1 s. CPU time (what a loaded
+    machine does not inflate much), the best of three; measured 0.3-0.45 s (results/dag/plan-bench.json)."""
     w = _thousand_tasks()
-    t0 = time.process_time()
-    p = plan_workflow(w, demo)
-    assert time.process_time() - t0 < 30  # a generous bound only against pathological slowness
-    assert sum(len(u.tasks) for u in p.units) == 1000
+    cpu = []
+    for _ in range(3):
+        t0 = time.process_time()
+        p = plan_workflow(w, demo)
+        cpu.append(time.process_time() - t0)
+    assert min(cpu) < 1.0, cpu
+    assert sum(len(u.tasks) for u in p.units) == 1000 and not p.form.merged  # GPU tasks: split
     assert all(j.match.chosen is not None for j in p.jobs)
 
 
