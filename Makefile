@@ -97,7 +97,7 @@ RELEASE ?= bookworm
 CONTAINER_ROOT ?= /var/lib/hetsched/containers
 CONTAINER_SITE ?= demo
 containers-deps: install
-	@$(MAKE) --no-print-directory deps APT_PACKAGES="podman runc debootstrap"
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="podman runc mmdebstrap"
 	@$(PY) -c 'import podman_compose, compose_spec' 2>/dev/null || $(PY) -m pip install -q -e '.[test,containers]'
 
 containers-up: containers-deps

@@ -2,8 +2,8 @@
 # Entry of every container of the hetsched container cluster (mounted read-only at /etc/slurm with the
 # cluster's configs; changing it needs no image rebuild). HETSCHED_ROLE chooses what runs as the container's
 # main process: db (MariaDB), dbd (slurmdbd), ctl (slurmctld), node (slurmd, hostname = NodeName), suite (the
-# admission daemon job_submit.lua asks through /run/hetsched, and the steering cycle; the image of
-# Containerfile.suite, the repository mounted at /opt/hetsched).
+# admission daemon job_submit.lua asks through /run/hetsched, and the steering cycle; the repository mounted at
+# /opt/hetsched). Every role runs the same image (slurm_plugin/cluster/images.py: every role's packages).
 #   HETSCHED_USERS    "name:uid ..." accounts created in every container (jobs run as them)
 #   HETSCHED_DEVICES  fake accelerator device files made on a node (character devices 1:3, like /dev/null)
 #   HETSCHED_DB       address of MariaDB (dbd), HETSCHED_DBD address of slurmdbd (ctl), HETSCHED_CLUSTER its name

@@ -110,18 +110,28 @@ def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: 
 
 def _containers_up(site: str | None, root: Path, release: str, users: tuple[str, ...], wait: float, suite: bool,
                    cycle_args: str, member_of: Path | None = None) -> None:
+    import os
+    import resource
     import time
 
     from ..conf.accounting import apply_site
     from ..cluster.containers import ContainerCluster
 
+    def phase(name: str, seconds: float) -> None:  # as each phase ends, so a slow one shows while it runs
+        click.echo(f"  {name:<34} {seconds:7.1f} s   (load {os.getloadavg()[0]:.1f})")
+
     t0 = time.monotonic()
     c = ContainerCluster(root)
     state = c.up(site, release=release, users=list(users), wait=wait, suite=suite, cycle_args=cycle_args,
-                 member_of=member_of)
+                 member_of=member_of, report=phase)
+    t1 = time.monotonic()
     done = apply_site(c.client(), load_site(state["site_path"]), state["users"])
+    phase("accounting (sacctmgr)", time.monotonic() - t1)
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     click.echo(f"container cluster '{state['site_name']}' up at {root} (Slurm {state['slurm_version']}, "
-               f"{release}) in {time.monotonic() - t0:.0f} s; accounting: {len(done)} sacctmgr change(s)")
+               f"{release}) in {time.monotonic() - t0:.0f} s (CPU of this command's children: "
+               f"{cpu.ru_utime + cpu.ru_stime:.0f} s; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}); "
+               f"accounting: {len(done)} sacctmgr change(s)")
     ctl = c.plan().container("ctl")
     if suite:
         click.echo(f"admission daemon: {c.socket} (job_submit.lua in slurmctld asks it), metrics {c.metrics_url()}")

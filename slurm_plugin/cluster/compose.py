@@ -3,9 +3,10 @@
 One Compose-spec file (works with ``docker compose`` and ``podman-compose``) with a service per role: ``db``
 (MariaDB), ``dbd`` (slurmdbd), ``ctl`` (slurmctld), ``hetsched`` (the suite: admission daemon and cycle;
 optional) and one per site node (slurmd; hostname = NodeName, its fake accelerator devices made at start).
-Every container runs one of three images on the same Debian minbase (``containers/Containerfile``: Slurm;
-``Containerfile.db``: MariaDB for ``db``; ``Containerfile.suite``: Slurm's clients and Python for ``hetsched``)
-and the same entry script, mounted with the rendered configs from the cluster's ``etc/``.
+Every container runs its release's one image (:mod:`.images`: every role's packages; ``db`` runs the
+bookworm image's MariaDB for every release) with the same entry script, mounted with the rendered configs from
+the cluster's ``etc/``; the role is an environment variable. For ``docker compose`` each service also carries a
+``build:`` of ``containers/Containerfile`` from Debian's official image with the same packages.
 All of them sit on a private bridge network at fixed addresses (``.2`` db, ``.3`` dbd, ``.4`` ctl, ``.5``
 hetsched, ``.10`` on the nodes), which the host reaches directly: slurm.conf names addresses, so no DNS is
 needed. slurmctld's job_submit.lua asks the daemon through a socket in ``<root>/run`` (``/run/hetsched`` in
@@ -29,17 +30,10 @@ import yaml
 
 from ..conf.render import ContainerLayout, _gres_lines
 from ..site import Site
+from .images import DB_RELEASE, IMAGE, RELEASES, packages
 
-RELEASES = {"bookworm": "22.05", "trixie": "24.11"}  # Debian release -> its Slurm
-IMAGE = "localhost/hetsched-slurm:{release}"
-SUITE_IMAGE = "localhost/hetsched-suite:{release}"
-DB_IMAGE = "localhost/hetsched-db:{release}"
-IMAGES = {"Containerfile": IMAGE, "Containerfile.db": DB_IMAGE, "Containerfile.suite": SUITE_IMAGE}
 SUITE = "hetsched"  # the suite's service
 METRICS_PORT = 9817  # the daemon's Prometheus endpoint, on the suite's address
-# MariaDB runs from the bookworm image (10.11) for every release: trixie's MariaDB 11.8 answers slurmdbd 24.11.5's
-# start-up check (`select @var := concat('')`) with error 5027 through libmariadb 11.8, and slurmdbd exits.
-DB_RELEASE = "bookworm"
 FIRST_NODE = 10  # host part of the first node's address
 MAX_NODES = 250 - FIRST_NODE
 ROLES = ("db", "dbd", "ctl", SUITE)
@@ -71,11 +65,10 @@ class Plan:
         return SUITE in self.addrs
 
     @property
-    def images(self) -> list[tuple[str, str]]:
-        """(release, Containerfile) of every image this cluster runs (Slurm's, MariaDB's, the suite's): each
-        built from the release's minbase image alone, so they build in parallel."""
-        return ([(self.release, "Containerfile")] + ([(DB_RELEASE, "Containerfile.db")] if self.own_db else [])
-                + ([(self.release, "Containerfile.suite")] if self.suite else []))
+    def images(self) -> list[str]:
+        """The releases whose image this cluster runs (:mod:`.images`: one image per release, every role in
+        it): its own, and the DB release's for its MariaDB when that differs."""
+        return list(dict.fromkeys([self.release, *([DB_RELEASE] if self.own_db else [])]))
 
     def data(self, what: str) -> str:
         """Where (under root) the accounting database (``db``) or slurmctld's state (``ctld``) of this release
@@ -198,9 +191,9 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
             cycle_args: str = "") -> dict:
     """The Compose-spec document (a dict; :func:`compose_text` gives its YAML).
 
-    ``users`` (name -> uid) are created in every container; ``containers_dir`` holds the Containerfiles (the
-    ``build:`` section, used by ``docker compose`` when the image is missing; BASE is Debian's official image
-    there, while ``hetsched`` builds from the local debootstrap image instead). ``code``: the suite
+    ``users`` (name -> uid) are created in every container; ``containers_dir`` holds the Containerfile (the
+    ``build:`` section, used by ``docker compose`` when the image is missing: Debian's official image and the
+    release's packages; ``hetsched`` builds the image with mmdebstrap instead, :mod:`.images`). ``code``: the suite
     container's volume lines that mount this package at /opt/hetsched; ``cycle_args``: extra options of its
     ``hetsched cycle run``."""
     root = p.root
@@ -208,11 +201,11 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
     devices = node_devices(site, layout(p))
 
     def service(name: str, env: dict[str, str], volumes: list[str], privileged: bool = False,
-                release: str = p.release, containerfile: str = "Containerfile") -> dict:
+                release: str = p.release) -> dict:
         return {
-            "image": IMAGES[containerfile].format(release=release),
-            "build": {"context": str(containers_dir), "dockerfile": containerfile,
-                      "args": {"BASE": f"debian:{release}"}},
+            "image": IMAGE.format(release=release),
+            "build": {"context": str(containers_dir), "dockerfile": "Containerfile",
+                      "args": {"BASE": f"debian:{release}", "PACKAGES": " ".join(packages(release))}},
             "container_name": p.container(name),
             "hostname": name,
             "privileged": privileged,
@@ -226,8 +219,7 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
         }
 
     services = {
-        "db": service("db", {"HETSCHED_ROLE": "db"}, [f"{root}/{p.data('db')}:/var/lib/mysql"], release=DB_RELEASE,
-                      containerfile="Containerfile.db"),
+        "db": service("db", {"HETSCHED_ROLE": "db"}, [f"{root}/{p.data('db')}:/var/lib/mysql"], release=DB_RELEASE),
         "dbd": service("dbd", {"HETSCHED_ROLE": "dbd", "HETSCHED_DB": p.addrs["db"]}, [f"{root}/log/dbd:/var/log/slurm"]),
     } if p.own_db else {}
     services |= {
@@ -240,8 +232,7 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
         services[SUITE] = service(SUITE, {"HETSCHED_ROLE": "suite", "HETSCHED_CYCLE_ARGS": cycle_args,
                                           "HETSCHED_CTL": f"{p.addrs['ctl']}:{site.slurm.slurmctld_port}"},
                                   [f"{root}/run:/run/hetsched", f"{root}/log/{SUITE}:/var/log/hetsched",
-                                   f"{root}/{p.data('suite')}:/var/lib/hetsched", *code],
-                                  containerfile="Containerfile.suite")
+                                   f"{root}/{p.data('suite')}:/var/lib/hetsched", *code])
     for host in p.nodes:
         services[host] = service(host, {"HETSCHED_ROLE": "node", "HETSCHED_DEVICES": " ".join(devices.get(host, []))},
                                  [f"{root}/log/{host}:/var/log/slurm"], privileged=True)

@@ -14,7 +14,6 @@ stopped and removed by those ids; nothing is ever matched by a name pattern.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import logging
@@ -32,7 +31,7 @@ from ..data import child_pythonpath, data_dir, data_file, import_root
 from ..site import load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import compose as cc
-from . import power_relay, suite_deps
+from . import images, power_relay
 from .procs import RecordedState, is_running, spawn_detached, stop_pid, wait_nodes_ready
 
 log = logging.getLogger(__name__)
@@ -48,12 +47,9 @@ runtime = "runc"
 cgroup_manager = "cgroupfs"
 """
 FIRST_UID = 2001
-# Downloads of the image builds (apt's .debs) and the suite's Python packages, kept on the host across builds
+# The suite's Python packages as the host installs them for the images (cluster/suite_deps.py), kept across builds
 BUILD_CACHE = Path(os.environ.get("HETSCHED_BUILD_CACHE", "/var/cache/hetsched-build"))
 RELAY = "slurm_plugin.cluster.power_relay"
-SUITE_FILE = "Containerfile.suite"
-# Files of containers/ an image's build copies in besides its Containerfile (part of the image's label)
-BUILD_INPUTS = {SUITE_FILE: ("suite-requirements.txt",)}
 # The suite container's cycle: every 30 s (power actions go through slurmctld's programs and the power relay)
 DEFAULT_CYCLE_ARGS = "--interval 30"
 
@@ -129,57 +125,24 @@ class ContainerCluster(RecordedState):
         nets = json.loads(self.podman("network", "inspect", *names).stdout or "[]")
         return [s["subnet"] for n in nets for s in n.get("subnets") or []]
 
-    def image_current(self, release: str, containerfile: str = "Containerfile") -> bool:
-        """Whether ``containerfile``'s image for ``release`` exists, built from this very file (its label)."""
-        have = self.podman("image", "inspect", "--format", '{{index .Labels "io.hetsched.containerfile"}}',
-                           cc.IMAGES[containerfile].format(release=release), check=False)
-        return have.returncode == 0 and have.stdout.strip() == _digest(containerfile)
+    def image_current(self, release: str) -> bool:
+        """Whether ``release``'s image exists, built from this very recipe (its label)."""
+        have = self.podman("image", "inspect", "--format", f'{{{{index .Labels "{images.LABEL}"}}}}',
+                           images.image_name(release), check=False)
+        return have.returncode == 0 and have.stdout.strip() == images.recipe(release)
 
-    def base_image(self, release: str) -> str:
-        """The release's debootstrap minbase image (``containers/base-image.sh``: built once, then cached)."""
-        logfile = self.root / "log" / f"base-{release}.log"
-        with open(logfile, "w") as out:
-            base = subprocess.run([str(containers_dir() / "base-image.sh"), release], stdout=subprocess.PIPE,
-                                  stderr=out, text=True, env=self.engine_env, timeout=1800)
-        if base.returncode != 0:
-            raise ContainerError(f"the {release} base image could not be built; see {logfile}")
-        return base.stdout.strip()
-
-    def build_image(self, release: str, containerfile: str, base: str) -> None:
-        """``podman build`` of ``containerfile`` for ``release`` on ``base``, under ``nice``, labelled with the
-        digest of its inputs. Downloads are kept on the host (:data:`BUILD_CACHE`, one apt archive per image so
-        parallel builds never wait for each other's apt lock), so a rebuild downloads no .deb again; the suite
-        image copies in the host's install of its Python packages (:mod:`.suite_deps`, made once)."""
-        image = cc.IMAGES[containerfile].format(release=release)
-        kind = containerfile.partition(".")[2] or "slurm"
-        cache = BUILD_CACHE / f"{release}-{kind}"
-        (cache / "apt").mkdir(parents=True, exist_ok=True)
-        mounts = ["-v", f"{cache / 'apt'}:/var/cache/apt/archives"]
-        if containerfile == SUITE_FILE:
-            try:
-                deps = suite_deps.ensure(release, BUILD_CACHE, self.root / "log" / f"suite-deps-{release}.log")
-            except suite_deps.SuiteDepsError as e:
-                raise ContainerError(str(e)) from e
-            mounts += ["-v", f"{deps}:/opt/suite-deps:ro"]
-        logfile = self.root / "log" / f"image-{release}-{kind}.log"
-        with open(logfile, "w") as out:
-            proc = subprocess.run(["nice", "-n", "15", "podman", "build", "--isolation", "chroot", "--build-arg",
-                                   f"BASE={base}", "--label", f"io.hetsched.containerfile={_digest(containerfile)}",
-                                   *mounts, "-t", image, "-f", str(containers_dir() / containerfile),
-                                   str(containers_dir())],
-                                  stdout=out, stderr=subprocess.STDOUT, env=self.engine_env, timeout=1800)
-        if proc.returncode != 0:
-            raise ContainerError(f"building {image} failed; see {logfile}")
-
-    def ensure_images(self, images: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Build every (release, Containerfile) whose image is missing or from another version of its file:
-        each release's base first, then all the images at once (each needs only its base). Returns what
-        it built."""
-        todo = [i for i in images if not self.image_current(*i)]
-        bases = {r: self.base_image(r) for r in dict.fromkeys(r for r, _ in todo)}
+    def ensure_images(self, releases: list[str], report: images.Report | None = None) -> list[str]:
+        """Build the image of every release in ``releases`` that is missing or from another recipe, side by side
+        (:func:`.images.build`; ``report`` is told each step's time). Returns the releases it built."""
+        todo = [r for r in releases if not self.image_current(r)]
         with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
-            for job in [pool.submit(self.build_image, r, f, bases[r]) for r, f in todo]:
-                job.result()
+            jobs = [pool.submit(images.build, r, BUILD_CACHE, self.root / "log", self.engine_env, report)
+                    for r in todo]
+            for job in jobs:
+                try:
+                    job.result()
+                except images.ClusterImageError as e:
+                    raise ContainerError(str(e)) from e
         return todo
 
     # --- the cluster ------------------------------------------------------------------------------------
@@ -258,7 +221,7 @@ class ContainerCluster(RecordedState):
 
     def up(self, site_name: str | None = None, release: str = "bookworm", users: list[str] = (),
            wait: float = 120.0, suite: bool = True, cycle_args: str = DEFAULT_CYCLE_ARGS,
-           member_of: str | Path | None = None) -> dict:
+           member_of: str | Path | None = None, report: images.Report | None = None) -> dict:
         """Build what is missing (images), write the configs and compose file, and start every container;
         harmless when already up (a changed config is applied with ``scontrol reconfigure``).
 
@@ -271,7 +234,18 @@ class ContainerCluster(RecordedState):
         ``member_of``: the root of a running container cluster whose network, MariaDB and slurmdbd this one
         uses (no db/dbd of its own): both clusters then share one accounting database, as a Slurm federation
         needs (:func:`slurm_plugin.conf.accounting.federate`).
+
+        ``report(phase, seconds)`` is told the wall time of each phase as it ends: the image builds' steps
+        (``suite deps``, ``rootfs``, ``import`` per release) and ``images``, ``containers started``,
+        ``slurmctld answers``, ``nodes ready``, ``admission daemon``; ``state["phases"]`` keeps them.
         """
+        phases: dict[str, float] = {}
+
+        def done(name: str, seconds: float) -> None:
+            phases[name] = round(seconds, 1)
+            if report:
+                report(name, seconds)
+
         for tool in ("podman", "runc"):
             if not shutil.which(tool):
                 raise ContainerError(f"{tool} is not installed (apt-get install podman runc debootstrap)")
@@ -310,8 +284,10 @@ class ContainerCluster(RecordedState):
                  "cycle_args": cycle_args, "shared_net": p.shared_net}
         self._save_state(state)
         t0 = time.monotonic()
-        built = self.ensure_images(p.images)
+        built = self.ensure_images(p.images, done)
+        done(f"images ({'built: ' + ', '.join(built) if built else 'cached'})", time.monotonic() - t0)
         state["image_build_s"] = round(time.monotonic() - t0, 1) if built else 0
+        state["phases"] = phases
         if "ctl" in running:
             if changed:
                 log.warning("config changed while running: `scontrol reconfigure` (node changes need down/up)")
@@ -319,15 +295,19 @@ class ContainerCluster(RecordedState):
             self._start_relay(state)
             return state
         try:
+            t0 = time.monotonic()
             self._remove_leftovers(p)
             self._compose("up", "-d")
             ids = self.podman("inspect", "--format", "{{.Id}}", *(p.container(s) for s in p.services)).stdout.split()
             state["containers"] = dict(zip(p.services, ids))
             self._save_state(state)
+            done("containers started", time.monotonic() - t0)
             client = self.client()
-            self._wait(client, p.nodes, wait)
+            self._wait(client, p.nodes, wait, done)
             if p.suite:
+                t0 = time.monotonic()
                 self._wait_daemon(wait, gpu="gpu" in site.gres_types)
+                done("admission daemon", time.monotonic() - t0)
             state["slurm_version"] = str(client.version)
             self._start_relay(state)
             self._save_state(state)
@@ -365,17 +345,21 @@ class ContainerCluster(RecordedState):
         if found:
             self.podman("rm", "-f", *[n for n in found if n in names])
 
-    def _wait(self, client: SlurmClient, hosts: list[str], wait: float) -> None:
-        deadline = time.monotonic() + wait
+    def _wait(self, client: SlurmClient, hosts: list[str], wait: float, done: images.Report) -> None:
+        t0 = time.monotonic()
+        deadline = t0 + wait
         while not _answers(client):
             if time.monotonic() > deadline:
                 raise ContainerError(f"slurmctld did not answer within {wait:.0f} s; see {self.root}/log/ctl/ "
                                      f"and `podman logs {self.plan().container('ctl')}`")
             time.sleep(0.5)
+        done("slurmctld answers", time.monotonic() - t0)
+        t0 = time.monotonic()
         # powering down counts as up: the suite's cycle may suspend nodes at once, idle past the suspend time by
         # slurmctld's state kept from the last run
         bad = wait_nodes_ready(client, hosts, deadline, powered_down_ok=True)
         if not bad:
+            done("nodes ready", time.monotonic() - t0)
             return
         raise ContainerError(f"nodes not up after {wait:.0f} s: {', '.join(bad)}; see {self.root}/log/<node>/")
 
@@ -443,12 +427,6 @@ def _answers(client: SlurmClient) -> bool:
         return client.ping()
     except SlurmError:
         return False
-
-
-def _digest(containerfile: str) -> str:
-    """What labels an image as built from this version of its Containerfile (and of the files it copies)."""
-    inputs = [containerfile, *BUILD_INPUTS.get(containerfile, ())]
-    return hashlib.sha256(b"".join((containers_dir() / f).read_bytes() for f in inputs)).hexdigest()[:16]
 
 
 def code_volumes() -> list[str]:

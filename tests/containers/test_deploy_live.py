@@ -2,7 +2,7 @@
 Epilog drains it after a sensitive job is power-cycled by the suite container's steering cycle alone (its
 ``wipe`` step runs first in every cycle, whatever the policy file's steps) through the container power backend
 (its container stopped and started: a fresh boot), then resumed. (The container cluster runs no Prolog/Epilog:
-its node image has no Python; the Epilog's drain is made here by hand, as the Epilog makes it.)"""
+it configures none; the Epilog's drain is made here by hand, as the Epilog makes it.)"""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def test_compose_file_has_a_service_per_node_with_its_devices():
     doc = yaml.safe_load(cc.compose_text(cc.compose(site, p, {"alice": 2001}, Path("/c"))))
     assert set(doc["services"]) == {"db", "dbd", "ctl", "hetsched", *(h for g in site.node_groups for h in g.hostnames)}
     a100 = doc["services"]["a100n1"]
-    assert a100["image"] == "localhost/hetsched-slurm:trixie" and a100["hostname"] == "a100n1"
+    assert a100["image"] == "localhost/hetsched-cluster:trixie" and a100["hostname"] == "a100n1"
     assert a100["environment"]["HETSCHED_DEVICES"] == "/dev/nvidia0 /dev/nvidia1 /dev/nvidia2 /dev/nvidia3"
     assert a100["environment"]["HETSCHED_USERS"] == "alice:2001"
     assert a100["networks"]["net"]["ipv4_address"] == p.addrs["a100n1"]
@@ -73,10 +73,13 @@ def test_write_only_writes_every_file_with_safe_modes(tmp_path):
     assert (etc / "munge.key").stat().st_mode & 0o777 == 0o400
     assert "--backend" not in (etc / "hetsched-resume").read_text()  # the ctl container only hands it on
     doc = yaml.safe_load((tmp_path / "compose.yaml").read_text())
-    assert doc["services"]["ctl"]["image"] == "localhost/hetsched-slurm:trixie"
-    assert doc["services"]["db"]["image"] == "localhost/hetsched-db:bookworm"  # MariaDB 10.11 (see DB_RELEASE)
-    assert doc["services"]["db"]["build"] == {"context": doc["services"]["ctl"]["build"]["context"],
-                                              "dockerfile": "Containerfile.db", "args": {"BASE": "debian:bookworm"}}
+    assert doc["services"]["ctl"]["image"] == "localhost/hetsched-cluster:trixie"
+    assert doc["services"]["db"]["image"] == "localhost/hetsched-cluster:bookworm"  # MariaDB 10.11 (DB_RELEASE)
+    db_build, ctl_build = doc["services"]["db"]["build"], doc["services"]["ctl"]["build"]
+    assert db_build["dockerfile"] == ctl_build["dockerfile"] == "Containerfile"
+    assert db_build["args"]["BASE"] == "debian:bookworm" and ctl_build["args"]["BASE"] == "debian:trixie"
+    assert "mariadb-server" in db_build["args"]["PACKAGES"].split()
+    assert "mariadb-server" not in ctl_build["args"]["PACKAGES"].split()
     assert state["users"] == ["alice"] and "alice:2001" in doc["services"]["x86n1"]["environment"]["HETSCHED_USERS"]
 
 
@@ -85,9 +88,9 @@ def test_the_suite_container_shares_the_daemons_socket_with_slurmctld_and_can_be
     p = cc.plan(site, ROOT, "bookworm", [])
     doc = cc.compose(site, p, {}, Path("/c"), ["/src:/opt/hetsched:ro"], "--interval 5")
     suite, ctl = doc["services"]["hetsched"], doc["services"]["ctl"]
-    assert suite["image"] == "localhost/hetsched-suite:bookworm" and suite["environment"]["HETSCHED_ROLE"] == "suite"
-    assert suite["build"]["dockerfile"] == "Containerfile.suite" and suite["build"]["args"]["BASE"] == "debian:bookworm"
-    assert p.images == [("bookworm", "Containerfile"), ("bookworm", "Containerfile.db"), ("bookworm", "Containerfile.suite")]
+    assert suite["image"] == ctl["image"] == "localhost/hetsched-cluster:bookworm"  # one image, every role
+    assert suite["environment"]["HETSCHED_ROLE"] == "suite" and ctl["environment"]["HETSCHED_ROLE"] == "ctl"
+    assert p.images == ["bookworm"] and cc.plan(site, ROOT, "trixie", []).images == ["trixie", "bookworm"]
     assert suite["environment"]["HETSCHED_CYCLE_ARGS"] == "--interval 5"
     assert suite["environment"]["HETSCHED_CTL"] == f"{p.addrs['ctl']}:{site.slurm.slurmctld_port}"
     assert f"{ROOT}/run:/run/hetsched" in suite["volumes"] and f"{ROOT}/run:/run/hetsched" in ctl["volumes"]
@@ -96,8 +99,7 @@ def test_the_suite_container_shares_the_daemons_socket_with_slurmctld_and_can_be
     assert "JobSubmitPlugins=lua" in files["slurm.conf"]
     assert '"socket": "/run/hetsched/hetsched.sock"' in files["hetsched-shim.json"]
     bare = cc.plan(site, ROOT, "bookworm", [], suite=False)
-    assert "hetsched" not in bare.addrs and bare.images == [("bookworm", "Containerfile"),
-                                                            ("bookworm", "Containerfile.db")]
+    assert "hetsched" not in bare.addrs and bare.images == ["bookworm"]
     assert "hetsched" not in cc.compose(site, bare, {}, Path("/c"))["services"]
     assert "JobSubmitPlugins" not in render_site(site, cc.layout(bare))["slurm.conf"]
 
@@ -113,7 +115,7 @@ def test_a_member_cluster_uses_the_other_clusters_network_and_slurmdbd():
     assert f"AccountingStorageHost={host.addrs['dbd']}" in render_site(site, cc.layout(member))["slurm.conf"]
     doc = cc.compose(site, member, {}, Path("/c"))
     assert set(doc["services"]) == {"ctl", "hetsched", *member.nodes}
-    assert [f for _, f in member.images] == ["Containerfile", "Containerfile.suite"]  # no MariaDB of its own
+    assert member.images == ["bookworm"]
     assert doc["networks"]["net"] == {"name": host.network, "external": True}
     with pytest.raises(cc.ComposeError, match="release of"):
         cc.plan(site, Path("/b"), "trixie", [], member_of=host)

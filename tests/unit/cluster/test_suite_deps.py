@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from slurm_plugin.cluster import containers, suite_deps
+from slurm_plugin.cluster import suite_deps
 
 
 def test_requirements_are_the_packages_runtime_ones_without_the_heavy_extras():
@@ -63,12 +63,3 @@ def test_an_unfinished_install_is_redone_and_a_finished_one_reused(tmp_path, mon
     assert calls[0][3] == "wheel" and "python-hostlist>=1.23" in calls[0]  # the source-only one, built once
     calls.clear()
     assert suite_deps.ensure("bookworm", tmp_path, tmp_path / "log") == target and calls == []
-
-
-def test_the_suite_image_label_covers_its_requirements(monkeypatch, tmp_path):
-    for f in ("Containerfile.suite", "suite-requirements.txt"):
-        (tmp_path / f).write_text((containers.containers_dir() / f).read_text())
-    monkeypatch.setattr(containers, "containers_dir", lambda: tmp_path)
-    before = containers._digest("Containerfile.suite")
-    (tmp_path / "suite-requirements.txt").write_text("click>=8.1\n")
-    assert containers._digest("Containerfile.suite") != before
