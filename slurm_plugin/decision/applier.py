@@ -252,6 +252,32 @@ def move_groups(moves: list[MoveJob]) -> list[list[MoveJob]]:
     return [g for _, g, _ in groups]
 
 
+def batch_key(action: Action) -> tuple | None:
+    """Consecutive actions with the same key are applied together (None: alone). Moves batch among
+    themselves (per destination, :func:`move_groups`); power actions when Slurm is told the same but the nodes
+    (POWER_UP sends no reason; the others only with the same reason)."""
+    if isinstance(action, MoveJob):
+        return ("move",)
+    if isinstance(action, PowerNodes):
+        return ("power", action.action, "" if action.action == "POWER_UP" else action.reason)
+    return None
+
+
+def merged_power(run: list[PowerNodes]) -> PowerNodes:
+    """One action for the nodes of ``run`` (one :func:`batch_key`), in order, each once."""
+    nodes = tuple(dict.fromkeys(n for a in run for n in a.nodes))
+    return PowerNodes(nodes, run[0].action, run[0].reason, run[0].cause)
+
+
+def run_commands(run: list[Action]) -> list[list[str]]:
+    """The commands that carry out ``run`` (consecutive actions of one :func:`batch_key`, or one action)."""
+    if isinstance(run[0], MoveJob):
+        return [c for g in move_groups(run) for c in move_commands(g)]
+    if len(run) > 1:
+        return commands_for(merged_power(run))
+    return commands_for(run[0])
+
+
 def commands_for(action: Action) -> list[list[str]]:
     """The scontrol command lines that carry out ``action`` (pure; used by the applier and ``--dry-run``)."""
     if isinstance(action, SetSiteFactor):
@@ -302,25 +328,27 @@ class SlurmApplier:
         A failed action is logged and journaled and the rest still run, unless slurmctld stopped answering:
         then every remaining action is returned (and journaled) as not attempted. ``inputs`` (what the
         decision was made from: cycle, snapshot time, sources) is journaled with each action. Consecutive job
-        moves go to Slurm as one ``scontrol update jobid=a,b,...`` per destination (:func:`move_groups`), each
-        move still reported and journaled on its own."""
+        moves go to Slurm as one ``scontrol update jobid=a,b,...`` per destination (:func:`move_groups`), and
+        consecutive power actions that tell Slurm the same (:func:`batch_key`) as one hostlist; each action is
+        still reported and journaled on its own."""
         results: list[Applied] = []
         reachable = True
         actions = decision.actions
         i = 0
         while i < len(actions):
             end = i + 1
-            while isinstance(actions[i], MoveJob) and end < len(actions) and isinstance(actions[end], MoveJob):
+            key = batch_key(actions[i])
+            while key is not None and end < len(actions) and batch_key(actions[end]) == key:
                 end += 1
             run = list(actions[i:end])
             i = end
             if self.dry_run:
-                for cmd in [c for g in move_groups(run) for c in move_commands(g)] if isinstance(run[0], MoveJob) \
-                        else commands_for(run[0]) or [[run[0].kind, str(getattr(run[0], "path", ""))]]:
+                for cmd in run_commands(run) or [[run[0].kind, str(getattr(run[0], "path", ""))]]:
                     log.info("dry run: %s", " ".join(cmd))
                 done = [Applied(a, True) for a in run]
             elif reachable:
-                done, reachable = self._apply_moves(run) if isinstance(run[0], MoveJob) else self._apply_one(run[0])
+                done, reachable = self._apply_moves(run) if isinstance(run[0], MoveJob) else \
+                    self._apply_power(run) if len(run) > 1 else self._apply_one(run[0])
                 if not reachable:
                     log.error("slurmctld unreachable after %s failed: %d remaining action(s) not attempted",
                               run[-1].kind, len(actions) - i)
@@ -346,6 +374,23 @@ class SlurmApplier:
             errors.append(f"{len(failed)} of {len(job_ids(action))} job(s) not changed: "
                           + "; ".join(f"{k}: {v}" for k, v in sorted(failed.items())))
         return [Applied(action, not errors, "; ".join(errors), failed)], reachable
+
+    def _apply_power(self, run: list[PowerNodes]) -> tuple[list[Applied], bool]:
+        """Consecutive power actions of one :func:`batch_key` as one command; if Slurm refuses it, each action
+        again on its own, so a bad node fails only its action."""
+        errors, _, reachable = self._run(commands_for(merged_power(run)), None, run[0])
+        if not errors:
+            return [Applied(a, True) for a in run], True
+        if not reachable:
+            return [Applied(a, False, "; ".join(errors)) for a in run], False
+        done: list[Applied] = []
+        for a in run:
+            if not reachable:
+                done.append(Applied(a, False, NOT_ATTEMPTED, attempted=False))
+                continue
+            [result], reachable = self._apply_one(a)
+            done.append(result)
+        return done, reachable
 
     def _apply_moves(self, moves: list[MoveJob]) -> tuple[list[Applied], bool]:
         """Consecutive moves, one command (per id list) per destination: a result per move in ``moves``' order

@@ -80,3 +80,17 @@ def test_a_job_moved_twice_keeps_its_order():
     moves = [MoveJob(5, "x86", None, "a"), MoveJob(5, "arm", None, "b"), MoveJob(5, "x86", None, "c")]
     assert [[(m.job_id, m.partition) for m in g] for g in move_groups(moves)] == [
         [(5, "x86")], [(5, "arm")], [(5, "x86")]]
+
+
+def test_consecutive_power_actions_that_tell_slurm_the_same_are_one_command():
+    """POWER_UP sends no reason: the remediation's one-node retries (each its own reason) go as one hostlist;
+    POWER_DOWN only with the same reason."""
+    from slurm_plugin.decision.applier import batch_key, run_commands
+
+    ups = [PowerNodes(("n1",), "POWER_UP", "retry 1/2"), PowerNodes(("n3", "n2"), "POWER_UP", "backlog"),
+           PowerNodes(("n2",), "POWER_UP", "retry 2/2")]
+    assert len({batch_key(a) for a in ups}) == 1
+    assert run_commands(ups) == [["scontrol", "update", "nodename=n[1-3]", "state=POWER_UP"]]
+    downs = [PowerNodes(("n4",), "POWER_DOWN", "idle 600 s"), PowerNodes(("n5",), "POWER_DOWN", "idle 900 s")]
+    assert batch_key(downs[0]) != batch_key(downs[1]) != batch_key(ups[0])
+    assert batch_key(SetPartitionNodes("dev", ("a1",), "x")) is None
