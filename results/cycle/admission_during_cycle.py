@@ -11,7 +11,7 @@ daemon runs from the PYTHONPATH this script gets (so an older checkout can be me
 stopped by its pid at the end.
 
 Usage: python3 results/cycle/admission_during_cycle.py --root DIR [--rate 100] [--seconds 60]
-       [--metrics-port 18150] [--output F]
+       [--metrics-port 18150] [--cycle-code DIR] [--output F]
 """
 
 from __future__ import annotations
@@ -39,17 +39,37 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list) -> None:
-    """``cycle once`` back to back until ``stop``: wall seconds and exit code of each."""
+def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list, code: str | None) -> None:
+    """``cycle once`` back to back until ``stop``: wall seconds and exit code of each (``code``: the checkout
+    the cycle runs from, else this one's)."""
     state = root / "admission-cycle"
     shutil.rmtree(state, ignore_errors=True)
-    env = {**os.environ, "SLURM_CONF": str(root / "etc" / "slurm.conf"), "HETSCHED_SLURM_TIMEOUT": "600"}
+    env = {**os.environ, "SLURM_CONF": str(root / "etc" / "slurm.conf"), "HETSCHED_SLURM_TIMEOUT": "600",
+           **({"PYTHONPATH": code} if code else {})}
     while not stop.is_set():
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "slurm_plugin", "cycle", "once", "--site",
                                str(root / "site.yaml"), "--state-dir", str(state), "--policy-file", str(policy)],
                               env=env, capture_output=True, text=True)
         out.append({"wall_s": round(time.perf_counter() - t0, 2), "exit": proc.returncode})
+
+
+def wait_for_snapshot(port: int, timeout: float = 600.0) -> None:
+    """Until the daemon's metrics show a snapshot age (NaN before its first snapshot)."""
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+        except OSError:
+            text = ""
+        ages = [line.split()[-1] for line in text.splitlines()
+                if line.startswith("hetsched_admission_snapshot_age_seconds ")]
+        if ages and ages[0].lower() != "nan":
+            return
+        time.sleep(1)
+    raise RuntimeError(f"no snapshot in the daemon within {timeout:.0f} s")
 
 
 def main() -> int:
@@ -59,20 +79,24 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--metrics-port", type=int, default=18150)
     ap.add_argument("--output", type=Path, default=None)
+    ap.add_argument("--cycle-code", default=None, help="the checkout the cycles run from (default: this one)")
     args = ap.parse_args()
     policy = args.root / "bench-policy.json"
     if not policy.exists():
         policy.write_text(json.dumps({"ranking": {"name": "dqn"}, "packing": {"enabled": True},
                                       "scaling": {"name": "planner"}}))
     daemon = DaemonProcess(args.root, refresh_s=5.0, metrics_listen=f"127.0.0.1:{args.metrics_port}")
-    doc: dict = {"machine": machine(), "rate": args.rate, "seconds": args.seconds, "load_start": load()}
+    doc: dict = {"machine": machine(), "daemon_code": os.environ.get("PYTHONPATH") or str(REPO),
+                 "cycle_code": args.cycle_code or os.environ.get("PYTHONPATH") or str(REPO), "rate": args.rate,
+                 "seconds": args.seconds, "load_start": load()}
     try:
-        daemon.start(timeout=600)
+        daemon.start(wait_for_snapshot=False, timeout=120)  # its partitions are DOWN: nothing is routed
+        wait_for_snapshot(args.metrics_port)
         time.sleep(35)  # one whole queue refresh (jobs_refresh_s 30) has come back
         doc["alone"] = {**shim_roundtrip(daemon.socket, args.rate, args.seconds), "load": load()}
         print("alone", doc["alone"]["roundtrip_us"], flush=True)
         stop, runs = threading.Event(), []
-        worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs))
+        worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs, args.cycle_code))
         worker.start()
         time.sleep(5)  # the first cycle is reading the queue
         doc["with_cycle"] = shim_roundtrip(daemon.socket, args.rate, args.seconds)

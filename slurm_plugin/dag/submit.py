@@ -174,9 +174,9 @@ def rematch_actions(record: DagRecord, plan: WorkflowPlan, site, states: Mapping
     for u in record.units:
         state, partition, features = live.get(u.job_id, ("", "", ""))
         job = plan.job(u.unit)
-        if state != "PENDING" or job.match.chosen is None or _place(partition, features) != _place(
-                u.partition, u.features) or _place(u.partition, u.features) != _place(
-                _arg(job.args, "--partition="), _arg(job.args, "--constraint=")):
+        if state != "PENDING" or job.match.chosen is None or (partition, features) != (
+                u.partition, u.features) or (u.partition, u.features) != (_arg(job.args, "--partition="),
+                                                                           _arg(job.args, "--constraint=")):
             continue
         alt = rematch(job.unit, job.match, site, states, releases)
         if alt is None:
@@ -225,11 +225,6 @@ def rematch_all(where: Path, site, snapshot, states: Mapping) -> Decision:
             releases = releases_of(snapshot, site) if releases is None else releases
             out = out + rematch_actions(rec, replan(rec, site), site, states, live, releases)
     return out
-
-
-def _place(partition: str | None, features: str | None) -> tuple[frozenset[str], str | None]:
-    """Where a job was sent, whatever order Slurm lists a job's partitions in."""
-    return frozenset((partition or "").split(",")), features
 
 
 def _arg(args: tuple[str, ...], prefix: str) -> str | None:

@@ -64,23 +64,6 @@ def test_rematch_moves_only_a_pending_unmoved_unit_off_a_full_class(demo):
     assert not rematch_actions(again, plan, demo, full, {frames.job_id: ("PENDING", "arm", "aarch64")}).actions
 
 
-def test_rematch_moves_a_unit_sent_to_several_partitions_whatever_their_order(demo):
-    plan = plan_workflow(parse_workflow(WF), demo)
-    rec = record_for(plan)
-    split = next(j for j in plan.jobs if j.unit.name == "split")
-    parts = next(a for a in split.args if a.startswith("--partition="))[len("--partition="):]
-    feats = next(a for a in split.args if a.startswith("--constraint="))[len("--constraint="):]
-    assert "," in parts and "|" in feats  # any CPU group: sent to all of them
-    rec = DagRecord(rec.dag_id, rec.workflow, rec.site, rec.min_unit_s, rec.submitted_at, tuple(
-        UnitRecord(**(u.__dict__ | {"partition": parts, "features": feats})) if u.unit == "split" else u
-        for u in rec.units))
-    job_id = rec.unit("split").job_id
-    full = {g.name: GroupState(free=Resources(0, 0, 0)) for g in demo.node_groups if g.name.startswith("cpu-")}
-    listed = ",".join(reversed(parts.split(",")))  # as a Slurm release might list them
-    [move] = rematch_actions(rec, plan, demo, full, {job_id: ("PENDING", listed, feats)}).actions
-    assert move.job_id == job_id and move.partition not in parts.split(",")  # to an accelerator node's CPUs
-
-
 def test_record_round_trip_and_place_in_graph(demo, tmp_path):
     rec = record_for(plan_workflow(parse_workflow(WF), demo))
     save(rec, tmp_path)
