@@ -2,7 +2,7 @@
 issue-22 figures of both into one JSON, and print the README table from such a JSON (run from the repository
 root; no cluster is started):
 
-nice -n 15 python3 results/sim/fidelity/rescore.py run OUT.json [--variant FIELD=VALUE ...] [RECORD.json ...]
+nice -n 15 python3 results/sim/fidelity/rescore.py run [--variant FIELD=VALUE ...] [--replay-only] OUT.json [RECORD.json ...]
 python3 results/sim/fidelity/rescore.py table OUT.json
 python3 -m slurm_plugin sim fidelity --from-record R.json --output NEW.json && \
     python3 results/sim/fidelity/rescore.py history R.json NEW.json
@@ -41,12 +41,14 @@ def targets(r: dict) -> dict:
             "energy": abs(rel(r["energy_sim_kwh"], r["energy_real_kwh"])) <= 0.05}
 
 
-def rescore(path: Path, variant: dict) -> dict:
+def rescore(path: Path, variant: dict | None) -> dict:
+    """One record's figures with the replay and (unless ``variant`` is None) the variant."""
     data = json.loads(path.read_text())
     site, record = Site.model_validate(data["site"]), data["record"]
     timing = replay_timing(record, data["site"])
     out = {}
-    for label, t in (("replay", timing), ("variant", dataclasses.replace(timing, **variant))):
+    runs = [("replay", timing)] + ([] if variant is None else [("variant", dataclasses.replace(timing, **variant))])
+    for label, t in runs:
         cpu = time.process_time()
         result = compare_record(site, record, t)
         out[label] = {k: result[k] for k in KEYS} | {"cpu_s": round(time.process_time() - cpu, 1)}
@@ -59,12 +61,13 @@ def _value(text: str):
     return None if text == "None" else json.loads(text)
 
 
-def run(target: Path, paths: list[Path], variant: dict) -> None:
+def run(target: Path, paths: list[Path], variant: dict | None) -> None:
     paths = sorted(paths or HERE.glob("fidelity_*.json"), key=lambda p: (p.stat().st_size, p.name))
     doc = {"variant": variant, "provenance": provenance(), "records": {}}
     for p in paths:
         row = doc["records"][p.name] = rescore(p, variant)
-        b, a = (row[k] for k in LABELS)
+        b = row["replay"]
+        a = row.get("variant", b)
         print(f"{p.name}: tau {b['kendall_tau']:.3f} -> {a['kendall_tau']:.3f}, mean wait "
               f"{b['mean_wait_sim_s']:.0f} -> {a['mean_wait_sim_s']:.0f} (real {a['mean_wait_real_s']:.0f}), "
               f"power-ups {b['power_ups_sim']} -> {a['power_ups_sim']} (real {a['power_ups_real']}), energy "
@@ -91,34 +94,38 @@ def _pct(sim: float, real: float) -> str:
     return f"{100 * (sim - real) / real:+.1f} %"
 
 
+def _cells(r: dict) -> list[str]:
+    bold = "**" if r["targets"]["tau"] else ""
+    return [f"{bold}{r['kendall_tau']:.3f}{bold}", _pct(r["mean_wait_sim_s"], r["mean_wait_real_s"]),
+            f"{r['power_ups_sim']} ({r['power_ups_real']})", _pct(r["energy_sim_kwh"], r["energy_real_kwh"])]
+
+
 def _mean_error(rows: list[dict], label: str, sim: str, real: str) -> float:
     return 100 * sum(abs(r[label][sim] - r[label][real]) / r[label][real] for r in rows) / len(rows)
 
 
 def table(source: Path) -> str:
-    """The README table (replay -> variant per record) and the count of targets met, from a ``run`` JSON."""
+    """The README table (replay -> variant per record, the replay alone where no variant ran) and the count of
+    targets met, from a ``run`` JSON (or several merged: their ``records``)."""
     doc = json.loads(source.read_text())
     lines = ["| record | jobs | Slurm | tau | mean wait vs real | power-ups (real) | energy vs real |",
              "|---|---|---|---|---|---|---|"]
     met = {label: {} for label in LABELS}
     for name, row in sorted(doc["records"].items()):
-        b, a = (row[k] for k in LABELS)
+        b = row["replay"]
+        a = row.get("variant", b)
         if a["jobs"] < 300:
             continue
-        for label in met:
+        for label in [k for k in LABELS if k in row]:
             for k, ok in row[label]["targets"].items():
                 met[label].setdefault((a["jobs"] >= 1000, k), [0, 0])
                 met[label][(a["jobs"] >= 1000, k)][0] += ok
                 met[label][(a["jobs"] >= 1000, k)][1] += 1
-        bold = "**" if a["targets"]["tau"] else ""
-        lines.append(
-            f"| {name} | {a['jobs']} | {a['slurm_version']} | {b['kendall_tau']:.3f} -> {bold}{a['kendall_tau']:.3f}"
-            f"{bold} | {_pct(b['mean_wait_sim_s'], b['mean_wait_real_s'])} -> "
-            f"{_pct(a['mean_wait_sim_s'], a['mean_wait_real_s'])} | {b['power_ups_sim']} -> {a['power_ups_sim']} "
-            f"({a['power_ups_real']}) | {_pct(b['energy_sim_kwh'], b['energy_real_kwh'])} -> "
-            f"{_pct(a['energy_sim_kwh'], a['energy_real_kwh'])} |")
+        cells = [_cells(r) for r in ([b, a] if "variant" in row else [b])]
+        lines.append(f"| {name} | {b['jobs']} | {b['slurm_version']} | "
+                     + " | ".join(" -> ".join(c[i] for c in cells) for i in range(4)) + " |")
     lines.append("")
-    small = [row for row in doc["records"].values() if row["replay"]["jobs"] == 300]
+    small = [row for row in doc["records"].values() if row["replay"]["jobs"] == 300 and "variant" in row]
     if small:
         lines.append(f"300-job records ({len(small)}), mean over them, replay -> variant: " + ", ".join(
             f"{name} {_mean_error(small, 'replay', sim, real):.1f} -> {_mean_error(small, 'variant', sim, real):.1f} %"
@@ -131,8 +138,11 @@ def table(source: Path) -> str:
         if not keys:
             continue
         n = met["replay"][(big, keys[0])][1]
-        lines.append(f"{'1,000' if big else '300'}-job records ({n}), targets met, replay -> variant: " + ", ".join(
-            f"{k} {met['replay'][(big, k)][0]} -> {met['variant'][(big, k)][0]}" for k in keys))
+        variant = all((big, k) in met["variant"] and met["variant"][(big, k)][1] == n for k in keys)
+        lines.append(f"{'1,000' if big else '300'}-job records ({n}), targets met"
+                     + (", replay -> variant: " if variant else " by the replay: ") + ", ".join(
+            f"{k} {met['replay'][(big, k)][0]}" + (f" -> {met['variant'][(big, k)][0]}" if variant else "")
+            for k in keys))
     return "\n".join(lines)
 
 
@@ -143,6 +153,7 @@ if __name__ == "__main__":
     r.add_argument("out", type=Path)
     r.add_argument("records", type=Path, nargs="*")
     r.add_argument("--variant", action="append", default=[], metavar="FIELD=VALUE")
+    r.add_argument("--replay-only", action="store_true", help="no variant (the 1,000-job records take long)")
     t = sub.add_parser("table")
     t.add_argument("source", type=Path)
     h = sub.add_parser("history")
@@ -150,7 +161,8 @@ if __name__ == "__main__":
     h.add_argument("rescored", type=Path)
     a = ap.parse_args()
     if a.cmd == "run":
-        run(a.out, a.records, {k: _value(v) for k, v in (x.split("=", 1) for x in a.variant)} or VARIANT)
+        variant = {k: _value(v) for k, v in (x.split("=", 1) for x in a.variant)} or VARIANT
+        run(a.out, a.records, None if a.replay_only else variant)
     elif a.cmd == "history":
         history(a.record, a.rescored)
     else:

@@ -30,7 +30,7 @@ def cycles(r: dict) -> str:
 print("| record | jobs | tau (timing off) | wait MAE s | mean wait real / sim s | power-ups real / sim "
       "| energy real / sim kWh | Slurm | replayed at | load | bf cycles done / broken | fidelity_ok |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-for f in sorted(HERE.glob("*.json")):
+for f in sorted(HERE.glob("fidelity_*.json")):
     r = json.loads(f.read_text())
     ok, why = fidelity_ok(r)
     fails = why.split(": ", 1)[1] if not ok else "met"
