@@ -6,7 +6,8 @@ Against the running local cluster at --root (e.g. large.yaml, ``cluster up --pow
 defaults), waits for its first snapshot and one whole queue refresh, then calls the real job_submit.lua shim
 (lua5.1, stand-in slurm table: ``slurm_plugin.daemon.bench.shim_roundtrip``) at --rate for --seconds, once with
 nothing else running and once while cycles run one after another (their own state directory; the first sets
-every band). Per phase: the round trip (p50/p99/max µs), the cycles run and their wall time, the load. The
+every band); between them the same driver against a server that answers at once (what the loaded machine itself
+costs, ``roundtrip_floor``). Per phase: the round trip (p50/p99/max µs), the cycles run and their wall time, the load. The
 daemon runs from the PYTHONPATH this script gets (so an older checkout can be measured the same way) and is
 stopped by its pid at the end.
 
@@ -30,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 if not os.environ.get("PYTHONPATH"):  # else the checkout it names is the one measured
     sys.path.insert(0, str(REPO))
 
-from slurm_plugin.daemon.bench import shim_roundtrip  # noqa: E402
+from slurm_plugin.daemon.bench import roundtrip_floor, shim_roundtrip  # noqa: E402
 from slurm_plugin.daemon.process import DaemonProcess  # noqa: E402
 from slurm_plugin.pack.bench import machine  # noqa: E402
 
@@ -95,6 +96,8 @@ def main() -> int:
         time.sleep(35)  # one whole queue refresh (jobs_refresh_s 30) has come back
         doc["alone"] = {**shim_roundtrip(daemon.socket, args.rate, args.seconds), "load": load()}
         print("alone", doc["alone"]["roundtrip_us"], flush=True)
+        doc["floor"] = {"roundtrip_us": roundtrip_floor(args.rate, args.seconds), "load": load()}
+        print("floor", doc["floor"]["roundtrip_us"], flush=True)
         stop, runs = threading.Event(), []
         worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs, args.cycle_code))
         worker.start()
