@@ -16,6 +16,7 @@ import numpy as np
 
 from .machine import Machine
 from .power import BOOTING, OFF, ON, SHUTTING
+from .weight_order import WeightOrder
 
 INF = float("inf")
 _NO_SLOTS = np.empty(0, dtype=np.int64)
@@ -31,6 +32,16 @@ class Req:
     gcount: int
     options: tuple[tuple[int, int], ...]
     whole: bool  # every option group is filled by one share (exclusive nodes): fast paths apply
+
+    @cached_property
+    def groups(self) -> tuple[int, ...]:
+        """The option groups, in option order."""
+        return tuple(g for g, _ in self.options)
+
+    @cached_property
+    def gres_cols(self) -> bool:
+        """Whether a share needs GRES units of a column on some option group (checked per node)."""
+        return bool(self.gcount) and any(col >= 0 for _, col in self.options)
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,8 @@ class ClusterState:
         # a request that fit nowhere in its groups fits nowhere while their counters stay (see Engine._fit_now)
         self.grown = np.zeros(len(gs), dtype=np.int64)
         self._plans: dict = {}
+        # the free room in node Weight order, kept by :meth:`touch` and the one-node allocate/release
+        self.by_weight = WeightOrder(self, [g.cost_per_hour for g in gs])
 
     # --- requests -----------------------------------------------------------------------------------------
     def req(self, jobs, i: int) -> Req:
@@ -123,12 +136,13 @@ class ClusterState:
     # --- fitting now --------------------------------------------------------------------------------------
     def candidates(self, r: Req, exclude: np.ndarray | None = None) -> np.ndarray | None:
         """Indices of the nodes that can take one share of ``r`` now, or None if fewer than ``r.nodes``."""
-        if r.whole:
-            if sum(self.idle_nodes[g] for g, _ in r.options) < r.nodes:
-                return None
-        elif sum(self.free_cores_group[g] for g, _ in r.options) < r.nodes * r.cores:
+        if not self._may_fit(r):
             return None
-        if len(r.options) > 1 and not (r.gcount and any(col >= 0 for _, col in r.options)):
+        span = self._span(r)
+        if span is not None:
+            idx = self.by_weight.nodes[span[0]:span[1]][self.by_weight.fitting(span, r.cores, r.mem, exclude)]
+            return idx if len(idx) >= r.nodes else None
+        if len(r.options) > 1 and not r.gres_cols:
             # one pass over every node, then the option groups' nodes in option order (same indices and order
             # as the per-group loop below, with a constant number of numpy calls instead of ~6 per group)
             if r.whole:
@@ -139,7 +153,7 @@ class ClusterState:
                     ok &= self.free_m >= r.mem
             if exclude is not None:
                 ok &= ~exclude
-            idx = self._nodes_of(r.options)
+            idx = self._nodes_of(r.groups)
             idx = idx[ok[idx]]
             return idx if len(idx) >= r.nodes else None
         parts = []
@@ -158,6 +172,33 @@ class ClusterState:
             parts.append(np.flatnonzero(ok) + s)
         idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return idx if len(idx) >= r.nodes else None
+
+    def first_fit(self, r: Req, exclude: np.ndarray | None = None) -> np.ndarray | None:
+        """For a one-node request: FirstFit's choice among :meth:`candidates` (the first node that is on, else
+        the first), as a one-node array; None if there is no candidate."""
+        if not self._may_fit(r):
+            return None
+        span = self._span(r)
+        if span is not None:
+            return self.by_weight.first(span, self.by_weight.fitting(span, r.cores, r.mem, exclude))
+        cand = self.candidates(r, exclude)
+        if cand is None or self.state[cand[0]] == ON:
+            return None if cand is None else cand[:1]
+        k = int(np.argmax(self.state[cand] == ON))
+        return cand[k:k + 1]
+
+    def _may_fit(self, r: Req) -> bool:
+        """A cheap necessary condition for :meth:`candidates`: enough idle nodes or free cores in its groups."""
+        if r.whole:
+            return sum(self.idle_nodes[g] for g in r.groups) >= r.nodes
+        return sum(self.free_cores_group[g] for g in r.groups) >= r.nodes * r.cores
+
+    def _span(self, r: Req) -> tuple | None:
+        """:meth:`WeightOrder.span` of ``r``'s groups when its candidates can be read there (a partial-node
+        request without a per-node GRES count, its groups in Weight order); else None."""
+        if r.whole or r.gres_cols:
+            return None
+        return self.by_weight.span(r.groups)
 
     def idle_outside(self, r: Req, mask: np.ndarray) -> int:
         """Nodes of ``r``'s groups with no job, not shutting down and not in ``mask``."""
@@ -231,6 +272,7 @@ class ClusterState:
         self.free_cores_group[g] -= r.cores
         self.total_free_cores -= r.cores
         self.version[g] += 1
+        self.by_weight.update_one(self, i)
         if est_end > self.est_free[i]:
             self.est_free[i] = est_end
         if r.whole:
@@ -310,6 +352,7 @@ class ClusterState:
         self.free_cores_group[g] += r.cores
         self.total_free_cores += r.cores
         self.version[g] += 1
+        self.by_weight.update_one(self, i)
         self.grown[g] += 1
         if self.njobs[i] == 0:
             self.idle_nodes[g] += 1
@@ -336,7 +379,8 @@ class ClusterState:
     def touch(self, nodes: np.ndarray, r: Req | None = None, grew: bool = False) -> None:
         """Record that ``nodes`` changed (``r``: the request that took or left them, whose single option group
         then holds them all), and with ``grew`` that they may now hold more than before. Every change of a
-        node's load, planned end or power state goes through here."""
+        node's load, planned end or power state goes through here (or the one-node allocate/release)."""
+        self.by_weight.update(self, nodes)
         if r is not None and len(r.options) == 1:
             self.version[r.options[0][0]] += 1
             if grew:
@@ -368,7 +412,7 @@ class ClusterState:
         (:meth:`touch`) and none of them is off: it then depends on nothing else. Nodes that fit now are
         planned at ``now`` and no other node's time depends on ``now`` (a busy node's planned end lies after it,
         a booting or shutting one's times are fixed); only an off node's boot would end at ``now + boot_s``."""
-        idx = self._nodes_of(r.options)
+        idx = self._nodes_of(r.groups)
         memo = None
         if exclude is None:
             ver = tuple(self.version[g] for g, _ in r.options) if len(r.options) > 1 else self.version[r.options[0][0]]
@@ -405,8 +449,8 @@ class ClusterState:
             self._plans.pop(r, None)
         return plan
 
-    def _nodes_of(self, options: tuple) -> np.ndarray:
-        key = tuple(g for g, _ in options)
+    def _nodes_of(self, key: tuple[int, ...]) -> np.ndarray:
+        """The nodes of groups ``key``, group by group in that order."""
         idx = self._idx_cache.get(key)
         if idx is None:
             idx = self._idx_cache[key] = np.concatenate([np.arange(self.start[g], self.end[g]) for g in key])

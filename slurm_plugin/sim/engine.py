@@ -52,6 +52,8 @@ class Engine:
         self.machine, self.jobs, self.ranking, self.backfill = machine, jobs, ranking, backfill
         self.placement = placement or FirstFit()
         self._first_fit = type(self.placement) is FirstFit
+        # :meth:`_candidates` may ask for FirstFit's one node only (what :meth:`_choose` would take of them all)
+        self._pick_first = self._first_fit and type(self)._choose is Engine._choose
         self.scaling = scaling or AlwaysOn()
         self.bf_max = bf_max_job_test
         self.bf_interval = bf_interval_s  # None: backfill at every event; else like Slurm's bf_interval
@@ -423,15 +425,29 @@ class Engine:
                 if outside[r.options] < r.nodes:
                     fits_not_outside.add(key)
                     continue
+            if not ends_before:
+                # it must fit outside the reservation (a node ready now cannot hold it past the reservation's
+                # time): ask that first; only if it does not is the unexcluded answer needed (fits nowhere?)
+                cand = None if self._known_unfit(key) else self._candidates(r, resv.mask)
+                if cand is None:
+                    if self._fit_now(key, r) is None:
+                        fits_nowhere.add(key)
+                    else:
+                        fits_not_outside.add(key)
+                    continue
+                self._start(j, r, cand, t)
+                started.append(j)
+                outside.clear()
+                continue
             cand = self._fit_now(key, r)
             if cand is None:
                 fits_nowhere.add(key)
                 continue
-            if not (self._all_on and ends_before):
+            if not self._all_on:  # it ends before the reservation if its nodes are ready now
                 nodes = self._choose(r, cand, t)
                 ready = c.ready_one(int(nodes[0]), t) if len(nodes) == 1 else c.ready_time(nodes, t).max()
-                if self._all_on or ready + self.jobs.limit[j] > resv.time:
-                    cand = c.candidates(r, exclude=resv.mask)
+                if ready + self.jobs.limit[j] > resv.time:
+                    cand = self._candidates(r, resv.mask)
                     if cand is None:
                         fits_not_outside.add(key)
                         self._bf_unsettled |= ends_before  # another node may be ready in time later
@@ -479,10 +495,21 @@ class Engine:
         grown = self._grown_of(s)
         if self._unfit_at[s] == grown:
             return None
-        cand = self.cluster.candidates(r)
+        cand = self._candidates(r)
         if cand is None:
             self._unfit_at[s] = grown
         return cand
+
+    def _candidates(self, r, exclude: np.ndarray | None = None) -> np.ndarray | None:
+        """``cluster.candidates(r, exclude)``, or for a one-node request placed by the engine's FirstFit only
+        the node :meth:`_choose` would take of them (it then takes that one as it is)."""
+        if self._pick_first and r.nodes == 1:
+            return self.cluster.first_fit(r, exclude)
+        return self.cluster.candidates(r, exclude)
+
+    def _known_unfit(self, s: int) -> bool:
+        """Whether :meth:`_fit_now` would answer None for shape ``s`` without asking the cluster."""
+        return self._unfit_at[s] == self._grown_of(s)
 
     def _grown_of(self, s: int) -> int:
         g = self.cluster.grown
