@@ -74,13 +74,13 @@ class Engine:
         # cores able to run each job (arch/GRES), only for rankings that read it (``needs_able``)
         self.able = able_cores(jobs, machine) if getattr(ranking, "needs_able", False) else None
         self._req: list = [None] * n
-        self._shape_of = np.full(n, -1, dtype=np.int64)  # _shape_id of each job's request (-1: not resolved yet)
+        self._shape_of = [-1] * n  # _shape_id of each job's request (-1: not resolved yet)
+        self._procs, self._limit = self.procs.tolist(), jobs.limit.tolist()  # read one job at a time
         self._shape_ix: dict = {}
         self._shape_req: list = []
         self._shape_groups: list[list[int]] = []  # per shape: its option groups
         # per shape: the sum of its groups' ``grown`` when it fit nowhere, or -1 (grown as shapes appear)
         self._unfit_at = np.full(64, -1, dtype=np.int64)
-        self._shape_member = np.zeros((0, len(machine.groups)), dtype=np.int64)
         self._all_on = self.scaling.interval_s is None
         self.reservations = reservations  # 1 = EASY; more = Slurm-like, one per blocked job in order
         if reservations > 1 and not self._all_on:
@@ -113,6 +113,7 @@ class Engine:
             self._rank_of = np.empty(n, dtype=np.int64)
             self._rank_of[order] = np.arange(n)
             self._by_rank = order
+            self._by_rank_jobs = order.tolist()
         # every job, for rankings that compute per-job figures once per run (QueueView.rows/table)
         self._table = QueueView(jobs.submit, jobs.limit, self.procs, jobs.qos_priority, 0.0, self.able, jobs.nodes)
         self.timeline: dict[str, list[float]] = {"t": [], "queue": [], "busy_cores": [], "watts": []}
@@ -330,7 +331,7 @@ class Engine:
         for pos, key in enumerate(keys):
             if c.total_free_cores <= 0:
                 break
-            j = key if to_job is None else int(to_job[key])
+            j = key if to_job is None else self._by_rank_jobs[key]
             r = self._req_of(j)
             cand = self._fit_now(int(self._shape_of[j]), r)
             if cand is not None:
@@ -356,9 +357,9 @@ class Engine:
         if started:
             self._dequeue(started)
 
-    @staticmethod
-    def _window_jobs(window: list[int], to_job):
-        return window if to_job is None else to_job[np.fromiter(window, np.int64, len(window))]
+    def _window_jobs(self, window: list[int], to_job) -> list[int]:
+        """The jobs of the backfill window's keys (:meth:`_order`: keys are jobs, or ranks of static rankings)."""
+        return window if to_job is None else list(map(self._by_rank_jobs.__getitem__, window))
 
     def _bf_settled(self, seen: tuple) -> bool:
         """Whether a backfill pass over ``seen`` = (epoch, boots, reservation, head, window keys) would start
@@ -378,47 +379,46 @@ class Engine:
         64 does not fit now (the pass then only backfills from the next ``bf_max`` jobs)."""
         c = self.cluster
         for key in keys[:64]:
-            j = key if to_job is None else int(to_job[key])
+            j = key if to_job is None else self._by_rank_jobs[key]
             r = self._req_of(j)  # resolves the shape
             if self._fit_now(int(self._shape_of[j]), r) is None:
                 return True
         return False
 
-    def _backfill(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
+    def _backfill(self, rest: list[int], resv: Reservation, t: float, started: list[int]) -> None:
         """Start each job of ``rest`` (in order) that fits now without delaying ``resv``. Jobs are looked at by
         request shape (:meth:`_shape_id`): a shape that fits nowhere (or nowhere outside ``resv``) stays so for
-        the rest of the pass, so its later jobs are skipped without looking at the cluster."""
+        the rest of the pass, so its later jobs are skipped without looking at the cluster. The window is
+        short on most passes (~17 jobs on large.yaml), so this is a plain loop: nothing in it is per shape or
+        per window when few jobs wait."""
         c = self.cluster
-        if not len(rest) or c.total_free_cores <= 0:
+        if not rest or c.total_free_cores <= 0:
             return
-        idx = np.asarray(rest)
-        keep = self.procs[idx] <= c.total_free_cores  # cheap necessary condition, free only shrinks
-        ends = (t + self.jobs.limit[idx]) <= resv.time  # ends before the reservation if it starts now
-        shape = self._shape_of[idx]
-        fits_not_outside = self._failed_shapes(resv)
-        dead = np.zeros(len(self._shape_req) + 1, dtype=bool)  # last slot: shape -1 (not resolved yet)
-        dead[:-1] = self._unfit_shapes()
-        keep &= ~dead[shape]
-        fits_nowhere = set(np.flatnonzero(dead).tolist())
-        if fits_not_outside:  # carried over from earlier passes with the same reservation
-            dead[:] = False
-            dead[list(fits_not_outside)] = True
-            keep &= ends | ~dead[shape]
+        fits_not_outside = self._failed_shapes(resv)  # carried over from earlier passes with this reservation
+        fits_nowhere: set[int] = set()
+        may_fit: set[int] = set()  # shapes not known to fit nowhere (the cluster's ``grown`` holds in a pass)
         outside: dict[tuple, int] = {}  # idle nodes outside the reservation, per option set (whole-node jobs)
-        procs = self.procs
-        for j, key, ends_before in zip(idx[keep].tolist(), shape[keep].tolist(), ends[keep].tolist()):
+        procs, limit, shape_of, until = self._procs, self._limit, self._shape_of, resv.time
+        for j in rest:
+            key = shape_of[j]
             if procs[j] > c.total_free_cores or key in fits_nowhere:
                 continue
             # with power states only nodes that are on are sure to be ready (checked below), so a job that ends
             # before the reservation may still use reserved nodes and skips the outside-only fast paths
+            ends_before = t + limit[j] <= until
             if not ends_before and key in fits_not_outside:
                 continue
             r = self._req[j]
             if key < 0:
                 r = self._req_of(j)
-                key = int(self._shape_of[j])
+                key = shape_of[j]
                 if key in fits_nowhere or (not ends_before and key in fits_not_outside):
                     continue
+            if key not in may_fit:
+                if self._known_unfit(key):
+                    fits_nowhere.add(key)
+                    continue
+                may_fit.add(key)
             if not ends_before and r.whole:
                 if r.options not in outside:
                     outside[r.options] = c.idle_outside(r, resv.mask)
@@ -428,7 +428,7 @@ class Engine:
             if not ends_before:
                 # it must fit outside the reservation (a node ready now cannot hold it past the reservation's
                 # time): ask that first; only if it does not is the unexcluded answer needed (fits nowhere?)
-                cand = None if self._known_unfit(key) else self._candidates(r, resv.mask)
+                cand = self._candidates(r, resv.mask)
                 if cand is None:
                     if self._fit_now(key, r) is None:
                         fits_nowhere.add(key)
@@ -446,7 +446,7 @@ class Engine:
             if not self._all_on:  # it ends before the reservation if its nodes are ready now
                 nodes = self._choose(r, cand, t)
                 ready = c.ready_one(int(nodes[0]), t) if len(nodes) == 1 else c.ready_time(nodes, t).max()
-                if ready + self.jobs.limit[j] > resv.time:
+                if ready + limit[j] > resv.time:
                     cand = self._candidates(r, resv.mask)
                     if cand is None:
                         fits_not_outside.add(key)
@@ -514,16 +514,6 @@ class Engine:
     def _grown_of(self, s: int) -> int:
         g = self.cluster.grown
         return int(sum(g[i] for i in self._shape_groups[s]))
-
-    def _unfit_shapes(self) -> np.ndarray:
-        """Per shape: whether it is known to fit nowhere now (see :meth:`_fit_now`)."""
-        n = len(self._shape_req)
-        if len(self._shape_member) != n:
-            m = np.zeros((n, len(self.machine.groups)), dtype=np.int64)
-            for i, groups in enumerate(self._shape_groups):
-                m[i, groups] = 1
-            self._shape_member = m
-        return self._unfit_at[:n] == self._shape_member @ self.cluster.grown
 
     def _req_of(self, j: int):
         r = self._req[j]
