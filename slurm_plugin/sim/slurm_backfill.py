@@ -151,8 +151,8 @@ class SlurmBackfillEngine(Engine):
                     return None
                 start = min(later)
                 continue
-            clash = [w.end for w in windows if (w.mask & plan.mask).any() and w.end > plan.time
-                     and w.begin <= plan.time + limit]
+            end = plan.time + limit  # the times first: most windows miss them, and the mask test costs
+            clash = [w.end for w in windows if w.end > plan.time and w.begin <= end and (w.mask & plan.mask).any()]
             if not clash:
                 return plan
             start = min(clash)
