@@ -49,10 +49,12 @@ def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list, cod
            **({"PYTHONPATH": code} if code else {})}
     while not stop.is_set():
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "slurm_plugin", "cycle", "once", "--site",
+        proc = subprocess.run([sys.executable, "-m", "slurm_plugin", "-v", "cycle", "once", "--site",
                                str(root / "site.yaml"), "--state-dir", str(state), "--policy-file", str(policy)],
                               env=env, capture_output=True, text=True)
-        out.append({"wall_s": round(time.perf_counter() - t0, 2), "exit": proc.returncode})
+        said = [line.split("INFO slurm_plugin.cycle.runner: ", 1)[-1] for line in proc.stderr.splitlines()
+                if "slurm_plugin.cycle.runner: cycle" in line]
+        out.append({"wall_s": round(time.perf_counter() - t0, 2), "exit": proc.returncode, "logged": said})
 
 
 def wait_for_snapshot(port: int, timeout: float = 600.0) -> None:

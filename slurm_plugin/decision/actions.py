@@ -45,6 +45,14 @@ def job_ref(action: SetSiteFactor | MoveJob, job_id: int) -> str:
     return next((ref for j, ref in action.addresses if j == job_id), str(job_id))
 
 
+def job_refs_in_order(action: SetSiteFactor | MoveJob) -> list[tuple[int, str]]:
+    """(job id, :func:`job_ref`) of each of the action's jobs, in order: one look-up table, not a scan of the
+    addresses per job (25,000 jobs of one band took minutes that way)."""
+    ids = action.job_ids if isinstance(action, SetSiteFactor) else (action.job_id,)
+    known = dict(action.addresses)
+    return [(j, known.get(j) or str(j)) for j in ids]
+
+
 @dataclass(frozen=True)
 class SetSiteFactor:
     """Set the SiteFactor of pending jobs (priority/multifactor adds it to Slurm's own factors)."""

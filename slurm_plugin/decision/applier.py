@@ -24,7 +24,7 @@ import hostlist
 
 from ..slurm import SlurmClient, SlurmError
 from .actions import (TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, RequeueJobs, SetPartitionNodes,
-                      SetSiteFactor, SwitchPolicy, job_ref)
+                      SetSiteFactor, SwitchPolicy, job_ref, job_refs_in_order)
 from .journal import Journal
 
 log = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ def _bare(ref: str) -> str:
 def job_refs(action: Action) -> dict[str, int]:
     """What the action's commands name each of its jobs by -> the job id."""
     if isinstance(action, (SetSiteFactor, MoveJob)):
-        return {job_ref(action, j): j for j in job_ids(action)}
+        return {ref: j for j, ref in job_refs_in_order(action)}
     return {str(j): j for j in job_ids(action)}
 
 
@@ -281,7 +281,7 @@ def run_commands(run: list[Action]) -> list[list[str]]:
 def commands_for(action: Action) -> list[list[str]]:
     """The scontrol command lines that carry out ``action`` (pure; used by the applier and ``--dry-run``)."""
     if isinstance(action, SetSiteFactor):
-        refs = [job_ref(action, j) for j in action.job_ids] if action.addresses else list(map(str, action.job_ids))
+        refs = [ref for _, ref in job_refs_in_order(action)]
         return [["scontrol", "update", "jobid=" + ids, f"sitefactor={action.site_factor}"]
                 for ids in id_lists(array_grouped(refs))]
     if isinstance(action, MoveJob):
