@@ -123,7 +123,8 @@ def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: 
                          for bf, m in result.modes.items()},
            "stress_factor": result.stress_factor, "incumbent": result.incumbent,
            "rule": "rolling-origin: best mean objective over the validation blocks, max-wait bound per block; "
-                   "ties (1 % and 1 SE) to the one ahead at raised load (arrivals compressed to offered load "
+                   "ties (1 SE, and 1 % or the best ahead in at most half of the blocks: the consistency clause) "
+                   "to the one ahead at raised load (arrivals compressed to offered load "
                    f"{STRESS_LOAD:g}), else the incumbent, else the simpler"}
     doc["verdict"] = {mode: v.as_dict() for mode, v in judge_evaluation(doc).items()}
     doc["halving"] = _halving_doc(result)
