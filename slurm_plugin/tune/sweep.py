@@ -18,6 +18,7 @@ for ``--explain``.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass, replace
@@ -29,6 +30,8 @@ from ..sim.run import Prepared, simulate
 from .candidates import Candidate
 from .score import Score, score
 from .split import Split, fold_masks, held_back_mask, rolling_origins, split_history, tune_part
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -198,9 +201,11 @@ def replay(twin: Twin, tasks: list[tuple[Candidate, bool, str]], jobs: int | Non
     out: list = [None] * len(tasks)
     for i, (r, _) in zip(order, done):
         out[i] = r
+    cpu = sum(c for _, c in done)
+    log.info("%s: %d replay(s), %.1f CPU s", phase or desc, len(tasks), cpu)  # a stopped run still tells
     if ledger is not None:
         key = phase or desc
-        ledger[key] = ledger.get(key, 0.0) + sum(cpu for _, cpu in done)
+        ledger[key] = ledger.get(key, 0.0) + cpu
     return out
 
 
