@@ -44,7 +44,7 @@ class ModeResult:
     choice and the held-back scores."""
 
     backfill: bool
-    candidates: list[Candidate]
+    candidates: list[Candidate]  # every one judged, plus the fixed ones the halving dropped (no tune_scores)
     tune_scores: dict[str, dict[str, Score]]  # label -> part ("train", "val", "fit{k}", "val{k}", "all") -> score
     fitted: str  # the weighted member fitted on the whole tuning part (deployed; its +floor twin too)
     fitted_at: list[str]  # the member fitted at each rolling origin (judged on the block after it)
@@ -154,7 +154,9 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
                                         [got[(m.label, bf, "tune")][f"val{k}"] for k, m in enumerate(at)])
         ch = choose(list(entries.values()), bound, z, incumbent=incumbent)
         tests = {lab: r["test"] for (lab, b, scope), r in got.items() if scope == "whole" and b == bf}
-        modes[bf] = ModeResult(bf, pool, scores, final.label, [m.label for m in members[:-1]], entries, ch, tests)
+        dropped = [c for c in fixed if c not in kept[bf]]  # by the halving: held-back rows still (evaluate_all)
+        modes[bf] = ModeResult(bf, pool + dropped, scores, final.label, [m.label for m in members[:-1]], entries, ch,
+                               tests)
     factor = _break_ties(twin, modes, bound, z, incumbent, stress_load, jobs, p.workload.name, cpu)
     # last round: the held-back replays still missing (the winner and the runner-up)
     more = []

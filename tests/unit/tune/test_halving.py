@@ -80,6 +80,10 @@ def test_halving_that_keeps_everyone_chooses_as_the_full_sweep_and_one_that_cuts
     assert len(h.kept[True]) == r2 - at.count(1) and not {d.label for d in h.dropped} & {c.label for c in h.kept[True]}
     assert all(d.reason for d in h.dropped)
     assert cut.modes[True].choice.winner in {c.label for c in cut.modes[True].candidates}
+    # the evaluation protocol judges the choice against every fixed ranking held back, dropped or not
+    ev = tune_history(prepared, (True,), jobs=1, names=names, race=True, evaluate_all=True)
+    fixed_rows = {r["policy"] for r in report.evaluation(ev)["ranking"] if r["family"] == "fixed"}
+    assert fixed_rows == {"fcfs", "fcfs+floor", "sjf", "sjf+floor"} and ev.halving.dropped
     text = report.explain(cut)
     assert "successive halving (rung 1: the first" in text
     d = h.dropped[-1]
