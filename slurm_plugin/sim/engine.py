@@ -76,6 +76,7 @@ class Engine:
         self._req: list = [None] * n
         self._shape_of = [-1] * n  # _shape_id of each job's request (-1: not resolved yet)
         self._procs, self._limit = self.procs.tolist(), jobs.limit.tolist()  # read one job at a time
+        self._home = [-1] * n  # the group each queued job was counted against (backlog), -1: none
         self._shape_ix: dict = {}
         self._shape_req: list = []
         self._shape_groups: list[list[int]] = []  # per shape: its option groups
@@ -114,6 +115,7 @@ class Engine:
             self._rank_of[order] = np.arange(n)
             self._by_rank = order
             self._by_rank_jobs = order.tolist()
+            self._rank_list = self._rank_of.tolist()
         # every job, for rankings that compute per-job figures once per run (QueueView.rows/table)
         self._table = QueueView(jobs.submit, jobs.limit, self.procs, jobs.qos_priority, 0.0, self.able, jobs.nodes)
         self.timeline: dict[str, list[float]] = {"t": [], "queue": [], "busy_cores": [], "watts": []}
@@ -134,6 +136,7 @@ class Engine:
     def _run(self, progress: Callable[[int], None] | None) -> Outcome:
         t0 = time.perf_counter()
         jobs, n = self.jobs, len(self.jobs)
+        self._run_eff = self.run_eff.tolist()  # read one job at a time (a replay may set run_eff after __init__)
         submit = jobs.submit.tolist()  # Python floats: the loop reads them one at a time
         nxt, events, last_report = 0, 0, 0
         if self.scaling.interval_s and n:
@@ -271,10 +274,11 @@ class Engine:
     def _enqueue(self, j: int) -> None:
         self.pending += 1
         if not self._all_on and self._req_of(j).options:
-            self.arrived[self._req_of(j).options[0][0]] += 1
-            self.backlog[self._req_of(j).options[0][0]] += 1
+            home = self._home[j] = self._req_of(j).options[0][0]
+            self.arrived[home] += 1
+            self.backlog[home] += 1
         if self.ranking.static:
-            bisect.insort(self._queue, int(self._rank_of[j]))
+            bisect.insort(self._queue, self._rank_list[j])
         else:
             self._queued[j] = True
             self._hi = max(self._hi, j + 1)
@@ -307,12 +311,12 @@ class Engine:
         self.pending -= len(started)
         if not self._all_on:
             for j in started:
-                home = self.cluster.req(self.jobs, j).options  # as counted at enqueue (packing may narrow _req)
-                if home:
-                    self.backlog[home[0][0]] -= 1
+                home = self._home[j]  # as counted at enqueue (packing may narrow _req since)
+                if home >= 0:
+                    self.backlog[home] -= 1
         if self.ranking.static:
             for j in started:
-                k = bisect.bisect_left(self._queue, int(self._rank_of[j]))
+                k = bisect.bisect_left(self._queue, self._rank_list[j])
                 del self._queue[k]
         else:
             self._queued[started] = False
@@ -583,12 +587,12 @@ class Engine:
             off = nodes[c.state[nodes] == OFF]
             if len(off):
                 self._boot(off, t)
-        slots = c.allocate(r, nodes, begin + self.jobs.limit[j])
+        slots = c.allocate(r, nodes, begin + self._limit[j])
         if self._all_on:
             self.meter.load_change(nodes, r.cores, r.options[0][0] if len(r.options) == 1 else None)
         else:
             self.meter.refresh(nodes)
-        run = float(self.run_eff[j])
+        run = self._run_eff[j]
         if self.speed is not None:
             nominal = float(self.jobs.run[j]) / float(self.speed[self.jobs.wclass[j], c.group[nodes]].min())
             run = min(nominal, float(self.jobs.limit[j]))

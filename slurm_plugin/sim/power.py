@@ -39,6 +39,9 @@ class PowerMeter:
         self.cluster = cluster
         self.dyn_w = (self.busy_w - self.idle_w) / cluster.cap_c  # extra watts per busy core
         self.group_dyn_w = [(g.busy_w - g.idle_w) / g.cores for g in machine.groups]
+        # the same figures as lists, for the one-node refresh (most starts and ends)
+        self._idle, self._busy, self._off = self.idle_w.tolist(), self.busy_w.tolist(), self.off_w.tolist()
+        self._cap = cluster.cap_c.tolist()
         self.node_w = self.idle_w.copy()
         self.watts = float(self.node_w.sum())
         self.cost_rate = float(self.cost_h.sum()) / 3600.0
@@ -60,9 +63,10 @@ class PowerMeter:
             i = int(nodes[0])
             st = c.state[i]
             if st == ON:
-                w = self.idle_w[i] + (self.busy_w[i] - self.idle_w[i]) * (1.0 - c.free_c[i] / c.cap_c[i])
+                idle = self._idle[i]
+                w = idle + (self._busy[i] - idle) * (1.0 - int(c.free_c[i]) / self._cap[i])
             else:
-                w = self.off_w[i] if st == OFF else self.idle_w[i]
+                w = self._off[i] if st == OFF else self._idle[i]
             self.watts += float(w - self.node_w[i])
             self.node_w[i] = w
             return
