@@ -53,7 +53,7 @@ EXCLUDED_PATHS = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/info/*", "
 # in the mounted data directory
 CLEANUP = 'rm -rf "$1/etc/slurm/slurm.conf" "$1/etc/slurm/slurmdbd.conf" "$1"/var/lib/mysql/*'
 # Changed by hand when the recipe changes in a way the argv does not show (e.g. how the tarball is finished)
-RECIPE_VERSION = "2"
+RECIPE_VERSION = "3"
 LABEL = "io.hetsched.recipe"
 # mmdebstrap runs the system's tools: its helpers (mmtarfilter, once per package) start `python3` from PATH, and a
 # version manager's shim there (pyenv) costs a shell script per call

@@ -13,6 +13,7 @@ set DOWN, as with the other backends.
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -45,7 +46,9 @@ def handle(root: Path, request: Path, site_path: str) -> int:
             "--site", site_path, "--log-file", str(root / "log" / "power.log"),
             "--slurm-conf", str(root / "etc" / "slurm.conf"), hosts]
     env = {"PYTHONPATH": child_pythonpath(), "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-           "CONTAINERS_CONF": str(root / "containers.conf")}
+           "CONTAINERS_CONF": str(root / "containers.conf"),
+           # the Podman storage `up` ran with (the relay inherits it): the cluster's containers are only found there
+           **{k: os.environ[k] for k in ("CONTAINERS_STORAGE_CONF",) if k in os.environ}}
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
     request.unlink(missing_ok=True)
     print(f"{time.strftime('%H:%M:%S')} {action} {hosts}: exit {proc.returncode} {proc.stdout.strip()} "

@@ -28,6 +28,8 @@ GLIBC_MINOR = {"bookworm": 36, "trixie": 41}
 # On PyPI only as a source distribution: built into the wheelhouse (pure Python, any version) before the install
 SOURCE_ONLY = ("python-hostlist",)
 DONE = ".hetsched-complete"
+# How the install is made, beyond the requirements (a change makes a new install, not a reuse of the old one)
+FORM = "no-compile"
 
 
 class SuiteDepsError(RuntimeError):
@@ -45,16 +47,18 @@ def requirements() -> list[str]:
 
 
 def target_dir(cache: Path, release: str) -> Path:
-    """Where the install for ``release`` lives: named by the release and the requirements' digest."""
-    digest = hashlib.sha256("\n".join(requirements()).encode()).hexdigest()[:12]
+    """Where the install for ``release`` lives: named by the release and the digest of the requirements and of
+    the install's form (:data:`FORM`)."""
+    digest = hashlib.sha256("\n".join([FORM, *requirements()]).encode()).hexdigest()[:12]
     return cache / "suite-deps" / f"{release}-{digest}"
 
 
 def install_argv(release: str, target: Path, wheels: Path, arch: str | None = None) -> list[str]:
     """The host's ``pip install`` of the requirements into ``target`` for ``release``'s Python (pure).
 
-    Byte-compiled only when the host's Python is the image's version (a .pyc of another version is dead
-    weight; that image compiles on first import instead)."""
+    Not byte-compiled: compiling all of it cost about 24 CPU s and 60 MB of image (a third of the install) for
+    the few modules the suite imports, which its Python compiles on first import (and a host of another Python
+    version could not compile for the image anyway)."""
     if release not in PYTHON:
         raise ValueError(f"unknown release {release!r} (known: {', '.join(PYTHON)})")
     major, minor = PYTHON[release]
@@ -65,9 +69,7 @@ def install_argv(release: str, target: Path, wheels: Path, arch: str | None = No
             "--python-version", f"{major}.{minor}", "--find-links", str(wheels)]
     for plat in platforms:
         argv += ["--platform", plat]
-    if sys.version_info[:2] != (major, minor):
-        argv.append("--no-compile")
-    return argv + requirements()
+    return argv + ["--no-compile", *requirements()]
 
 
 def ensure(release: str, cache: Path, log: Path) -> Path:

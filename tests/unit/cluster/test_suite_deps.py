@@ -30,7 +30,7 @@ def test_install_argv_targets_the_release_python_with_wheels_only(tmp_path):
     platforms = [argv[i + 1] for i, a in enumerate(argv) if a == "--platform"]
     assert "manylinux_2_41_x86_64" in platforms and "manylinux2014_x86_64" in platforms
     assert "manylinux_2_42_x86_64" not in platforms  # newer than trixie's glibc
-    assert ("--no-compile" in argv) == (sys.version_info[:2] != (3, 13))
+    assert "--no-compile" in argv  # the image's Python compiles what it imports
     assert argv[-len(suite_deps.requirements()):] == suite_deps.requirements()
     bookworm = suite_deps.install_argv("bookworm", tmp_path, tmp_path, arch="aarch64")
     assert "manylinux_2_36_aarch64" in bookworm and "manylinux_2_37_aarch64" not in bookworm
