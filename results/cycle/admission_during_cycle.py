@@ -12,7 +12,7 @@ daemon runs from the PYTHONPATH this script gets (so an older checkout can be me
 stopped by its pid at the end.
 
 Usage: python3 results/cycle/admission_during_cycle.py --root DIR [--rate 100] [--seconds 60]
-       [--metrics-port 18150] [--cycle-code DIR] [--output F]
+       [--metrics-port 18150] [--no-cycle] [--cycle-code DIR] [--output F]
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--metrics-port", type=int, default=18150)
     ap.add_argument("--output", type=Path, default=None)
+    ap.add_argument("--no-cycle", action="store_true", help="measure alone (and the floor) only")
     ap.add_argument("--cycle-code", default=None, help="the checkout the cycles run from (default: this one)")
     args = ap.parse_args()
     policy = args.root / "bench-policy.json"
@@ -100,6 +101,8 @@ def main() -> int:
         print("alone", doc["alone"]["roundtrip_us"], flush=True)
         doc["floor"] = {"roundtrip_us": roundtrip_floor(args.rate, args.seconds), "load": load()}
         print("floor", doc["floor"]["roundtrip_us"], flush=True)
+        if args.no_cycle:
+            return 0
         stop, runs = threading.Event(), []
         worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs, args.cycle_code))
         worker.start()
@@ -112,12 +115,12 @@ def main() -> int:
         print("with cycle", doc["with_cycle"]["roundtrip_us"], runs, flush=True)
     finally:
         daemon.stop()
-    doc["load_end"] = load()
-    text = json.dumps(doc, indent=1)
-    if args.output:
-        args.output.write_text(text + "\n")
-    else:
-        print(text)
+        doc["load_end"] = load()
+        text = json.dumps(doc, indent=1)
+        if args.output:
+            args.output.write_text(text + "\n")
+        else:
+            print(text)
     return 0
 
 
