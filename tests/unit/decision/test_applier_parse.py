@@ -48,6 +48,7 @@ ARRAY_REFS = {"105007_3": 13, "105007_4": 14, "105007_6": 16, "99": 99}
 
 @pytest.mark.parametrize("stderr,expected", [
     (ARRAY_LINES, {14: "Job has already finished"}),
+    ("105007_4: Job has already finished\n", {14: "Job has already finished"}),  # 24.11.5: no "No error" line
     ("105007_3-4,6: Invalid job id specified\n", dict.fromkeys((13, 14, 16), "Invalid job id specified")),
     ("Invalid job id specified for job 105007_3,4\n", dict.fromkeys((13, 14), "Invalid job id specified")),
     ("105007_3,5: Job has already finished\n", None),  # task 5 was not asked: not a per-id failure
