@@ -75,6 +75,8 @@ class Engine:
         self.able = able_cores(jobs, machine) if getattr(ranking, "needs_able", False) else None
         self._req: list = [None] * n
         self._shape_of = [-1] * n  # _shape_id of each job's request (-1: not resolved yet)
+        self._shape_arr = np.full(n, -1, dtype=np.int64)  # the same as an array (long backfill windows)
+        self._shape_member = np.zeros((0, len(machine.groups)), dtype=np.int64)
         self._procs, self._limit = self.procs.tolist(), jobs.limit.tolist()  # read one job at a time
         self._home = [-1] * n  # the group each queued job was counted against (backlog), -1: none
         self._shape_ix: dict = {}
@@ -231,7 +233,7 @@ class Engine:
         changed = self.packing.decide(PackView(t, pending, self.cluster, self._epoch, self._req_of))
         for j, req in changed.items():
             self._req[j] = req
-            self._shape_of[j] = self._shape_id(req)
+            self._shape_of[j] = self._shape_arr[j] = self._shape_id(req)
         if changed:
             self._epoch += 1  # cached plans and failed shapes refer to the old requests
 
@@ -398,10 +400,9 @@ class Engine:
         c = self.cluster
         if not rest or c.total_free_cores <= 0:
             return
-        if len(rest) > 64:  # a long queue: drop at once the jobs asking more cores than are free (free only shrinks)
-            idx = np.fromiter(rest, np.int64, len(rest))
-            rest = idx[self.procs[idx] <= c.total_free_cores].tolist()
         fits_not_outside = self._failed_shapes(resv)  # carried over from earlier passes with this reservation
+        if len(rest) > 64:
+            rest = self._may_start(rest, resv, t, fits_not_outside)
         fits_nowhere: set[int] = set()
         may_fit: set[int] = set()  # shapes not known to fit nowhere (the cluster's ``grown`` holds in a pass)
         outside: dict[tuple, int] = {}  # idle nodes outside the reservation, per option set (whole-node jobs)
@@ -462,6 +463,32 @@ class Engine:
             self._start(j, r, cand, t)
             started.append(j)
             outside.clear()
+
+    def _may_start(self, rest: list[int], resv: Reservation, t: float, fits_not_outside: set) -> list[int]:
+        """The jobs of a long window that :meth:`_backfill`'s loop would not skip at once, found on arrays: not
+        more cores than are free (free only shrinks in a pass), a shape not known to fit nowhere, and a shape
+        not known to fit nowhere outside ``resv`` unless the job ends before it. The loop checks each again."""
+        idx = np.fromiter(rest, np.int64, len(rest))
+        keep = self.procs[idx] <= self.cluster.total_free_cores
+        shape = self._shape_arr[idx]
+        dead = np.zeros(len(self._shape_req) + 1, dtype=bool)  # last slot: shape -1 (not resolved yet)
+        dead[:-1] = self._unfit_shapes()
+        keep &= ~dead[shape]
+        if fits_not_outside:
+            dead[:] = False
+            dead[list(fits_not_outside)] = True
+            keep &= ((t + self.jobs.limit[idx]) <= resv.time) | ~dead[shape]
+        return idx[keep].tolist()
+
+    def _unfit_shapes(self) -> np.ndarray:
+        """Per shape: whether it is known to fit nowhere now (see :meth:`_fit_now`)."""
+        n = len(self._shape_req)
+        if len(self._shape_member) != n:
+            m = np.zeros((n, len(self.machine.groups)), dtype=np.int64)
+            for i, groups in enumerate(self._shape_groups):
+                m[i, groups] = 1
+            self._shape_member = m
+        return self._unfit_at[:n] == self._shape_member @ self.cluster.grown
 
     def _backfill_multi(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
         """Like Slurm's backfill: each job of ``rest`` that cannot start without delaying an earlier
@@ -526,7 +553,7 @@ class Engine:
         r = self._req[j]
         if r is None:
             r = self._req[j] = self.cluster.req(self.jobs, j)
-            self._shape_of[j] = self._shape_id(r)
+            self._shape_of[j] = self._shape_arr[j] = self._shape_id(r)
         return r
 
     def _shape_id(self, r) -> int:
