@@ -237,10 +237,10 @@ def submit(workflow: str, site_name: str | None, min_unit_s: float | None, outpu
         _print_plan(p, as_json)
         return
     client = _client()
-    extra = (f"--output={(output_dir or Path.cwd()).resolve()}/%x-%A_%a.out",)
     try:
         record = sub.submit_plan(p, client, sub.state_dir(state_dir), str(Path(site_ref).resolve())
-                                 if Path(site_ref).exists() else site_ref, mu, extra)
+                                 if Path(site_ref).exists() else site_ref, mu,
+                                 output_dir=(output_dir or Path.cwd()).resolve())
         results = _apply(sub.priority_actions(record, client.site_factors(*record.job_ids)))
     except SlurmError as err:
         fail(f"submission failed, nothing left submitted: {err}")

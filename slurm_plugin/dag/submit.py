@@ -112,9 +112,17 @@ def records(where: Path) -> list[DagRecord]:
     return sorted(out, key=lambda r: r.submitted_at)
 
 
+def output_arg(job_args: tuple[str, ...], directory: Path) -> str:
+    """sbatch's ``--output`` for one unit's job in ``directory``: ``NAME-ARRAYID_TASK.out`` for an array,
+    ``NAME-JOBID.out`` otherwise (``%a`` of a job that is no array is Slurm's NO_VAL, 4294967294)."""
+    array = any(a.startswith("--array=") for a in job_args)
+    return f"--output={directory}/%x-{'%A_%a' if array else '%j'}.out"
+
+
 def submit_plan(plan: WorkflowPlan, client, where: Path, site_ref: str, min_unit_s: float,
-                extra_args: tuple[str, ...] = ()) -> DagRecord:
-    """Submit every unit in topological order (see the module docstring); returns the saved record."""
+                extra_args: tuple[str, ...] = (), output_dir: Path | None = None) -> DagRecord:
+    """Submit every unit in topological order (see the module docstring); returns the saved record. With
+    ``output_dir``, each job writes its output there (:func:`output_arg`)."""
     from ..slurm import SlurmError
 
     ids: dict[str, int] = {}
@@ -125,7 +133,8 @@ def submit_plan(plan: WorkflowPlan, client, where: Path, site_ref: str, min_unit
                 raise ValueError(f"unit {job.unit.name}: {job.match.reason}")
             dep = (f"--dependency=afterok:{':'.join(str(ids[p]) for p in job.after)}",
                    "--kill-on-invalid-dep=yes") if job.after else ()
-            ids[job.unit.name] = client.sbatch(*job.args, *dep, *extra_args, script=job.script)
+            out = (output_arg(job.args, output_dir),) if output_dir is not None else ()
+            ids[job.unit.name] = client.sbatch(*job.args, *dep, *out, *extra_args, script=job.script)
             units.append(UnitRecord(job.unit.name, ids[job.unit.name], _arg(job.args, "--partition="),
                                     _arg(job.args, "--constraint="),
                                     job.after, job.level,

@@ -120,6 +120,9 @@ def test_render_pipeline_runs_as_dependent_arrays_and_frames_move_off_full_x86(c
         assert "encode (job" in why.output and "critical path" in why.output
         done = slurm.wait_job(units["merge"]["job_id"], timeout=240)
         assert done["JobState"] == "COMPLETED", done
+        outs = {p.name for p in tmp_path.glob("*.out")}  # a unit that is no array is named by its job id
+        assert f"render.split-{units['split']['job_id']}.out" in outs and not [n for n in outs if "4294967294" in n]
+        assert f"render.frames-{frames['job_id']}_0.out" in outs, outs
         stamp = {p.name: (float(p.read_text().split()[0]), p.read_text().split()[1]) for p in out.iterdir()}
         assert len([k for k in stamp if k.startswith("frame.")]) == 4
         assert {n for k, (_, n) in stamp.items() if k.startswith("frame.")} <= {"armn1", "armn2", "armn3"}

@@ -80,3 +80,10 @@ def test_dag_is_a_cycle_step():
     from slurm_plugin.policy.spec import STEP_NAMES
 
     assert "dag" in STEP_NAMES and type(make_step("dag")).__name__ == "GraphStep"
+
+
+def test_a_unit_that_is_no_array_writes_its_output_under_its_job_id(tmp_path):
+    from slurm_plugin.dag.submit import output_arg
+
+    assert output_arg(("--job-name=w.a", "--array=0-3"), tmp_path) == f"--output={tmp_path}/%x-%A_%a.out"
+    assert output_arg(("--job-name=w.b", "--nodes=1"), tmp_path) == f"--output={tmp_path}/%x-%j.out"
