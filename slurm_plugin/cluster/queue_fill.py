@@ -14,8 +14,9 @@ Two kinds of queue, neither of which makes Slurm start a job or power a node up:
   for them: such a queue measures the reads, not the steps.
 - ``hold=False``: jobs the cycle really works on. The partitions the shapes name are set DOWN first (slurmctld
   queues jobs for a DOWN partition but allocates them nothing: reason PartitionDown), so the jobs are pending,
-  not held, with a priority: the cycle ranks them (a SiteFactor each), packs them and plans power for them, as
-  for jobs waiting on Resources on a fully busy site.
+  not held, with a priority: the cycle ranks them (a SiteFactor each) and packs them, as for jobs waiting on
+  Resources on a fully busy site. The power planner leaves them out (no node powered up starts a job of a DOWN
+  partition: ``scale.planner.NOT_FOR_NODES``), so the power step has nothing to do.
 """
 
 from __future__ import annotations

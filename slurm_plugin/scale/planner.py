@@ -143,8 +143,18 @@ def job_groups(job: JobState, site: Site, snapshot: Snapshot) -> list[NodeGroup]
     return [g for g in site.node_groups if hosts & set(g.hostnames) and _job_fits_group(job, g)]
 
 
+# Why a pending job may wait that no node powered up changes: a time or another job, a partition that runs no
+# work or refuses the job, or a limit of its account or QOS (Slurm's reason codes, 22.05 and 24.11).
+NOT_FOR_NODES = frozenset({"BeginTime", "Dependency", "DependencyNeverSatisfied", "PartitionDown",
+                           "PartitionInactive", "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig",
+                           "InvalidAccount", "InvalidQOS"})
+LIMIT_PREFIXES = ("AssocGrp", "AssocMax", "QOSGrp", "QOSMax", "QOSMin")
+
+
 def _queued(job: JobState) -> bool:
-    return job.pending and not job.held and job.reason not in ("BeginTime", "Dependency")
+    """A pending job that more powered nodes could start: the planner's backlog."""
+    return (job.pending and not job.held and job.reason not in NOT_FOR_NODES
+            and not job.reason.startswith(LIMIT_PREFIXES))
 
 
 def _cheapest(groups: list[NodeGroup]) -> NodeGroup:

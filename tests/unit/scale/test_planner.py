@@ -72,6 +72,17 @@ def test_backlog_only_arm_can_serve_powers_arm_nodes_up():
     assert reason.startswith("cpu-arm: 2 pending job(s) need 2 node(s), 0 idle and 0 booting")
 
 
+@pytest.mark.parametrize("reason", ["PartitionDown", "PartitionInactive", "QOSGrpCpuLimit", "AssocGrpNodeLimit",
+                                    "BeginTime", "Dependency"])
+def test_jobs_no_powered_node_can_start_power_nothing_up(reason):
+    """A partition that is DOWN (or a limit, or a time) holds the job whatever runs: booting nodes for it only
+    burns power (seen on the large live site: 1,088 power-up retries for jobs of DOWN partitions)."""
+    off = {h: node(h, flags=("powered_down",)) for h in ("armn1", "armn2", "armn3")}
+    jobs = [replace(pending(i, features="aarch64", cpus=64), reason=reason) for i in (1, 2)]
+    acts, _, _ = run(snapshot(off, jobs))
+    assert not [a for a in acts if a[0] == "POWER_UP"], acts
+
+
 def test_small_jobs_share_a_node_instead_of_waking_many():
     off = {h: node(h, flags=("powered_down",)) for h in ("armn1", "armn2", "armn3")}
     jobs = [pending(i, features="aarch64", cpus=2) for i in range(1, 6)]
