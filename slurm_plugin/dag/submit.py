@@ -120,7 +120,7 @@ def output_arg(job_args: tuple[str, ...], directory: Path) -> str:
 
 
 def submit_plan(plan: WorkflowPlan, client, where: Path, site_ref: str, min_unit_s: float,
-                extra_args: tuple[str, ...] = (), output_dir: Path | None = None) -> DagRecord:
+                output_dir: Path | None = None) -> DagRecord:
     """Submit every unit in topological order (see the module docstring); returns the saved record. With
     ``output_dir``, each job writes its output there (:func:`output_arg`)."""
     from ..slurm import SlurmError
@@ -134,7 +134,7 @@ def submit_plan(plan: WorkflowPlan, client, where: Path, site_ref: str, min_unit
             dep = (f"--dependency=afterok:{':'.join(str(ids[p]) for p in job.after)}",
                    "--kill-on-invalid-dep=yes") if job.after else ()
             out = (output_arg(job.args, output_dir),) if output_dir is not None else ()
-            ids[job.unit.name] = client.sbatch(*job.args, *dep, *out, *extra_args, script=job.script)
+            ids[job.unit.name] = client.sbatch(*job.args, *dep, *out, script=job.script)
             units.append(UnitRecord(job.unit.name, ids[job.unit.name], _arg(job.args, "--partition="),
                                     _arg(job.args, "--constraint="),
                                     job.after, job.level,

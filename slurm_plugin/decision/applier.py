@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import hostlist
 
 from ..slurm import SlurmClient, SlurmError
+from ..snapshot.arrays import task_ids
 from .actions import (TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, RequeueJobs, SetPartitionNodes,
                       SetSiteFactor, SwitchPolicy, job_ref, job_refs_in_order)
 from .journal import Journal
@@ -128,7 +129,7 @@ def _named(ref: str, refs: dict[str, int]) -> list[int] | None:
     if not m:
         return None
     try:
-        tasks = [f"{m[1]}_{t}" for t in _task_ids(m[2])]
+        tasks = [f"{m[1]}_{t}" for t in task_ids(m[2])]
     except ValueError:
         return None
     return [refs[t] for t in tasks] if tasks and all(t in refs for t in tasks) else None
@@ -137,16 +138,6 @@ def _named(ref: str, refs: dict[str, int]) -> list[int] | None:
 _TASKS = re.compile(r"^(\d+)_([\d,:-]+)$")
 _ONE_TASK = re.compile(r"^(\d+)_(\d+)$")
 MAX_TASKS_PER_REF = 5000  # one array's tasks per reference: ~35 KB at most, well within MAX_ID_LIST_CHARS
-
-
-def _task_ids(spec: str) -> list[int]:
-    """Task ids of Slurm's task list ``1-3,5,10-20:5`` (ValueError if it is not one)."""
-    out: list[int] = []
-    for part in spec.split(","):
-        span, _, step = part.partition(":")
-        first, _, last = span.partition("-")
-        out.extend(range(int(first), int(last or first) + 1, int(step or 1)))
-    return out
 
 
 def task_ranges(tasks: list[int]) -> str:

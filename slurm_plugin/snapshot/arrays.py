@@ -3,7 +3,7 @@ task ids."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 
 def task_range(expr: str) -> str:
@@ -11,10 +11,8 @@ def task_range(expr: str) -> str:
     return expr.partition("%")[0].strip()
 
 
-def task_count(expr: str) -> int:
-    """How many task ids ``expr`` names (``4-100`` 97, ``1,3,5-7`` 5, ``0-9:2`` 5, ``0-99%5`` 100); raises
-    ValueError naming the expression when it is not one."""
-    total = 0
+def _spans(expr: str) -> Iterator[tuple[int, int, int]]:
+    """(first, last, step) of each part of ``expr``; raises ValueError naming the expression when it is not one."""
     for part in filter(None, task_range(expr).split(",")):
         span, _, step = part.partition(":")
         first, _, last = span.partition("-")
@@ -24,8 +22,19 @@ def task_count(expr: str) -> int:
             raise ValueError(f"not a job array task expression: {expr!r}") from None
         if hi < lo or by < 1:
             raise ValueError(f"not a job array task expression: {expr!r}")
-        total += (hi - lo) // by + 1
-    return total
+        yield lo, hi, by
+
+
+def task_count(expr: str) -> int:
+    """How many task ids ``expr`` names (``4-100`` 97, ``1,3,5-7`` 5, ``0-9:2`` 5, ``0-99%5`` 100); raises
+    ValueError naming the expression when it is not one."""
+    return sum((hi - lo) // by + 1 for lo, hi, by in _spans(expr))
+
+
+def task_ids(expr: str) -> list[int]:
+    """The task ids ``expr`` names, in its order (``1-3,5,10-20:5`` -> 1, 2, 3, 5, 10, 15, 20); raises
+    ValueError naming the expression when it is not one."""
+    return [t for lo, hi, by in _spans(expr) for t in range(lo, hi + 1, by)]
 
 
 def task_expr(ids: Iterable[int]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from slurm_plugin.snapshot.arrays import task_count, task_expr
+from slurm_plugin.snapshot.arrays import task_count, task_expr, task_ids
 from slurm_plugin.snapshot.parse import parse_jobs
 from slurm_plugin.snapshot.queue_text import (FIELDS, QueueTextError, SteppedArrayError, parse_squeue_text,
                                                squeue_argv)
@@ -91,7 +91,7 @@ def test_the_command_asks_every_field_with_the_separators():
 @pytest.mark.parametrize("ids, expr", [([3, 4, 5, 9], "3-5,9"), ([0, 9, 12, 15, 18], "0,9-18:3"), ([3, 4], "3-4"),
                                        ([1, 3], "1,3"), ([7], "7")])
 def test_task_ids_collapse_as_slurm_writes_them(ids, expr):
-    assert task_expr(ids) == expr and task_count(expr) == len(ids)
+    assert task_expr(ids) == expr and task_count(expr) == len(ids) and task_ids(expr) == ids
 
 
 def test_task_count_reads_steps_and_throttles_and_refuses_a_cut_expression():
