@@ -278,18 +278,20 @@ end
 
 -- One request line out, one reply line back, within timeout_ms in total. Returns line or nil, err.
 -- A kept connection that the daemon closed meanwhile (restart) is replaced once within the same deadline.
--- A timeout says how long the shim waited (slurmctld's log then shows what fail-open cost that job).
+-- Why an exchange started at ``started`` failed; a timeout says how long the shim waited (slurmctld's log then
+-- shows what fail-open cost that job).
+local function failed(what, err, started)
+  local why = what .. ": " .. tostring(err)
+  if err == "timeout" then why = why .. string.format(" after %.1f ms", (socket.gettime() - started) * 1000) end
+  return why
+end
+
 local function exchange(cfg, line)
   if not (socket_ok and unix_ok) then return nil, "luasocket with socket.unix is not installed" end
   local started = socket.gettime()
   local deadline = started + cfg.timeout_ms / 1000
   local function remaining()
     return math.max(deadline - socket.gettime(), 0)
-  end
-  local function failed(what, err)
-    local why = what .. ": " .. tostring(err)
-    if err == "timeout" then why = why .. string.format(" after %.1f ms", (socket.gettime() - started) * 1000) end
-    return why
   end
   if conn and conn_path ~= cfg.socket then drop() end
   for _ = 1, 2 do
@@ -300,7 +302,7 @@ local function exchange(cfg, line)
       local c = unix()
       c:settimeout(remaining(), "t")
       local ok, err = c:connect(cfg.socket)
-      if not ok then c:close(); return nil, failed("connect", err) end
+      if not ok then c:close(); return nil, failed("connect", err, started) end
       conn, conn_path = c, cfg.socket
     end
     conn:settimeout(remaining(), "t")
@@ -313,7 +315,7 @@ local function exchange(cfg, line)
       rerr = rerr or "reply too long"
     end
     drop()
-    local why = sent and failed("receive", rerr) or failed("send", serr)
+    local why = sent and failed("receive", rerr, started) or failed("send", serr, started)
     if fresh or remaining() <= 0 or (sent and rerr ~= "closed") then return nil, why end
   end
   return nil, "daemon closed the connection twice"
