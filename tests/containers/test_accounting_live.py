@@ -10,6 +10,7 @@ from slurm_plugin.conf.accounting import apply_site
 from slurm_plugin.site import load_site
 from slurm_plugin.slurm import SlurmError
 from tests.containers.conftest import until
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.containers
 # rvn1 is the riscv partition's only node: a whole-node job there blocks everything behind it.
@@ -128,8 +129,17 @@ def test_slurm_bills_what_the_cost_model_says_and_the_report_reads_it(cluster, p
     expected = billing(partition_weights(site, partition), cpus, mem_gb, gres)
     assert billed is not None and expected > 0 and abs(billed - expected) <= 1.0, (running["TRES"], expected)
     root.wait_job(job, 90)
-    out = until(lambda: (lambda text: text if f"\n{job}|" in text else None)(root.run(
-        "sacct", "-a", "-X", "-P", "-j", str(job), "-o", ",".join(SACCT_FIELDS)).stdout), 30, 1.0)
+    part_at, last = SACCT_FIELDS.index("Partition"), {}
+
+    def recorded():
+        """sacct's text once the job's row carries its partition: slurmdbd fills a record's fields as
+        slurmctld's messages arrive (as the QOS name above); one CI run read a `--mem` job's row on 22.05
+        before its partition was there."""
+        last["text"] = root.run("sacct", "-a", "-X", "-P", "-j", str(job), "-o", ",".join(SACCT_FIELDS)).stdout
+        rows = [r.split("|") for r in last["text"].splitlines() if r.startswith(f"{job}|")]
+        return last["text"] if rows and rows[0][part_at] else None
+
+    out = wait_for(lambda: f"sacct to show job {job}'s partition; last read:\n{last.get('text')}", recorded, 30, 1.0)
     (use,) = read_usage(out.splitlines(), site, "sacct")
     assert use.billing == billed and use.nodes and use.elapsed_s >= 1
     (row,) = cost_report(site, [use], by=("partition",))
