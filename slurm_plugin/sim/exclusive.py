@@ -87,6 +87,18 @@ def run(e, progress: Callable[[int], None] | None = None):
     # the smallest), so a pass whose outcome no order can change is not scored: see ``_exact_sums``
     ask = [0] * (total_nodes + 2) if pure and not static else None
     ask_sum, ask_min = 0, total_nodes + 1
+    # a pure ranking whose order is fixed while a queue-wide condition holds (the DQN's backlog gate, see
+    # DqnRanking.light_order): its queued jobs are also kept sorted by that order, with their area sum
+    light = e.ranking.light_order(e._table) if ask is not None and hasattr(e.ranking, "light_order") else None
+    if light is not None:
+        l_rank, l_job, l_area, l_procs = light.rank_of, light.job_of, light.area, light.procs
+        l_low, l_high, l_scores = light.low, light.high, light.scores
+        l_size = [knodes[j] for j in l_job]  # per rank: nodes and time limit (the kept order's backfill scans)
+        l_limit = [limit[j] for j in l_job]
+    queued, q_lo, q_hi = e._queued, e._lo, e._hi  # dynamic: which jobs wait (rows q_lo..q_hi), as e._order reads
+    lq: list = []  # light: queued jobs' ranks, sorted
+    l_rows: list = []  # light: queued jobs, ascending (they arrive in row order)
+    l_sum = l_psum = 0.0  # light: their area and procs sums (whole numbers: exact in any order)
     begin = [np.nan] * n  # start times; NaN: never started
     dw = [cpn * k * dyn_w for k in knodes]  # extra watts while a job runs (the meter's load_change, same floats)
     exact = ask is not None and _exact_sums(e, dw, cpn)
@@ -185,9 +197,19 @@ def run(e, progress: Callable[[int], None] | None = None):
             if static:
                 insort(queue, rank_of[nxt])
                 fresh.append(rank_of[nxt])
+            elif light is not None:
+                insort(lq, l_rank[nxt])
+                l_rows.append(nxt)
+                l_sum += l_area[nxt]
+                l_psum += l_procs[nxt]
+                k = knodes[nxt]
+                ask[k] += 1
+                ask_sum += k
+                if k < ask_min:
+                    ask_min = k
             else:
-                e._queued[nxt] = True
-                e._hi = nxt + 1
+                queued[nxt] = True
+                q_hi = nxt + 1
                 if ask is not None:
                     k = knodes[nxt]
                     ask[k] += 1
@@ -233,9 +255,45 @@ def run(e, progress: Callable[[int], None] | None = None):
                     ask_min += 1
             if ask is not None and ask_min > free:
                 keys = ()  # no queued job fits: the pass starts nothing in any order (see _exact_sums)
+            elif light is not None and (l_sum <= l_low or (l_sum <= l_high and light.holds(l_sum))):
+                # the kept order (lq): the pass walks it as the static one above walks its queue
+                keys = ()
+                while lq and free > 0:
+                    x = lq[0]
+                    k = l_size[x]
+                    if k <= free:
+                        del lq[0]
+                        got = [x]
+                        start(l_job[x], t)
+                        epoch += 1
+                        blocked = False
+                    elif backfill:
+                        reserve(l_job[x], k)
+                        got = backfill_jobs(lq[1:1 + bf_max], t, l_size, l_limit, l_job)
+                        for y in got:
+                            del lq[bisect_left(lq, y)]
+                        blocked = True
+                    else:
+                        break
+                    pending -= len(got)
+                    for y in got:
+                        j = l_job[y]
+                        ask[l_size[y]] -= 1
+                        ask_sum -= l_size[y]
+                        del l_rows[bisect_left(l_rows, j)]
+                        l_sum -= l_area[j]
+                        l_psum -= l_procs[j]
+                    if blocked:
+                        break
             elif ask is not None and exact and ask_sum <= free:
-                keys = (e._lo + np.flatnonzero(e._queued[e._lo:e._hi])).tolist()  # all fit: all start, any order
+                # all fit: all start, any order
+                keys = ([l_job[x] for x in lq] if light is not None
+                        else (q_lo + np.flatnonzero(queued[q_lo:q_hi])).tolist())
+            elif light is not None:  # scored: the whole queue in order (_order's truncated order is a prefix of it)
+                rows = np.array(l_rows, dtype=np.int64)
+                keys = rows[np.argsort(l_scores(rows, t, l_psum, l_sum), kind="stable")].tolist()
             else:
+                e._lo, e._hi = q_lo, q_hi
                 keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
                 if len(keys) < pending and all(knodes[j] <= free for j in keys[:64]):
                     keys, _ = e._order(t)  # the truncated order might not stop inside: rank the whole queue
@@ -255,13 +313,21 @@ def run(e, progress: Callable[[int], None] | None = None):
                 break
             if started:
                 pending -= len(started)
-                e._queued[started] = False
                 if ask is not None:
                     for j in started:
                         ask[knodes[j]] -= 1
                         ask_sum -= knodes[j]
-                while e._lo < e._hi and not e._queued[e._lo]:
-                    e._lo += 1
+                if light is not None:
+                    for j in started:
+                        del lq[bisect_left(lq, l_rank[j])]
+                        del l_rows[bisect_left(l_rows, j)]
+                        l_sum -= l_area[j]
+                        l_psum -= l_procs[j]
+                else:
+                    for j in started:
+                        queued[j] = False
+                    while q_lo < q_hi and not queued[q_lo]:
+                        q_lo += 1
         if fresh:
             fresh.clear()
         events += 1
@@ -289,6 +355,10 @@ def run(e, progress: Callable[[int], None] | None = None):
     joules, cost = _meter(tl_t, tl_w, e.meter.cost_rate)
     e.meter.joules, e.meter.cost, e.meter.watts, e.meter.t = joules, cost, watts, tl_t[-1] if tl_t else None
     e.pending = pending
+    if light is not None and l_rows:  # jobs that never started: e._queued as the general loop leaves it
+        queued[l_rows] = True
+        q_lo, q_hi = l_rows[0], l_rows[-1] + 1
+    e._lo, e._hi = q_lo, q_hi
     e.timeline = {"t": tl_t, "queue": tl_q, "busy_cores": [machine_cores - f * cpn for f in tl_idle], "watts": tl_w}
     return Outcome(e.alloc, e.begin, e.end, e.group_core_s, joules, cost, int((jobs.run > jobs.limit).sum()), events,
                    e.timeline, time.perf_counter() - t0)

@@ -34,15 +34,14 @@ def fitting_groups(jobs: JobTable, i: int, machine, groups: list[int] | None = N
 
 def able_cores(jobs: JobTable, machine) -> np.ndarray:
     """Per job, the cores of the machine's groups whose arch and GRES kinds suit it (computed once per shape)."""
-    memo: dict[tuple, float] = {}
-    out = np.empty(len(jobs))
-    for i in range(len(jobs)):
-        key = (int(jobs.arch_mask[i]), int(jobs.gres_name[i]), int(jobs.gres_type[i]))
-        if key not in memo:
-            memo[key] = float(sum(machine.groups[g].count * machine.groups[g].cores
-                                  for g in eligible_groups(jobs, i, machine)))
-        out[i] = memo[key]
-    return out
+    if not len(jobs):
+        return np.empty(0)
+    keys = np.column_stack([np.asarray(jobs.arch_mask, dtype=np.int64), np.asarray(jobs.gres_name, dtype=np.int64),
+                            np.asarray(jobs.gres_type, dtype=np.int64)])
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    per_key = np.array([float(sum(machine.groups[g].count * machine.groups[g].cores
+                                  for g in eligible_groups(jobs, int(i), machine))) for i in first])
+    return per_key[inverse.reshape(-1)]
 
 
 def gres_capacity(jobs: JobTable, i: int, group) -> int:

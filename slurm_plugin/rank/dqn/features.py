@@ -167,13 +167,17 @@ class TableFeatures:
         _job_columns(p, p[_PROCS], p[_LIMIT], p[_AREA], self.c, scarcity)
         self.submit, self.procs, self.limit, self.area, self.qos = p[_SUBMIT], p[_PROCS], p[_LIMIT], p[_AREA], p[_QOS]
         self.fixed = p[:N_FEATURES]
+        # feature 11 of every queue is 0 (the packed row's value) when no top QoS is given and no job has one
+        self.qos_zero = not max_qos and not (p[_QOS] > 0).any()
 
     def backlog(self, rows: np.ndarray) -> float:
         """Feature 8 (``backlog``) of the queue made of the jobs ``rows``: the same number as in its features."""
         return _backlog(self.area[rows].sum(), self.c)
 
-    def __call__(self, rows: np.ndarray, now: float) -> np.ndarray:
-        """Features (len(rows) x 12, float32) of the queue made of the jobs ``rows`` (in that order) at ``now``."""
+    def __call__(self, rows: np.ndarray, now: float, sums: tuple[float, float] | None = None) -> np.ndarray:
+        """Features (len(rows) x 12, float32) of the queue made of the jobs ``rows`` (in that order) at ``now``.
+        ``sums``: the queue's (procs, area) sums when the caller keeps them, which must be the numbers numpy's sum
+        gives (whole numbers below 2**53 are, in any order)."""
         n = len(rows)
         if n == 0:
             return np.empty((0, N_FEATURES), dtype=np.float32)
@@ -193,14 +197,15 @@ class TableFeatures:
             np.divide(srt[1].searchsorted(t[_PROCS]), n - 1, out=t[7])
         else:
             t[6:8] = 0.0
-        procs_sum, area_sum = t[_PROCS:_AREA + 1].sum(axis=1).tolist()
+        procs_sum, area_sum = t[_PROCS:_AREA + 1].sum(axis=1).tolist() if sums is None else sums
         t[8] = _backlog(area_sum, c)
         t[9] = min(procs_sum / c, 4.0) / 4.0
-        top = self.max_qos if self.max_qos else float(t[_QOS].max(initial=0.0))
-        if top > 0:
-            np.divide(t[_QOS], top, out=t[11])
-        else:
-            t[11] = 0.0
+        if not self.qos_zero:
+            top = self.max_qos if self.max_qos else float(t[_QOS].max(initial=0.0))
+            if top > 0:
+                np.divide(t[_QOS], top, out=t[11])
+            else:
+                t[11] = 0.0
         return t[:N_FEATURES].T.astype(np.float32, order="C")
 
 

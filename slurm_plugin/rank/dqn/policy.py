@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..heuristics import QueueView
-from .features import TableFeatures, job_features, scarcity_of
+from .features import TableFeatures, _backlog, job_features, scarcity_of
 from .model import DEFAULT_MODEL, DqnModel, load_model
 
 log = logging.getLogger(__name__)
@@ -77,12 +78,81 @@ class DqnRanking:
             return log_limit[rows]
         return log_limit[rows] + DELTA * m.greedy(feats(rows, now))
 
+    def light_order(self, table: QueueView) -> LightOrder | None:
+        """The order of the queues of ``table``'s jobs that the model's backlog gate holds whole (every score
+        is then the job's log10 limit, see :meth:`scores_rows`), as a fixed rank per job, so a simulator can
+        keep such queues sorted instead of scoring them; None when the model has no gate, gates only some jobs
+        of a queue, or the queue's area sum is not exact in every order (areas not whole numbers, or their total
+        2**53 or more). The gate is decided from the queue's area sum (:meth:`LightOrder.holds`)."""
+        m = self.model
+        if m.meta.get("backlog_gate") is None or not m.gates_whole_queues:
+            return None
+        _, feats, log_limit = self._table(table)
+        area, procs = feats.area, feats.procs
+        total = float(area.sum())
+        if (len(area) == 0 or not np.all(area == np.floor(area)) or not np.all(procs == np.floor(procs))
+                or max(total, float(procs.sum())) >= 2.0 ** 53):
+            return None
+        c = feats.c
+
+        def gated(area_sum: float) -> bool:  # what scores_rows decides: gates_all of the queue's backlog feature
+            return m.gates_all(_backlog(area_sum, c))
+
+        if not gated(0.0):
+            return None  # the gate never holds
+        if gated(total):
+            top = total  # every queue is held
+        else:  # the largest whole area sum held (the feature grows with the sum)
+            lo, hi = 0.0, total
+            while hi - lo > 1.0:
+                mid = float(np.floor((lo + hi) / 2))
+                lo, hi = (mid, hi) if gated(mid) else (lo, mid)
+            top = lo
+        # sums within a millionth of the threshold ask ``gated`` itself (libm need not be monotone to the last bit)
+        order = np.argsort(log_limit, kind="stable")  # scores_rows's stable sort of rows by log10 limit
+        rank_of = np.empty(len(area), dtype=np.int64)
+        rank_of[order] = np.arange(len(area))
+        return LightOrder(rank_of.tolist(), order.tolist(), area.tolist(), procs.tolist(), top * (1 - 1e-6) - 1.0,
+                          top * (1 + 1e-6) + 1.0, gated, self._ungated_scores)
+
+    def _ungated_scores(self, rows: np.ndarray, now: float, procs_sum: float, area_sum: float) -> np.ndarray:
+        """:meth:`scores_rows` of a queue the gate does not hold (``rows`` ascending), given its exact sums."""
+        self.calls += 1
+        _, feats, log_limit = self._cache
+        return log_limit[rows] + DELTA * self.model.greedy(feats(rows, now, (procs_sum, area_sum)))
+
     def _table(self, table: QueueView) -> tuple:
         if self._cache is None or self._cache[0] is not table:
             scarce = None if table.able is None else scarcity_of(table.able, self.total_cores)
             self._cache = (table, TableFeatures(table.submit, table.limit, table.procs, table.qos, self.total_cores,
                                                 scarce, self.max_qos), _log_limit(table.limit))
         return self._cache
+
+
+@dataclass(frozen=True)
+class LightOrder:
+    """:meth:`DqnRanking.light_order`: ``rank_of[j]`` is job j's place in the order of queues the gate holds
+    (by log10 limit, then row: what :meth:`DqnRanking.scores_rows` and the engine's stable sort give), ``job_of``
+    its inverse; ``area[j]`` and ``procs[j]`` the job's core-seconds and cores as the features count them (whole
+    numbers, so a queue's sums are the same in any order). A queue is held when its area sum is at most ``low``,
+    not when above ``high``, else as ``gated(sum)`` says (see :meth:`holds`). A queue not held is scored by
+    ``scores(rows, now, procs_sum, area_sum)`` (rows ascending): :meth:`DqnRanking.scores_rows`'s numbers."""
+
+    rank_of: list[int]
+    job_of: list[int]
+    area: list[float]
+    procs: list[float]
+    low: float
+    high: float
+    gated: Callable[[float], bool]
+    scores: Callable[[np.ndarray, float, float, float], np.ndarray]
+
+    def holds(self, area_sum: float) -> bool:
+        """Whether the gate holds a queue whose jobs' ``area`` sum to ``area_sum`` (then every job is in band 0
+        and the queue's order is its jobs' ranks)."""
+        if area_sum <= self.low:
+            return True
+        return area_sum <= self.high and self.gated(area_sum)
 
 
 def view_features(view: QueueView, total_cores: float, max_qos: float | None = None) -> np.ndarray:
