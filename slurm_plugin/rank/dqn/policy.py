@@ -20,7 +20,7 @@ import numpy as np
 
 from ..heuristics import QueueView
 from .features import TableFeatures, _backlog, job_features, scarcity_of
-from .model import DEFAULT_MODEL, DqnModel, load_model
+from .model import CHUNK, DEFAULT_MODEL, DqnModel, load_model
 
 log = logging.getLogger(__name__)
 MODEL_ENV = "HETSCHED_DQN_MODEL"  # `hetsched sim run --policy dqn` reads the model path from here
@@ -116,10 +116,21 @@ class DqnRanking:
                           top * (1 + 1e-6) + 1.0, gated, self._ungated_scores)
 
     def _ungated_scores(self, rows: np.ndarray, now: float, procs_sum: float, area_sum: float) -> np.ndarray:
-        """:meth:`scores_rows` of a queue the gate does not hold (``rows`` ascending), given its exact sums."""
+        """:meth:`scores_rows` of a queue the gate does not hold (``rows`` ascending), given its exact sums: the
+        same features, and :meth:`DqnModel.greedy`'s operations inlined for queues of one chunk."""
         self.calls += 1
         _, feats, log_limit = self._cache
-        return log_limit[rows] + DELTA * self.model.greedy(feats(rows, now, (procs_sum, area_sum)))
+        x = feats(rows, now, (procs_sum, area_sum))
+        m = self.model
+        if len(x) > CHUNK or m.meta.get("margin", 0.0) > 0:
+            return log_limit[rows] + DELTA * m.greedy(x)
+        h, last = x, len(m.weights) - 1
+        for i, (w, b) in enumerate(zip(m.weights, m.biases)):  # DqnModel._forward
+            h = h @ w
+            h += b
+            if i < last:
+                np.maximum(h, 0.0, out=h)
+        return log_limit[rows] + DELTA * h.argmax(axis=1)
 
     def _table(self, table: QueueView) -> tuple:
         if self._cache is None or self._cache[0] is not table:
