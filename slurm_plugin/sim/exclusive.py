@@ -93,8 +93,8 @@ def run(e, progress: Callable[[int], None] | None = None):
     if light is not None:
         l_rank, l_job, l_area, l_procs = light.rank_of, light.job_of, light.area, light.procs
         l_low, l_high, l_scores = light.low, light.high, light.scores
-        l_size = [knodes[j] for j in l_job]  # per rank: nodes and time limit (the kept order's backfill scans)
-        l_limit = [limit[j] for j in l_job]
+        l_order = np.asarray(l_job, dtype=np.int64)  # per rank: nodes and time limit (the kept order's scans)
+        l_size, l_limit = jobs.nodes[l_order].tolist(), jobs.limit[l_order].tolist()
     queued, q_lo, q_hi = e._queued, e._lo, e._hi  # dynamic: which jobs wait (rows q_lo..q_hi), as e._order reads
     lq: list = []  # light: queued jobs' ranks, sorted
     l_rows: list = []  # light: queued jobs, ascending (they arrive in row order)
@@ -202,11 +202,6 @@ def run(e, progress: Callable[[int], None] | None = None):
                 l_rows.append(nxt)
                 l_sum += l_area[nxt]
                 l_psum += l_procs[nxt]
-                k = knodes[nxt]
-                ask[k] += 1
-                ask_sum += k
-                if k < ask_min:
-                    ask_min = k
             else:
                 queued[nxt] = True
                 q_hi = nxt + 1
@@ -250,12 +245,7 @@ def run(e, progress: Callable[[int], None] | None = None):
                             del queue[bisect_left(queue, x)]
                 break
         elif pending and (free > 0 or not pure):  # no idle node: the pass would stop before its first job
-            if ask is not None:
-                while ask[ask_min] == 0:
-                    ask_min += 1
-            if ask is not None and ask_min > free:
-                keys = ()  # no queued job fits: the pass starts nothing in any order (see _exact_sums)
-            elif light is not None and (l_sum <= l_low or (l_sum <= l_high and light.holds(l_sum))):
+            if light is not None and (l_sum <= l_low or (l_sum <= l_high and light.holds(l_sum))):
                 # the kept order (lq): the pass walks it as the static one above walks its queue
                 keys = ()
                 while lq and free > 0:
@@ -278,25 +268,33 @@ def run(e, progress: Callable[[int], None] | None = None):
                     pending -= len(got)
                     for y in got:
                         j = l_job[y]
-                        ask[l_size[y]] -= 1
-                        ask_sum -= l_size[y]
                         del l_rows[bisect_left(l_rows, j)]
                         l_sum -= l_area[j]
                         l_psum -= l_procs[j]
                     if blocked:
                         break
-            elif ask is not None and exact and ask_sum <= free:
-                # all fit: all start, any order
-                keys = ([l_job[x] for x in lq] if light is not None
-                        else (q_lo + np.flatnonzero(queued[q_lo:q_hi])).tolist())
-            elif light is not None:  # scored: the whole queue in order (_order's truncated order is a prefix of it)
-                rows = np.array(l_rows, dtype=np.int64)
-                keys = rows[np.argsort(l_scores(rows, t, l_psum, l_sum), kind="stable")].tolist()
+            elif light is not None:  # the queue's sizes read here (no counts kept per job: few passes get here)
+                sizes = [knodes[j] for j in l_rows]
+                if min(sizes) > free:
+                    keys = ()  # no queued job fits: the pass starts nothing in any order (see _exact_sums)
+                elif exact and sum(sizes) <= free:
+                    keys = l_rows  # all fit: all start, any order (read before the bookkeeping below changes it)
+                else:  # scored: the whole queue in order (_order's truncated order is a prefix of it)
+                    rows = np.array(l_rows, dtype=np.int64)
+                    keys = rows[np.argsort(l_scores(rows, t, l_psum, l_sum), kind="stable")].tolist()
             else:
-                e._lo, e._hi = q_lo, q_hi
-                keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
-                if len(keys) < pending and all(knodes[j] <= free for j in keys[:64]):
-                    keys, _ = e._order(t)  # the truncated order might not stop inside: rank the whole queue
+                if ask is not None:
+                    while ask[ask_min] == 0:
+                        ask_min += 1
+                if ask is not None and ask_min > free:
+                    keys = ()  # no queued job fits: the pass starts nothing in any order (see _exact_sums)
+                elif ask is not None and exact and ask_sum <= free:
+                    keys = (q_lo + np.flatnonzero(queued[q_lo:q_hi])).tolist()  # all fit: all start, any order
+                else:
+                    e._lo, e._hi = q_lo, q_hi
+                    keys, _ = e._order(t, 64 + (bf_max if backfill else 0))
+                    if len(keys) < pending and all(knodes[j] <= free for j in keys[:64]):
+                        keys, _ = e._order(t)  # the truncated order might not stop inside: rank the whole queue
             started: list[int] = []
             for pos, j in enumerate(keys):
                 if free <= 0:
@@ -313,10 +311,6 @@ def run(e, progress: Callable[[int], None] | None = None):
                 break
             if started:
                 pending -= len(started)
-                if ask is not None:
-                    for j in started:
-                        ask[knodes[j]] -= 1
-                        ask_sum -= knodes[j]
                 if light is not None:
                     for j in started:
                         del lq[bisect_left(lq, l_rank[j])]
@@ -328,6 +322,10 @@ def run(e, progress: Callable[[int], None] | None = None):
                         queued[j] = False
                     while q_lo < q_hi and not queued[q_lo]:
                         q_lo += 1
+                    if ask is not None:
+                        for j in started:
+                            ask[knodes[j]] -= 1
+                            ask_sum -= knodes[j]
         if fresh:
             fresh.clear()
         events += 1
@@ -375,7 +373,8 @@ def _exact_sums(e, dw: list, cpn: int) -> bool:
     run = e.run_eff
     nodes = e.jobs.nodes
     top = float(e.meter.watts) + float(sum(dw))
-    return (float(e.meter.watts).is_integer() and all(float(x).is_integer() for x in dw)
+    w = np.asarray(dw, dtype=float)
+    return (float(e.meter.watts).is_integer() and bool(np.all(np.isfinite(w) & (w == np.floor(w))))
             and bool(np.all(run == np.floor(run))) and top < 2 ** 53
             and float(cpn) * float(np.sum(run * nodes)) + float(e.group_core_s[0]) < 2 ** 53)
 
