@@ -244,36 +244,35 @@ def run(e, progress: Callable[[int], None] | None = None):
                         for x in got:
                             del queue[bisect_left(queue, x)]
                 break
-        elif pending and (free > 0 or not pure):  # no idle node: the pass would stop before its first job
-            if light is not None and (l_sum <= l_low or (l_sum <= l_high and light.holds(l_sum))):
-                # the kept order (lq): the pass walks it as the static one above walks its queue
-                keys = ()
-                while lq and free > 0:
-                    x = lq[0]
-                    k = l_size[x]
-                    if k <= free:
-                        del lq[0]
-                        got = [x]
-                        start(l_job[x], t)
-                        epoch += 1
-                        blocked = False
-                    elif backfill:
-                        reserve(l_job[x], k)
-                        got = backfill_jobs(lq[1:1 + bf_max], t, l_size, l_limit, l_job)
-                        for y in got:
-                            del lq[bisect_left(lq, y)]
-                        blocked = True
-                    else:
-                        break
+        elif pending and light is not None and free > 0 and (
+                l_sum <= l_low or (l_sum <= l_high and light.holds(l_sum))):
+            # the gate holds the queue: walk the kept order (lq) as the static pass above walks its queue
+            while lq and free > 0:
+                x = lq[0]
+                k = l_size[x]
+                if k <= free:
+                    del lq[0]
+                    j = l_job[x]
+                    start(j, t)
+                    epoch += 1
+                    pending -= 1
+                    del l_rows[bisect_left(l_rows, j)]
+                    l_sum -= l_area[j]
+                    l_psum -= l_procs[j]
+                    continue
+                if backfill:
+                    reserve(l_job[x], k)
+                    got = backfill_jobs(lq[1:1 + bf_max], t, l_size, l_limit, l_job)
                     pending -= len(got)
                     for y in got:
+                        del lq[bisect_left(lq, y)]
                         j = l_job[y]
                         del l_rows[bisect_left(l_rows, j)]
                         l_sum -= l_area[j]
                         l_psum -= l_procs[j]
-                    if blocked:
-                        break
-            elif light is not None:  # the queue's sizes read here (no counts kept per job: few passes get here)
+                break
+        elif pending and (free > 0 or not pure):  # no idle node: the pass would stop before its first job
+            if light is not None:  # the queue's sizes read here (no counts kept per job: few passes get here)
                 sizes = [knodes[j] for j in l_rows]
                 if min(sizes) > free:
                     keys = ()  # no queued job fits: the pass starts nothing in any order (see _exact_sums)
