@@ -13,7 +13,7 @@ from ..slurm import SlurmClient, SlurmError
 from .common import EXIT_FAIL, EXIT_OK, EXIT_UNREACHABLE, fail
 from .output import emit_table, table_options
 
-FIELDS = ("status", "kind", "cause", "target", "reason", "error", "failed_ids", "commands")
+FIELDS = ("status", "kind", "cause", "target", "reason", "error", "failed_ids", "deferred_ids", "commands")
 DEFAULT_FIELDS = ("status", "kind", "target", "reason", "error")
 action_table_options = table_options(FIELDS, DEFAULT_FIELDS)
 
@@ -36,12 +36,14 @@ def target(action) -> str:
 def rows(decision: Decision, results: list[Applied] | None) -> list[dict]:
     """One row per action; ``results`` None means planned only (status ``planned``)."""
     out = []
-    for i, action in enumerate(decision.actions):
-        r = results[i] if results is not None else None
+    # a budgeted apply reports its actions most urgent first (and may split one): its results carry them
+    pairs = [(r.action, r) for r in results] if results is not None else [(a, None) for a in decision.actions]
+    for action, r in pairs:
         out.append({"status": r.status if r else "planned", "kind": action.kind,
                     "cause": action.cause.value if action.cause else "", "target": target(action),
                     "reason": action.reason, "error": r.error if r else "",
                     "failed_ids": {str(k): v for k, v in r.failed_ids.items()} if r else {},
+                    "deferred_ids": list(r.deferred_ids) if r else [],
                     "commands": commands_for(action)})
     return out
 

@@ -56,9 +56,13 @@ def _when(t: float) -> str:
 
 
 def status_for(entry: dict, job_id: int | None) -> str:
-    """``ok``, or ``FAILED (why)`` for this job: a batched update that failed only for other ids was ok here."""
-    failed = entry.get("failed_ids") or {}
-    if job_id is not None and isinstance(failed, dict) and failed:
+    """``ok``, ``DEFERRED ...`` (the apply budget left it for the next cycle) or ``FAILED (why)`` for this job: a
+    batched update that failed or was deferred only for other ids was ok here."""
+    deferred = entry.get("deferred_ids") if isinstance(entry.get("deferred_ids"), list) else []
+    failed = entry.get("failed_ids") if isinstance(entry.get("failed_ids"), dict) else {}
+    if deferred and (job_id is None or job_id in deferred):
+        return "DEFERRED to the next cycle (apply budget spent)"
+    if job_id is not None and (failed or deferred):
         return f"FAILED ({failed[str(job_id)]})" if str(job_id) in failed else "ok"
     return "ok" if entry.get("ok") else f"FAILED ({entry.get('error')})"
 

@@ -24,15 +24,16 @@ from ..decision import Decision, MoveJob, PowerNodes, SetSiteFactor
 from ..policy.spec import DEFAULT_STEPS
 from ..scale.planner import ScaleConfig
 from ..snapshot import Snapshot
-from .steps import (BANDS, CycleMemory, CycleStep, PackStep, PowerStep, Ranker, RankStep, ReshapeStep, bands_from,
-                    make_step, pack_moves, run_steps)
+from .steps import (BANDS, CycleBudget, CycleMemory, CycleStep, PackStep, PowerStep, Ranker, RankStep, ReshapeStep,
+                    bands_from, make_step, pack_moves, run_steps)
 from .wipe_step import WipeStep
 
 if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not with this module
     from ..site import Site
 
 log = logging.getLogger(__name__)
-__all__ = ["BANDS", "CycleConfig", "CycleMemory", "Ranker", "bands_from", "cycle_steps", "decide", "pack_moves"]
+__all__ = ["BANDS", "CycleBudget", "CycleConfig", "CycleMemory", "Ranker", "bands_from", "cycle_steps", "decide",
+           "pack_moves"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class CycleConfig:
     steps: tuple[str, ...] = DEFAULT_STEPS  # the order; a name beyond the built-ins is made by the registry
     guard: CycleStep | None = None  # the live guard (cycle/guard.py), last; None: no policy file is watched
     wipe: bool = True  # the power cycle after sensitive work (cycle/wipe_step.py), first; not a policy choice
+    budget: CycleBudget | None = None  # per-step and apply time budgets (steps.CycleBudget); None: unbounded
 
 
 def cycle_steps(config: CycleConfig, ranker: Ranker | None = None) -> tuple[CycleStep, ...]:
@@ -81,7 +83,7 @@ def one_power_action_per_node(decision: Decision) -> Decision:
 def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMemory, now: float,
            ranker: Ranker | None = None) -> tuple[Decision, CycleMemory]:
     """Everything this cycle does, and what the next cycle must remember."""
-    decision, memory = run_steps(cycle_steps(config, ranker), snapshot, site, memory, now)
+    decision, memory = run_steps(cycle_steps(config, ranker), snapshot, site, memory, now, config.budget)
     decision = held_jobs_left_alone(decision, snapshot)
     decision, site_factors = unchanged_site_factors_dropped(decision, memory.site_factors, snapshot)
     return addressed(one_power_action_per_node(decision), snapshot), replace(memory, site_factors=site_factors)

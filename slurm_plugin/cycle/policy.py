@@ -22,7 +22,7 @@ from ..policy import PolicySpec, RankingSpec, ScalingSpec
 from ..policy.capacity import policy_plan
 from ..scale.planner import GroupLimits, ScaleConfig
 from .decide import CycleConfig, cycle_steps
-from .steps import CycleStep, Ranker
+from .steps import CycleBudget, CycleStep, Ranker
 
 
 def scale_config(spec: ScalingSpec, groups: Mapping[str, int] | None = None) -> ScaleConfig:
@@ -47,7 +47,17 @@ def cycle_config(spec: PolicySpec, groups: Mapping[str, int] | None = None) -> C
     checked against; needed only when the policy names one)."""
     return CycleConfig(pack=spec.packing.enabled, reshape=spec.reshape, power=spec.scaling.name != "always-on",
                        pack_time_cap_s=spec.packing.time_cap_s, scale=scale_config(spec.scaling, groups),
-                       steps=spec.steps)
+                       steps=spec.steps, budget=cycle_budget(spec))
+
+
+def cycle_budget(spec: PolicySpec) -> CycleBudget | None:
+    """The cycle's time budget of the policy's ``budget:`` section (None when it sets none)."""
+    b = spec.budget
+    steps = {name: getattr(b, f"{name}_s") for name in ("rank", "pack", "reshape", "power")
+             if getattr(b, f"{name}_s") is not None}
+    if b.decide_s is None and b.apply_s is None and not steps:
+        return None
+    return CycleBudget(b.decide_s, steps, b.apply_s)
 
 
 def live_ranker(spec: RankingSpec, slurm_conf: str | Path | None = None) -> Ranker | None:

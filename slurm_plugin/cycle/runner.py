@@ -20,7 +20,7 @@ from ..slurm import SlurmClient
 from ..snapshot import collect_snapshot
 from .decide import CycleConfig, CycleMemory, Ranker, decide
 from .guard_memory import load_guard_memory, save_guard_memory
-from .site_factors import applied_site_factors, load_site_factors, save_site_factors
+from .site_factors import applied_site_factors, load_deferred, load_site_factors, save_deferred, save_site_factors
 from .metrics import CycleMetrics
 from .state import CycleState, backoff_s, load_cycle_state, save_cycle_state
 
@@ -46,6 +46,7 @@ class CycleRunner:
         self.guard_file = self.state_dir / "guard-state.json"
         self.site_factor_file = self.state_dir / "site-factors.json"
         self.state_file = self.state_dir / "cycle-state.json"
+        self.deferred_file = self.state_dir / "deferred-jobs.json"  # jobs the last apply budget left over
         self.wipe_file = self.state_dir / WIPE_FILE
         self.applier = SlurmApplier(client, Journal(self.state_dir / "journal.jsonl"), dry_run=dry_run)
         self.state = load_cycle_state(self.state_file)
@@ -65,9 +66,13 @@ class CycleRunner:
             before = memory
             decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
             t_apply = time.perf_counter()
-            results = self.applier.apply(decision, self._inputs(snapshot, decision))
+            budget = self.config.budget.apply_s if self.config.budget is not None else None
+            carried = load_deferred(self.deferred_file) if budget is not None else set()
+            results = self.applier.apply(decision, self._inputs(snapshot, decision), budget, carried)
             apply_s = time.perf_counter() - t_apply
             skipped = sum(not r.attempted for r in results)
+            if not self.dry_run and not skipped and (carried or any(r.deferred_ids for r in results)):
+                save_deferred(self.deferred_file, {j for r in results for j in r.deferred_ids})
             if not self.dry_run and not skipped:  # an aborted apply: the next cycle decides again from Slurm
                 save_memory(self.memory_file, memory.scale)
                 if self.config.guard is not None:
@@ -89,7 +94,9 @@ class CycleRunner:
                                 self.state.consecutive_failures)
         log.info("cycle: %d action(s) (%s) in %.3f s (steps: %s)", len(decision.actions), decision.source,
                  time.perf_counter() - t0, ", ".join(f"{name} {took:.3f} s" for name, took in decision.timings))
-        log.info("cycle phases: read %.3f s, decide %.3f s, apply %.3f s", t_read - t0, t_apply - t_read, apply_s)
+        deferred = sum(len(r.deferred_ids) for r in results)
+        log.info("cycle phases: read %.3f s, decide %.3f s, apply %.3f s%s", t_read - t0, t_apply - t_read, apply_s,
+                 f" ({deferred} job update(s) deferred to the next cycle)" if deferred else "")
         return decision, results
 
     def _inputs(self, snapshot, decision) -> dict:

@@ -34,8 +34,25 @@ def save_site_factors(path: Path, site_factors: Mapping[int, int], loaded: Mappi
 
 
 def applied_site_factors(remembered: Mapping[int, int], results: Iterable[Applied]) -> dict[int, int]:
-    """``remembered`` without the jobs whose SiteFactor update Slurm did not take this cycle (they are sent
-    again next cycle)."""
+    """``remembered`` without the jobs whose SiteFactor update Slurm did not take this cycle, or the apply budget
+    deferred (they are sent again next cycle)."""
     failed = {j for r in results if isinstance(r.action, SetSiteFactor) and not r.ok
-              for j in (r.failed_ids if r.partial else r.action.job_ids)}
+              for j in ((*r.failed_ids, *r.deferred_ids) if r.failed_ids or r.deferred_ids else r.action.job_ids)}
     return {j: v for j, v in remembered.items() if j not in failed}
+
+
+def load_deferred(path: Path) -> set[int]:
+    """The jobs whose update the last cycle's apply budget deferred (``deferred-jobs.json``): this cycle sends
+    theirs first (:func:`~slurm_plugin.decision.applier.by_urgency`); empty when the file is missing."""
+    return set(load_state(path, _parse_ids, list, "deferred jobs"))
+
+
+def _parse_ids(doc: object) -> list[int]:
+    if not isinstance(doc, list):
+        raise ValueError("not a list of job ids")
+    return [int(j) for j in doc]
+
+
+def save_deferred(path: Path, jobs: Iterable[int]) -> None:
+    """Write the jobs this cycle deferred (atomically; an empty list when none were)."""
+    write_file_atomic(path, json.dumps(sorted(set(jobs))) + "\n")

@@ -4,7 +4,10 @@ A step is a frozen value with typed arguments and one pure method, ``decide(inpu
 memory)``: it reads the snapshot, the site, the time and what earlier steps of this cycle decided
 (``inputs.earlier``: the ranker's SiteFactor bands reach packing this way), and returns its actions and the
 cycle memory for the next cycle (most steps return it unchanged). :func:`run_steps` runs steps in order, times
-each (logged, and kept in ``Decision.timings``) and adds their decisions up. New capabilities add steps
+each (logged, and kept in ``Decision.timings``) and adds their decisions up. With a :class:`CycleBudget` it
+tells each step the seconds it may take (``inputs.budget_s``: packing caps its MILP there) and skips the
+optional steps (:data:`ESSENTIAL` are not) once the decide budget is spent: the cycle then applies what the
+earlier steps decided (notes ``budget.skipped`` / ``budget.over`` say which). New capabilities add steps
 (``register_step``), not branches in :func:`~.decide.decide`.
 
 Built in: ``wipe`` (always first: the power cycle after sensitive work, :mod:`.wipe_step`), ``rank`` (a ranker's SiteFactor bands), ``pack`` (move flexible pending jobs), ``reshape``
@@ -50,14 +53,35 @@ class CycleMemory:
     wipe: Mapping[str, list[str]] = field(default_factory=dict)  # node -> [phase, job] (cycle/wipe_step.py)
 
 
+ESSENTIAL = frozenset({"wipe", "power", "guard"})  # run even when the decide budget is spent
+
+
+@dataclass(frozen=True)
+class CycleBudget:
+    """Seconds the cycle's parts may take (None: unbounded): ``decide_s`` all steps together, ``steps_s`` each
+    named step, ``apply_s`` the applier (:meth:`~slurm_plugin.decision.SlurmApplier.apply`'s ``budget_s``)."""
+
+    decide_s: float | None = None
+    steps_s: Mapping[str, float] = field(default_factory=dict)
+    apply_s: float | None = None
+
+    def step_s(self, name: str, used_s: float) -> float | None:
+        """What step ``name`` may take after ``used_s`` seconds of deciding (None: no bound)."""
+        left = [b for b in (self.steps_s.get(name),
+                            None if self.decide_s is None else max(self.decide_s - used_s, 0.0)) if b is not None]
+        return min(left) if left else None
+
+
 @dataclass(frozen=True)
 class StepInputs:
-    """What a step sees: the snapshot, the site, the time, and the (step name, decision) of earlier steps."""
+    """What a step sees: the snapshot, the site, the time, the (step name, decision) of earlier steps, and the
+    seconds it may take (``budget_s``; None: no bound)."""
 
     snapshot: Snapshot
     site: Site
     now: float
     earlier: tuple[tuple[str, Decision], ...] = ()
+    budget_s: float | None = None
 
     def decided(self) -> Decision:
         """Everything earlier steps of this cycle decided, in order."""
@@ -130,7 +154,8 @@ class PackStep:
 
     def decide(self, inputs: StepInputs, memory: CycleMemory) -> tuple[Decision, CycleMemory]:
         bands = bands_from(inputs.decided())
-        return pack_moves(inputs.snapshot, inputs.site, bands, self.time_cap_s), memory
+        cap = self.time_cap_s if inputs.budget_s is None else max(min(self.time_cap_s, inputs.budget_s), 0.05)
+        return pack_moves(inputs.snapshot, inputs.site, bands, cap), memory
 
 
 @dataclass(frozen=True)
@@ -183,16 +208,32 @@ def make_step(name: str, **args) -> CycleStep:
 
 
 def run_steps(steps: tuple[CycleStep, ...] | list[CycleStep], snapshot: Snapshot, site: Site, memory: CycleMemory,
-              now: float) -> tuple[Decision, CycleMemory]:
-    """Every step in order, each seeing what the earlier ones decided; one Decision with each step's time."""
+              now: float, budget: CycleBudget | None = None,
+              clock: Callable[[], float] = time.perf_counter) -> tuple[Decision, CycleMemory]:
+    """Every step in order, each seeing what the earlier ones decided; one Decision with each step's time.
+    With ``budget``: each step is told its seconds, and a step that is not :data:`ESSENTIAL` is skipped once
+    the decide budget is spent (its memory unchanged; note ``budget.skipped``); a step over its own budget is
+    noted ``budget.over`` (a step is not stopped midway: its result stands)."""
     earlier: list[tuple[str, Decision]] = []
     decision = Decision()
+    start = clock()
     for step in steps:
-        t0 = time.perf_counter()
-        got, memory = step.decide(StepInputs(snapshot, site, now, tuple(earlier)), memory)
-        took = time.perf_counter() - t0
+        allowed = None if budget is None else budget.step_s(step.name, clock() - start)
+        if allowed is not None and allowed <= 0 and step.name not in ESSENTIAL:
+            log.warning("step %s skipped: decide budget of %g s spent", step.name, budget.decide_s)
+            got = Decision((), f"{step.name}:skipped", notes=(("budget.skipped", step.name),))
+            earlier.append((step.name, got))
+            decision += got
+            continue
+        t0 = clock()
+        got, memory = step.decide(StepInputs(snapshot, site, now, tuple(earlier), allowed), memory)
+        took = clock() - t0
         log.info("step %s: %d action(s) in %.3f s", step.name, len(got.actions), took)
-        got = dataclasses.replace(got, timings=((step.name, took),))
+        over = budget is not None and budget.steps_s.get(step.name) is not None and took > budget.steps_s[step.name]
+        if over:
+            log.warning("step %s took %.3f s, over its budget of %g s", step.name, took, budget.steps_s[step.name])
+        got = dataclasses.replace(got, timings=((step.name, took),),
+                                  notes=got.notes + ((("budget.over", step.name),) if over else ()))
         earlier.append((step.name, got))
         decision += got
     return decision, memory

@@ -11,14 +11,22 @@ Two facts of real Slurm (checked on 22.05.8) shape it:
   (``Socket timed out on send/recv operation``). A failure that says so stops the apply at once; after any other
   failure the applier asks ``scontrol ping`` (10 ms when nothing listens). The remaining actions are then
   reported as not attempted (:data:`NOT_ATTEMPTED`).
+
+With an apply budget (``apply(..., budget_s=S)``, the cycle's ``budget.apply_s``) the actions go most urgent
+first (:func:`by_urgency`: node, partition and policy actions, which are never deferred; then job moves; then
+SiteFactors, highest value first; jobs deferred by the last cycle first within each), and job updates are sent
+in commands sized to the time left (:class:`_Pace`). Once the budget is spent, the job updates not yet sent are
+deferred: reported with ``deferred_ids`` (status ``deferred``), journaled, and decided again by the next cycle,
+which sends them first. A command once started is finished, so an apply can exceed its budget by one command.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 import hostlist
 
@@ -34,6 +42,8 @@ log = logging.getLogger(__name__)
 # 10,000 ids (~70 KB) go in one call rather than 20 of 500. slurmctld still gets one RPC per id.
 MAX_ID_LIST_CHARS = 100_000
 NOT_ATTEMPTED = "not attempted: slurmctld unreachable"
+DEFERRED = "deferred to the next cycle: apply budget of {budget:g} s spent"
+FIRST_CHUNK_REFS = 200  # job references in the first budgeted command, before one command's cost is known
 PING_TIMEOUT_S = 15.0  # scontrol ping waits MessageTimeout (10 s by default) for a hung controller
 
 # What scontrol prints when it cannot talk to slurmctld at all (22.05: nothing listens / it hangs); a timeout of
@@ -51,7 +61,8 @@ class Applied:
     """What became of one action: ``ok`` when all of it was applied; ``error`` says why not.
 
     ``failed_ids`` (job id -> Slurm's message) names the ids a batched job update could not change while the
-    others were changed (``ok`` is then False and ``partial`` True); ``attempted`` is False for actions left out
+    others were changed (``ok`` is then False and ``partial`` True); ``deferred_ids`` the ids not sent because
+    the apply budget was spent (the next cycle sends them); ``attempted`` is False for actions left out
     after slurmctld became unreachable."""
 
     action: Action
@@ -59,17 +70,109 @@ class Applied:
     error: str = ""
     failed_ids: dict[int, str] = field(default_factory=dict)
     attempted: bool = True
+    deferred_ids: tuple[int, ...] = ()
 
     @property
     def partial(self) -> bool:
-        return bool(self.failed_ids) and set(self.failed_ids) != set(job_ids(self.action))
+        missed = set(self.failed_ids) | set(self.deferred_ids)
+        return bool(missed) and missed != set(job_ids(self.action))
+
+    @property
+    def deferred(self) -> bool:
+        """True if every job of the action was deferred (none sent)."""
+        return bool(self.deferred_ids) and set(self.deferred_ids) == set(job_ids(self.action))
 
     @property
     def status(self) -> str:
-        """``ok``, ``partial``, ``failed`` or ``not-attempted`` (the CLI's STATUS column)."""
+        """``ok``, ``partial``, ``deferred``, ``failed`` or ``not-attempted`` (the CLI's STATUS column)."""
         if not self.attempted:
             return "not-attempted"
+        if self.deferred:
+            return "deferred"
         return "ok" if self.ok else "partial" if self.partial else "failed"
+
+
+def deferrable(action: Action) -> bool:
+    """Job moves and SiteFactors wait for the next cycle when the apply budget is spent; node, partition and
+    policy actions never do (a handful of commands; the power planner's memory counts on them)."""
+    return isinstance(action, (SetSiteFactor, MoveJob))
+
+
+def by_urgency(actions: Iterable[Action], carried: Iterable[int] = ()) -> tuple[Action, ...]:
+    """``actions`` in the order a budgeted apply sends them: node, partition and policy actions first (in their
+    order), then job moves (packing's, for jobs that could start soonest), then SiteFactors, highest value first.
+    Within moves and within one SiteFactor value, the ``carried`` jobs (deferred by the last cycle) go first: a
+    SiteFactor action naming some of them is split in two, the carried part first. Stable otherwise."""
+    carried = frozenset(carried)
+    keyed: list[tuple[tuple, int, Action]] = []
+    for i, action in enumerate(actions):
+        if isinstance(action, MoveJob):
+            keyed.append(((1, action.job_id not in carried, 0), i, action))
+        elif isinstance(action, SetSiteFactor):
+            old = tuple(j for j in action.job_ids if j in carried)
+            parts = [(old, True), (tuple(j for j in action.job_ids if j not in carried), False)] if old else \
+                [(action.job_ids, False)]
+            for ids, was_carried in parts:
+                if not ids:
+                    continue
+                part = action if len(ids) == len(action.job_ids) else replace(
+                    action, job_ids=ids, addresses=tuple((j, r) for j, r in action.addresses if j in set(ids)),
+                    reason=action.reason + ("; carried from the last cycle (apply budget)" if was_carried else ""))
+                keyed.append(((2, not was_carried, -action.site_factor), i, part))
+        else:
+            keyed.append(((0, False, 0), i, action))
+    return tuple(a for _, _, a in sorted(keyed, key=lambda k: (k[0], k[1])))
+
+
+def split_refs(id_list: str) -> list[str]:
+    """``123,124_[1-3,7],5`` -> ``["123", "124_[1-3,7]", "5"]``: the commas between references, not within
+    an array's brackets."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(id_list):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            out.append(id_list[start:i])
+            start = i + 1
+    if id_list:
+        out.append(id_list[start:])
+    return out
+
+
+def ids_named(refs: Iterable[str], asked: dict[str, int]) -> list[int]:
+    """The job ids the references (as :func:`array_grouped` wrote them) name, by ``asked`` (ref -> id)."""
+    bare = {_bare(k): v for k, v in asked.items()}
+    out: list[int] = []
+    for ref in refs:
+        out += _named(_bare(ref), bare) or []
+    return out
+
+
+class _Pace:
+    """The apply budget's clock: how many job references the next command may carry so it ends in the time
+    left (the last commands' seconds per reference), and whether the budget is spent. The first job command
+    of an apply always goes (a budget smaller than one command still moves the queue)."""
+
+    def __init__(self, budget_s: float, clock: Callable[[], float] = time.monotonic):
+        self.budget_s, self.clock = budget_s, clock
+        self.start = clock()
+        self.per_ref: float | None = None
+        self.sent = 0
+
+    def left(self) -> float:
+        return self.budget_s - (self.clock() - self.start)
+
+    def spent(self) -> bool:
+        return self.sent > 0 and self.left() <= 0
+
+    def refs_next(self) -> int:
+        if self.per_ref is None or self.per_ref <= 0:
+            return FIRST_CHUNK_REFS
+        return max(1, int(self.left() / self.per_ref))
+
+    def took(self, refs: int, seconds: float) -> None:
+        self.sent += 1
+        self.per_ref = seconds / max(refs, 1)
 
 
 class SlurmUnreachable(SlurmError):
@@ -220,11 +323,14 @@ def id_lists(refs: list[str], limit: int = MAX_ID_LIST_CHARS) -> list[str]:
 def move_commands(moves: list[MoveJob]) -> list[list[str]]:
     """One ``scontrol update jobid=a,b,... partition=P features=F`` per id list for ``moves`` to one
     destination (the first move's partition and features: the caller groups them, :func:`move_groups`)."""
-    first = moves[0]
-    tail = ([f"partition={first.partition}"] if first.partition else []) + \
-        ([f"features={first.features}"] if first.features is not None else [])
-    return [["scontrol", "update", "jobid=" + ids, *tail]
+    return [["scontrol", "update", "jobid=" + ids, *move_tail(moves[0])]
             for ids in id_lists(array_grouped([job_ref(m, m.job_id) for m in moves]))]
+
+
+def move_tail(move: MoveJob) -> list[str]:
+    """What ``scontrol update jobid=...`` is told to change for ``move``."""
+    return ([f"partition={move.partition}"] if move.partition else []) + \
+        ([f"features={move.features}"] if move.features is not None else [])
 
 
 def move_groups(moves: list[MoveJob]) -> list[list[MoveJob]]:
@@ -310,10 +416,14 @@ def slurmctld_reachable(client: SlurmClient) -> bool:
 class SlurmApplier:
     """Applies decisions to the cluster behind ``client``; with ``dry_run`` only logs the commands."""
 
-    def __init__(self, client: SlurmClient, journal: Journal | None = None, dry_run: bool = False):
-        self.client, self.journal, self.dry_run = client, journal, dry_run
+    def __init__(self, client: SlurmClient, journal: Journal | None = None, dry_run: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
+        self.client, self.journal, self.dry_run, self.clock = client, journal, dry_run, clock
+        self._pace: _Pace | None = None
+        self._budget_s = 0.0
 
-    def apply(self, decision: Decision, inputs: dict | None = None) -> list[Applied]:
+    def apply(self, decision: Decision, inputs: dict | None = None, budget_s: float | None = None,
+              carried: Iterable[int] = ()) -> list[Applied]:
         """Apply every action in order and return one :class:`Applied` per action.
 
         A failed action is logged and journaled and the rest still run, unless slurmctld stopped answering:
@@ -321,10 +431,19 @@ class SlurmApplier:
         decision was made from: cycle, snapshot time, sources) is journaled with each action. Consecutive job
         moves go to Slurm as one ``scontrol update jobid=a,b,...`` per destination (:func:`move_groups`), and
         consecutive power actions that tell Slurm the same (:func:`batch_key`) as one hostlist; each action is
-        still reported and journaled on its own."""
+        still reported and journaled on its own.
+
+        With ``budget_s`` the actions are applied :func:`by_urgency` (``carried``: the jobs the last cycle
+        deferred) and the job updates left when the budget is spent are deferred (module docstring); the
+        results are then in that order, one per (possibly split) action."""
         results: list[Applied] = []
         reachable = True
         actions = decision.actions
+        self._pace = None
+        if budget_s is not None and not self.dry_run:
+            actions = by_urgency(actions, carried)
+            self._pace = _Pace(budget_s, self.clock)
+            self._budget_s = budget_s
         i = 0
         while i < len(actions):
             end = i + 1
@@ -352,19 +471,58 @@ class SlurmApplier:
                         action.reason, extra=log_fields(action, result.status))
                 if self.journal:
                     self.journal.record(action, result.ok, result.error, failed_ids=result.failed_ids,
-                                        inputs=inputs)
+                                        inputs=inputs, deferred_ids=result.deferred_ids)
+        deferred = sum(len(r.deferred_ids) for r in results)
+        if deferred:
+            log.warning("apply budget of %g s spent: %d job update(s) deferred to the next cycle", budget_s, deferred)
         return results
 
     def _apply_one(self, action: Action) -> tuple[list[Applied], bool]:
         """Run ``action``'s commands: ``([its result], whether slurmctld still answers)``."""
         if isinstance(action, SwitchPolicy):
             return [self._switch_policy(action)], True
-        errors, failed, reachable = self._run(commands_for(action), job_refs(action) if job_ids(action) else None,
-                                              action)
+        if self._pace is not None and isinstance(action, SetSiteFactor):
+            refs = job_refs(action)
+            errors, failed, deferred, reachable = self._run_paced(
+                array_grouped(list(refs)), [f"sitefactor={action.site_factor}"], refs, action)
+        else:
+            errors, failed, reachable = self._run(commands_for(action),
+                                                  job_refs(action) if job_ids(action) else None, action)
+            deferred = []
         if failed and not errors:
             errors.append(f"{len(failed)} of {len(job_ids(action))} job(s) not changed: "
                           + "; ".join(f"{k}: {v}" for k, v in sorted(failed.items())))
-        return [Applied(action, not errors, "; ".join(errors), failed)], reachable
+        if deferred and not errors:
+            errors.append(self._deferred_text(len(deferred), len(job_ids(action))))
+        return [Applied(action, not errors, "; ".join(errors), failed, deferred_ids=tuple(deferred))], reachable
+
+    def _deferred_text(self, deferred: int, of: int) -> str:
+        return f"{deferred} of {of} job(s) " + DEFERRED.format(budget=self._budget_s)
+
+    def _run_paced(self, refs: list[str], tail: list[str], asked: dict[str, int],
+                   action: Action) -> tuple[list[str], dict[int, str], list[int], bool]:
+        """``scontrol update jobid=<refs> <tail>`` in commands sized by the apply budget's pace (each also within
+        :data:`MAX_ID_LIST_CHARS`); the refs left when the budget is spent are not sent. Returns (errors, job id
+        -> Slurm's refusal, deferred job ids, reachable)."""
+        pace = self._pace
+        errors: list[str] = []
+        failed: dict[int, str] = {}
+        i = 0
+        while i < len(refs):
+            if pace.spent():
+                return errors, failed, ids_named(refs[i:], asked), True
+            chunk = refs[i:i + pace.refs_next()]
+            ids = id_lists(chunk)[0]
+            n = len(split_refs(ids))
+            t0 = pace.clock()
+            errs, fails, reachable = self._run([["scontrol", "update", "jobid=" + ids, *tail]], asked, action)
+            pace.took(n, pace.clock() - t0)
+            errors += errs
+            failed.update(fails)
+            if not reachable:
+                return errors, {}, [], False
+            i += n
+        return errors, failed, [], True
 
     def _apply_power(self, run: list[PowerNodes]) -> tuple[list[Applied], bool]:
         """Consecutive power actions of one :func:`batch_key` as one command; if Slurm refuses it, each action
@@ -394,8 +552,17 @@ class SlurmApplier:
                 done.update({id(m): Applied(m, False, NOT_ATTEMPTED, attempted=False) for m in group})
                 continue
             refs = {job_ref(m, m.job_id): m.job_id for m in group}
-            errors, failed, reachable = self._run(move_commands(group), refs, group[0])
+            if self._pace is not None:
+                errors, failed, deferred, reachable = self._run_paced(array_grouped(list(refs)),
+                                                                      move_tail(group[0]), refs, group[0])
+            else:
+                errors, failed, reachable = self._run(move_commands(group), refs, group[0])
+                deferred = []
+            later = set(deferred)
             for m in group:
+                if m.job_id in later:
+                    done[id(m)] = Applied(m, False, self._deferred_text(1, 1), deferred_ids=(m.job_id,))
+                    continue
                 error = "; ".join(errors) or (f"{m.job_id}: {failed[m.job_id]}" if m.job_id in failed else "")
                 done[id(m)] = Applied(m, not error, error, {m.job_id: failed[m.job_id]} if m.job_id in failed else {})
         return [done[id(m)] for m in moves], reachable

@@ -2,7 +2,8 @@
 
 Files: the active ``journal.jsonl`` and its rotated predecessors ``journal.jsonl.<UTC time>`` (the newest
 ``keep`` are kept). A line is one JSON object ``{"t": unix time, "ok": bool, "error": str, **action}`` (plus
-``failed_ids`` when a batched job update failed for some ids only, and ``inputs``: what the cycle decided from,
+``failed_ids`` when a batched job update failed for some ids only, ``deferred_ids`` for the jobs the apply budget
+left for the next cycle, and ``inputs``: what the cycle decided from,
 e.g. ``{"cycle": 12, "snapshot_t": ..., "source": "rank:dqn+power", "pending_jobs": 40, "nodes": 10}``). Lines that are not such an object (a torn
 write, a corrupt disk block, a hand edit) are skipped with one warning per file, never raised.
 ``about_job``/``about_node`` use the SQLite index beside the journal (:mod:`.journal_index`) when it can be
@@ -89,11 +90,14 @@ class Journal:
 
     # --- writing ------------------------------------------------------------------------------------------
     def record(self, action: Action, ok: bool, error: str = "", now: float | None = None,
-               failed_ids: dict[int, str] | None = None, inputs: dict | None = None) -> None:
+               failed_ids: dict[int, str] | None = None, inputs: dict | None = None,
+               deferred_ids: tuple[int, ...] = ()) -> None:
         now = now if now is not None else time.time()
         entry = {"t": now, "ok": ok, "error": error, **dataclasses.asdict(action)}
         if failed_ids:
             entry["failed_ids"] = {str(k): v for k, v in failed_ids.items()}
+        if deferred_ids:
+            entry["deferred_ids"] = list(deferred_ids)
         if inputs:
             entry["inputs"] = inputs
         self.path.parent.mkdir(parents=True, exist_ok=True)

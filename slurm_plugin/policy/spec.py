@@ -11,6 +11,7 @@ A policy file (YAML or JSON; every key optional, unknown keys refused with the v
     scaling: {name: planner, wait_price_w: 10000, arch: true, pid: false}  # always-on idle-timer planner
     reshape: true                                                  # live only: the simulator has no calendar
     steps: [rank, pack, reshape, power]                            # live cycle order (the default)
+    budget: {decide_s: 3, pack_s: 1, apply_s: 5}                   # live only: per-step time budgets (s)
     twin: {objective: avg_bsld, predicted: {avg_bsld: 3.2}, ...}   # written by `hetsched tune`: policy/twin.py
 
 No file and an empty file are the same policy, :class:`PolicySpec()`: Slurm's own priority/multifactor with no
@@ -137,6 +138,21 @@ class ScalingSpec:
 
 
 @dataclass(frozen=True)
+class BudgetSpec:
+    """Live only: the cycle's time budget in seconds (null: none). ``decide_s`` bounds the steps together (rank,
+    pack and reshape are skipped once it is spent; wipe, power and the guard always run), ``<step>_s`` each step
+    (packing's MILP gets at most its own), ``apply_s`` the applier (job updates past it wait for the next cycle,
+    most urgent first: ``decision/applier.by_urgency``)."""
+
+    decide_s: float | None = _spec(None, _positive, optional=True)
+    apply_s: float | None = _spec(None, _positive, optional=True)
+    rank_s: float | None = _spec(None, _positive, optional=True)
+    pack_s: float | None = _spec(None, _positive, optional=True)
+    reshape_s: float | None = _spec(None, _positive, optional=True)
+    power_s: float | None = _spec(None, _positive, optional=True)
+
+
+@dataclass(frozen=True)
 class PolicySpec:
     ranking: RankingSpec = field(default_factory=RankingSpec)
     packing: PackingSpec = field(default_factory=PackingSpec)
@@ -144,12 +160,13 @@ class PolicySpec:
     reshape: bool = _spec(True)  # live only: partitions by calendar (policy.reshapes of the site)
     steps: tuple[str, ...] = DEFAULT_STEPS  # live only: the cycle's steps in order (see the module docstring)
     twin: TwinSection | None = None  # what `hetsched tune` predicted (policy/twin.py); the live guard reads it
+    budget: BudgetSpec = field(default_factory=BudgetSpec)  # live only: the cycle's time budget
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
-SECTIONS = {"ranking": RankingSpec, "packing": PackingSpec, "scaling": ScalingSpec}
+SECTIONS = {"ranking": RankingSpec, "packing": PackingSpec, "scaling": ScalingSpec, "budget": BudgetSpec}
 
 
 def _value(f: dataclasses.Field, value, where: str):

@@ -40,7 +40,7 @@ def test_yaml_and_json_name_the_same_policy(tmp_path):
 
 
 @pytest.mark.parametrize("data,error", [
-    ({"rankin": {}}, "p.yaml: rankin: unknown key (valid: ranking, packing, scaling, reshape, steps, twin)"),
+    ({"rankin": {}}, "p.yaml: rankin: unknown key (valid: ranking, packing, scaling, reshape, steps, twin, budget)"),
     ({"ranking": {"name": "lifo"}}, "p.yaml: ranking.name: unknown choice 'lifo' (valid: fcfs, sjf, wfp3, unicep, "
                                     "f1, multifactor, dqn, weighted)"),
     ({"ranking": {"floor": 1}}, "p.yaml: ranking.floor: unknown key (valid: name, model, age_floor, "
