@@ -7,7 +7,10 @@ defaults), waits for its first snapshot and one whole queue refresh, then calls 
 (lua5.1, stand-in slurm table: ``slurm_plugin.daemon.bench.shim_roundtrip``) at --rate for --seconds, once with
 nothing else running and once while cycles run one after another (their own state directory; the first sets
 every band); between them the same driver against a server that answers at once (what the loaded machine itself
-costs, ``roundtrip_floor``). Per phase: the round trip (p50/p99/max µs), the cycles run and their wall time, the load. The
+costs, ``roundtrip_floor``). Per phase: the round trip (p50/p99/max µs), the cycles run and their wall time, the load,
+and from the daemon's own trace (``HETSCHED_ADMISSION_TRACE``, :mod:`slurm_plugin.daemon.trace`) its service time per
+request inside the process (wall and the serving thread's CPU, µs) and its event loop's lag (a 10 ms timer's
+lateness: how long a request arriving then waited before the daemon could start on it). The
 daemon runs from the PYTHONPATH this script gets (so an older checkout can be measured the same way) and is
 stopped by its pid at the end.
 
@@ -32,7 +35,9 @@ if not os.environ.get("PYTHONPATH"):  # else the checkout it names is the one me
     sys.path.insert(0, str(REPO))
 
 from slurm_plugin.daemon.bench import roundtrip_floor, shim_roundtrip  # noqa: E402
+from slurm_plugin.daemon.bench import summarize  # noqa: E402
 from slurm_plugin.daemon.process import DaemonProcess  # noqa: E402
+from slurm_plugin.daemon.trace import TRACE_ENV, read_trace  # noqa: E402
 from slurm_plugin.pack.bench import machine  # noqa: E402
 
 
@@ -75,6 +80,19 @@ def wait_for_snapshot(port: int, timeout: float = 600.0) -> None:
     raise RuntimeError(f"no snapshot in the daemon within {timeout:.0f} s")
 
 
+def measured(socket, rate: float, seconds: float, trace: Path) -> dict:
+    """One phase of calls through the shim, with the daemon's own timing of the same window."""
+    t0 = time.monotonic()
+    out = shim_roundtrip(socket, rate, seconds)
+    t1 = time.monotonic()
+    time.sleep(3)  # the daemon writes its trace in batches
+    own = read_trace(str(trace), t0, t1)
+    out["daemon_service_us"] = summarize(own["wall_us"])
+    out["daemon_service_cpu_us"] = summarize(own["cpu_us"])
+    out["daemon_loop_lag_us"] = summarize(own["lag_us"])
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, required=True)
@@ -89,6 +107,9 @@ def main() -> int:
     if not policy.exists():
         policy.write_text(json.dumps({"ranking": {"name": "dqn"}, "packing": {"enabled": True},
                                       "scaling": {"name": "planner"}}))
+    trace = args.root / "admission-trace.txt"
+    trace.unlink(missing_ok=True)
+    os.environ[TRACE_ENV] = str(trace)  # the daemon inherits it
     daemon = DaemonProcess(args.root, refresh_s=5.0, metrics_listen=f"127.0.0.1:{args.metrics_port}")
     doc: dict = {"machine": machine(), "daemon_code": os.environ.get("PYTHONPATH") or str(REPO),
                  "cycle_code": args.cycle_code or os.environ.get("PYTHONPATH") or str(REPO), "rate": args.rate,
@@ -97,8 +118,8 @@ def main() -> int:
         daemon.start(wait_for_snapshot=False, timeout=120)  # its partitions are DOWN: nothing is routed
         wait_for_snapshot(args.metrics_port)
         time.sleep(35)  # one whole queue refresh (jobs_refresh_s 30) has come back
-        doc["alone"] = {**shim_roundtrip(daemon.socket, args.rate, args.seconds), "load": load()}
-        print("alone", doc["alone"]["roundtrip_us"], flush=True)
+        doc["alone"] = {**measured(daemon.socket, args.rate, args.seconds, trace), "load": load()}
+        print("alone", doc["alone"]["roundtrip_us"], doc["alone"]["daemon_service_us"], flush=True)
         doc["floor"] = {"roundtrip_us": roundtrip_floor(args.rate, args.seconds), "load": load()}
         print("floor", doc["floor"]["roundtrip_us"], flush=True)
         if args.no_cycle:
@@ -107,12 +128,12 @@ def main() -> int:
         worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs, args.cycle_code))
         worker.start()
         time.sleep(5)  # the first cycle is reading the queue
-        doc["with_cycle"] = shim_roundtrip(daemon.socket, args.rate, args.seconds)
+        doc["with_cycle"] = measured(daemon.socket, args.rate, args.seconds, trace)
         doc["with_cycle"]["load"] = load()
         stop.set()
         worker.join()
         doc["with_cycle"]["cycles"] = runs
-        print("with cycle", doc["with_cycle"]["roundtrip_us"], runs, flush=True)
+        print("with cycle", doc["with_cycle"]["roundtrip_us"], doc["with_cycle"]["daemon_service_us"], runs, flush=True)
     finally:
         daemon.stop()
         doc["load_end"] = load()

@@ -8,7 +8,7 @@ measures and writes --output; the cluster is stopped (by pid, ``cluster down``) 
 unless --keep.
 
 Usage: python3 results/cycle/large_live.py [--nodes N] [--pending M] [--unheld] [--root DIR] [--port P] [--output F]
-       [--keep]
+       [--keep] [--policy-file F]
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ def main() -> int:
     ap.add_argument("--unheld", action="store_true", help="jobs not held, in partitions set DOWN (bench --unheld)")
     ap.add_argument("--output", default=str(REPO / "results/cycle/live-large.json"))
     ap.add_argument("--keep", action="store_true", help="leave the cluster running")
+    ap.add_argument("--policy-file", default=None, help="the cycle's policy (bench cycle's default: DQN, packing, "
+                    "planner); e.g. with a budget: section")
     args = ap.parse_args()
     root = Path(args.root)
     root.mkdir(parents=True, exist_ok=True)
@@ -71,6 +73,7 @@ def main() -> int:
         print(f"up in {time.perf_counter() - t0:.1f} s", flush=True)
         return subprocess.run([*hetsched, "bench", "cycle", "--live", "--root", str(root), "--fill",
                                str(args.pending), *(["--unheld"] if args.unheld else []), "--cycles", str(args.cycles),
+                               *(["--policy-file", args.policy_file] if args.policy_file else []),
                                "--output", args.output]).returncode
     finally:
         if not args.keep:

@@ -54,10 +54,11 @@ def show(decision: Decision, results: list[Applied] | None, fields: list[str], n
 
 
 def exit_code(results: list[Applied]) -> int:
-    """4 if slurmctld stopped answering (some actions not attempted), 1 if any action failed (in part), else 0."""
+    """4 if slurmctld stopped answering (some actions not attempted), 1 if any action failed (in part), else 0
+    (job updates the apply budget deferred to the next cycle are no failure)."""
     if any(not r.attempted for r in results):
         return EXIT_UNREACHABLE
-    return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
+    return EXIT_FAIL if any(r.refused for r in results) else EXIT_OK
 
 
 def slurm_failure(err: SlurmError, client: SlurmClient) -> NoReturn:

@@ -93,12 +93,14 @@ def cycle_once(client, env: dict, site_file: Path, policy_file: Path, state_dir:
     steps = {name: float(took.split()[0]) for name, took in
              (part.split(" ", 1) for part in logged[3].split(", "))} if logged else None
     phases = re.search(r"cycle phases: read ([\d.]+) s, decide ([\d.]+) s, apply ([\d.]+) s", proc.stderr)
+    deferred = re.search(r"\((\d+) job update\(s\) deferred to the next cycle\)", proc.stderr)
     by_type = rpcs(client)
     return {"exit": proc.returncode, "wall_s": round(wall, 2),
             "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2),
             "cycle_s": float(logged[2]) if logged else None, "actions": int(logged[1]) if logged else None,
             "steps_s": steps, "phases_s": dict(zip(("read", "decide", "apply"), map(float, phases.groups())))
-            if phases else None, "rpcs": by_type, "rpc_cost": rpc_cost(by_type, interval_s),
+            if phases else None, "deferred_jobs": int(deferred[1]) if deferred else 0, "rpcs": by_type,
+            "rpc_cost": rpc_cost(by_type, interval_s),
             "statuses": statuses(json.loads(proc.stdout) if proc.stdout.strip() else None),
             "load": [load0, load()], "stderr_tail": proc.stderr[-800:] if proc.returncode else ""}
 

@@ -55,9 +55,9 @@ def cycle_budget(spec: PolicySpec) -> CycleBudget | None:
     b = spec.budget
     steps = {name: getattr(b, f"{name}_s") for name in ("rank", "pack", "reshape", "power")
              if getattr(b, f"{name}_s") is not None}
-    if b.decide_s is None and b.apply_s is None and not steps:
+    if b.decide_s is None and b.apply_s is None and b.cycle_s is None and not steps:
         return None
-    return CycleBudget(b.decide_s, steps, b.apply_s)
+    return CycleBudget(b.decide_s, steps, b.apply_s, b.cycle_s)
 
 
 def live_ranker(spec: RankingSpec, slurm_conf: str | Path | None = None) -> Ranker | None:

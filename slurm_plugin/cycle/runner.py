@@ -66,9 +66,12 @@ class CycleRunner:
             before = memory
             decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
             t_apply = time.perf_counter()
-            budget = self.config.budget.apply_s if self.config.budget is not None else None
+            budget = self.config.budget.apply_budget(t_apply - t0) if self.config.budget is not None else None
             carried = load_deferred(self.deferred_file) if budget is not None else set()
-            results = self.applier.apply(decision, self._inputs(snapshot, decision), budget, carried)
+            inputs = self._inputs(snapshot, decision)
+            if budget is not None:
+                inputs["apply_budget_s"] = round(budget, 3)
+            results = self.applier.apply(decision, inputs, budget, carried)
             apply_s = time.perf_counter() - t_apply
             skipped = sum(not r.attempted for r in results)
             if not self.dry_run and not skipped and (carried or any(r.deferred_ids for r in results)):

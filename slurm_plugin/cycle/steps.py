@@ -59,11 +59,19 @@ ESSENTIAL = frozenset({"wipe", "power", "guard"})  # run even when the decide bu
 @dataclass(frozen=True)
 class CycleBudget:
     """Seconds the cycle's parts may take (None: unbounded): ``decide_s`` all steps together, ``steps_s`` each
-    named step, ``apply_s`` the applier (:meth:`~slurm_plugin.decision.SlurmApplier.apply`'s ``budget_s``)."""
+    named step, ``apply_s`` the applier (:meth:`~slurm_plugin.decision.SlurmApplier.apply`'s ``budget_s``),
+    ``cycle_s`` the whole cycle (the applier gets what is left of it: :meth:`apply_budget`)."""
 
     decide_s: float | None = None
     steps_s: Mapping[str, float] = field(default_factory=dict)
     apply_s: float | None = None
+    cycle_s: float | None = None
+
+    def apply_budget(self, used_s: float) -> float | None:
+        """The applier's seconds after ``used_s`` seconds of reading and deciding (None: unbounded)."""
+        left = [b for b in (self.apply_s, None if self.cycle_s is None else max(self.cycle_s - used_s, 0.0))
+                if b is not None]
+        return min(left) if left else None
 
     def step_s(self, name: str, used_s: float) -> float | None:
         """What step ``name`` may take after ``used_s`` seconds of deciding (None: no bound)."""

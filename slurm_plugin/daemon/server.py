@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, thread_time
 
 from ..admission import Admission, AdmissionOptions, admit
 from ..deploy.form import deploy_active
@@ -35,6 +35,7 @@ from .guard import EscapeControl, RateLimited, escape, secure_socket_dir
 from .metrics import AdmissionMetrics
 from .peercred import peer_ids
 from .protocol import MAX_REQUEST_BYTES, ProtocolError, encode_decision, encode_error, parse_request_fields
+from .trace import AdmissionTrace
 
 log = logging.getLogger(__name__)
 log.addFilter(EscapeControl())  # job names and comments are user-controlled: one record, one line
@@ -185,6 +186,7 @@ class AdmissionServer:
         self.open_connections = 0
         self.connections: dict[int, dict[_Connection, None]] = {}  # uid -> its open connections, oldest first
         self._refusals = RateLimited(refusal_log_period_s)
+        self.trace = AdmissionTrace.from_env()  # opt-in per-request timing (daemon/trace.py); None: off
         self.metrics = metrics or AdmissionMetrics(self._snapshot_age, lambda: self.open_connections,
                                                    pool=lambda: (self.site, self.refresher.current))
 
@@ -211,6 +213,7 @@ class AdmissionServer:
     def answer(self, line: bytes) -> bytes:
         """The reply line for one request line (pure apart from the stats, metrics and log); never raises."""
         started = perf_counter()
+        cpu0 = thread_time() if self.trace is not None else 0.0
         try:
             req, ignored = parse_request_fields(line)
         except ProtocolError as err:
@@ -227,7 +230,10 @@ class AdmissionServer:
             self.metrics.failed("internal")
             log.exception("admission failed for %s", escape(repr(req)[:500]))
             return encode_error("internal error in admission")
-        self.metrics.observe(perf_counter() - started)
+        took = perf_counter() - started
+        self.metrics.observe(took)
+        if self.trace is not None:
+            self.trace.request(took, thread_time() - cpu0)
         return reply
 
     def _decide(self, req) -> bytes:
@@ -284,9 +290,13 @@ class AdmissionServer:
         loop = asyncio.get_running_loop()
         server = await loop.create_unix_server(lambda: _Connection(self), sock=sock)
         log.info("serving admission on %s (uids %s)", self.socket_path, sorted(self.allowed_uids))
+        lag = asyncio.ensure_future(self.trace.sample_lag(stop)) if self.trace is not None else None
         try:
             await stop.wait()
         finally:
+            if lag is not None:
+                lag.cancel()
+                self.trace.flush()
             server.close()
             await asyncio.sleep(0)
             with contextlib.suppress(FileNotFoundError):

@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 # 10,000 ids (~70 KB) go in one call rather than 20 of 500. slurmctld still gets one RPC per id.
 MAX_ID_LIST_CHARS = 100_000
 NOT_ATTEMPTED = "not attempted: slurmctld unreachable"
-DEFERRED = "deferred to the next cycle: apply budget of {budget:g} s spent"
+DEFERRED_MARK = "deferred to the next cycle"
+DEFERRED = DEFERRED_MARK + ": apply budget of {budget:g} s spent"
 FIRST_CHUNK_REFS = 200  # job references in the first budgeted command, before one command's cost is known
 PING_TIMEOUT_S = 15.0  # scontrol ping waits MessageTimeout (10 s by default) for a hung controller
 
@@ -81,6 +82,13 @@ class Applied:
     def deferred(self) -> bool:
         """True if every job of the action was deferred (none sent)."""
         return bool(self.deferred_ids) and set(self.deferred_ids) == set(job_ids(self.action))
+
+    @property
+    def refused(self) -> bool:
+        """True if Slurm refused some of it or it failed; an update the budget deferred is neither."""
+        if self.ok or not self.attempted:
+            return False
+        return bool(self.failed_ids) or not self.deferred_ids or DEFERRED_MARK not in self.error
 
     @property
     def status(self) -> str:

@@ -11,7 +11,7 @@ A policy file (YAML or JSON; every key optional, unknown keys refused with the v
     scaling: {name: planner, wait_price_w: 10000, arch: true, pid: false}  # always-on idle-timer planner
     reshape: true                                                  # live only: the simulator has no calendar
     steps: [rank, pack, reshape, power]                            # live cycle order (the default)
-    budget: {decide_s: 3, pack_s: 1, apply_s: 5}                   # live only: per-step time budgets (s)
+    budget: {cycle_s: 10, decide_s: 3, pack_s: 1}                  # live only: time budgets (s)
     twin: {objective: avg_bsld, predicted: {avg_bsld: 3.2}, ...}   # written by `hetsched tune`: policy/twin.py
 
 No file and an empty file are the same policy, :class:`PolicySpec()`: Slurm's own priority/multifactor with no
@@ -142,8 +142,10 @@ class BudgetSpec:
     """Live only: the cycle's time budget in seconds (null: none). ``decide_s`` bounds the steps together (rank,
     pack and reshape are skipped once it is spent; wipe, power and the guard always run), ``<step>_s`` each step
     (packing's MILP gets at most its own), ``apply_s`` the applier (job updates past it wait for the next cycle,
-    most urgent first: ``decision/applier.by_urgency``)."""
+    most urgent first: ``decision/applier.by_urgency``), ``cycle_s`` the whole cycle (the apply gets what the
+    read and the steps left of it, and no more than ``apply_s``)."""
 
+    cycle_s: float | None = _spec(None, _positive, optional=True)
     decide_s: float | None = _spec(None, _positive, optional=True)
     apply_s: float | None = _spec(None, _positive, optional=True)
     rank_s: float | None = _spec(None, _positive, optional=True)

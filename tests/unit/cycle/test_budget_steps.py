@@ -80,3 +80,11 @@ def test_policy_budget_section_becomes_the_cycle_budget():
     assert cycle_budget(spec) == CycleBudget(3.0, {"pack": 1.0}, 5.0)
     assert cycle_config(spec).budget == CycleBudget(3.0, {"pack": 1.0}, 5.0)
     assert cycle_budget(policy_from_dict({})) is None
+
+
+def test_the_apply_gets_what_the_cycle_budget_has_left():
+    assert CycleBudget(cycle_s=10.0).apply_budget(8.5) == 1.5
+    assert CycleBudget(cycle_s=10.0, apply_s=1.0).apply_budget(2.0) == 1.0
+    assert CycleBudget(cycle_s=10.0).apply_budget(12.0) == 0.0  # the applier still sends its first command
+    assert CycleBudget(decide_s=3.0).apply_budget(5.0) is None
+    assert cycle_budget(policy_from_dict({"budget": {"cycle_s": 10}})) == CycleBudget(cycle_s=10.0)

@@ -77,8 +77,12 @@ def test_deferred_results_are_not_remembered_as_applied():
     band = SetSiteFactor((1, 2, 3), 100, "x")
     part = Applied(band, False, "deferred", deferred_ids=(2, 3))
     assert part.partial and part.status == "partial" and not part.deferred
-    whole = Applied(band, False, "deferred", deferred_ids=(1, 2, 3))
-    assert whole.status == "deferred"
+    whole = Applied(band, False, "3 of 3 job(s) deferred to the next cycle: apply budget of 1 s spent",
+                    deferred_ids=(1, 2, 3))
+    assert whole.status == "deferred" and not whole.refused
+    assert part.refused  # its error does not say deferred: something else went wrong
+    assert Applied(band, False, "x deferred to the next cycle", {1: "gone"}, deferred_ids=(2, 3)).refused
+    assert not Applied(band, True).refused and Applied(band, False, "Invalid job id").refused
     assert applied_site_factors({1: 100, 2: 100, 3: 100, 4: 7}, [part]) == {1: 100, 4: 7}
     assert applied_site_factors({1: 100, 2: 100, 3: 100}, [whole]) == {}
 
