@@ -30,7 +30,7 @@ from slurm_plugin.site import load_site  # noqa: E402
 from slurm_plugin.snapshot.synthetic import scaled_site  # noqa: E402
 
 
-def site_data(nodes: int | None, port: int, pending: int) -> dict:
+def site_data(nodes: int | None, port: int, pending: int, max_jobs: int | None = None) -> dict:
     data = yaml.safe_load((REPO / "site_configs/large.yaml").read_text())
     if nodes:  # grow each group as `bench cycle --nodes` does
         grown = scaled_site(load_site(REPO / "site_configs/large.yaml"), nodes)
@@ -40,7 +40,7 @@ def site_data(nodes: int | None, port: int, pending: int) -> dict:
                 group["count"] = counts[group["name"]]
                 group["digits"] = max(group.get("digits", 3), len(str(group["count"])))
     data["slurm"].update(cluster_name="hs-large-live", slurmctld_port=port, slurmd_port=port + 1,
-                         max_job_count=pending + 20000, max_array_size=10001)
+                         max_job_count=max_jobs or pending + 20000, max_array_size=10001)
     return data
 
 
@@ -51,6 +51,8 @@ def main() -> int:
     ap.add_argument("--root", default="/var/lib/hetsched/bench-scale")
     ap.add_argument("--port", type=int, default=30000, help="slurmctld's port; the slurmds share the next 100")
     ap.add_argument("--cycles", type=int, default=2)
+    ap.add_argument("--max-jobs", type=int, default=None, help="MaxJobCount (default: --pending + 20,000; more to "
+                    "top the queue up later with `bench cycle --live --fill`)")
     ap.add_argument("--unheld", action="store_true", help="jobs not held, in partitions set DOWN (bench --unheld)")
     ap.add_argument("--output", default=str(REPO / "results/cycle/live-large.json"))
     ap.add_argument("--keep", action="store_true", help="leave the cluster running")
@@ -60,7 +62,7 @@ def main() -> int:
     root = Path(args.root)
     root.mkdir(parents=True, exist_ok=True)
     site_file = root / "site.yaml"
-    site_file.write_text(yaml.safe_dump(site_data(args.nodes, args.port, args.pending), sort_keys=False))
+    site_file.write_text(yaml.safe_dump(site_data(args.nodes, args.port, args.pending, args.max_jobs), sort_keys=False))
     cluster = LocalCluster(root)
     cluster.down()
     shutil.rmtree(root / "spool", ignore_errors=True)  # no earlier run's jobs for slurmctld to purge
