@@ -45,7 +45,8 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list, code: str | None) -> None:
+def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list, code: str | None,
+                 niceness: int = 0) -> None:
     """``cycle once`` back to back until ``stop``: wall seconds and exit code of each (``code``: the checkout
     the cycle runs from, else this one's)."""
     state = root / "admission-cycle"
@@ -54,7 +55,8 @@ def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list, cod
            **({"PYTHONPATH": code} if code else {})}
     while not stop.is_set():
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "slurm_plugin", "-v", "cycle", "once", "--site",
+        proc = subprocess.run([*(["nice", "-n", str(niceness)] if niceness else []),
+                               sys.executable, "-m", "slurm_plugin", "-v", "cycle", "once", "--site",
                                str(root / "site.yaml"), "--state-dir", str(state), "--policy-file", str(policy)],
                               env=env, capture_output=True, text=True)
         said = [line.split("INFO slurm_plugin.cycle.runner: ", 1)[-1] for line in proc.stderr.splitlines()
@@ -102,6 +104,8 @@ def main() -> int:
     ap.add_argument("--output", type=Path, default=None)
     ap.add_argument("--no-cycle", action="store_true", help="measure alone (and the floor) only")
     ap.add_argument("--cycle-code", default=None, help="the checkout the cycles run from (default: this one)")
+    ap.add_argument("--cycle-nice", type=int, default=0, help="run the cycles under nice -n N (a background job "
+                    "beside the daemon)")
     args = ap.parse_args()
     policy = args.root / "bench-policy.json"
     if not policy.exists():
@@ -113,7 +117,8 @@ def main() -> int:
     daemon = DaemonProcess(args.root, refresh_s=5.0, metrics_listen=f"127.0.0.1:{args.metrics_port}")
     doc: dict = {"machine": machine(), "daemon_code": os.environ.get("PYTHONPATH") or str(REPO),
                  "cycle_code": args.cycle_code or os.environ.get("PYTHONPATH") or str(REPO), "rate": args.rate,
-                 "seconds": args.seconds, "load_start": load()}
+                 "seconds": args.seconds, "load_start": load(), "niceness": os.nice(0),
+                 "cycle_nice": args.cycle_nice}
     try:
         daemon.start(wait_for_snapshot=False, timeout=120)  # its partitions are DOWN: nothing is routed
         wait_for_snapshot(args.metrics_port)
@@ -125,7 +130,8 @@ def main() -> int:
         if args.no_cycle:
             return 0
         stop, runs = threading.Event(), []
-        worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs, args.cycle_code))
+        worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs, args.cycle_code,
+                                                                args.cycle_nice))
         worker.start()
         time.sleep(5)  # the first cycle is reading the queue
         doc["with_cycle"] = measured(daemon.socket, args.rate, args.seconds, trace)
