@@ -4,7 +4,9 @@ the log-log slope over 1k/10k/100k, :func:`slurm_plugin.cycle.bench.exponents`).
 Reads ``hetsched bench cycle --live`` outputs of one site at several queue sizes and fits, per measure:
 the pure decide's steps (CPU s, ``rows``), the cycle's queue read (CPU and wall s), and of the first and the
 last ``cycle once`` run (first: every band set; last: the steady state) the phases (read, decide, apply: wall s
-as the cycle logs them), each step (wall s) and the process's CPU s and wall s.
+as the cycle logs them), each step (wall s) and the process's CPU s and wall s. Beside the fitted exponent,
+``last_slope`` is the slope between the two largest queues alone (fixed costs flatten the fit at 1k); a measure
+under 1 ms at either of them (the cycle logs steps to the millisecond) has none.
 
 Usage: python3 results/cycle/growth_live.py A.json B.json C.json [--output F]
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -44,9 +47,12 @@ def main() -> int:
     rows = [r for d in docs for r in rows_of(d)]
     out = {"inputs": [str(p) for p in args.inputs], "rows": rows, "exponents": exponents(rows)}
     for e in out["exponents"]:
-        pts = {r["pending"]: r["seconds"] for r in rows if r["step"] == e["step"]}
-        print(f"{e['step']:<22} exponent {e['exponent']:5.2f}  "
-              + "  ".join(f"{k}: {v:.3f}" for k, v in sorted(pts.items())))
+        pts = sorted((r["pending"], r["seconds"]) for r in rows if r["step"] == e["step"])
+        (p0, s0), (p1, s1) = pts[-2], pts[-1]  # the slope between the two largest queues alone
+        e["last_slope"] = math.log(s1 / s0) / math.log(p1 / p0) if s0 >= 1e-3 and s1 >= 1e-3 else None
+        last = "  n/a" if e["last_slope"] is None else f"{e['last_slope']:5.2f}"
+        print(f"{e['step']:<22} exponent {e['exponent']:5.2f} (last two: {last})  "
+              + "  ".join(f"{k}: {v:.3f}" for k, v in pts))
     if args.output:
         args.output.write_text(json.dumps(out, indent=1) + "\n")
     return 0

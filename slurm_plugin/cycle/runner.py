@@ -6,6 +6,8 @@ writer of the scale memory, the cycle state and the journal.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import threading
 import time
@@ -30,6 +32,22 @@ if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not w
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 600.0
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off for the block (reference counting still frees what it drops), back
+    on after if it was on. Reading and deciding allocate one object per job: with the collector on, its full
+    passes over the whole heap made the live guard's fold of 101,339 jobs 0.19 CPU s instead of 0.07 (18x the
+    cost of 11,339 jobs for 9x the jobs), the snapshot parse 1.0-1.1 s instead of 0.77-0.85 and the pure decide
+    1.06-1.21 s instead of 0.89-0.91 (synthetic large.yaml, 100,000 pending)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class CycleRunner:
@@ -58,13 +76,15 @@ class CycleRunner:
         try:
             if self.active is not None:
                 self.config, self.ranker = self.active.refresh()
-            snapshot = collect_snapshot(self.client)
+            with gc_paused():  # allocation-heavy: the collector's full passes over 100k jobs grow faster than them
+                snapshot = collect_snapshot(self.client)
             t_read = time.perf_counter()
             site_factors = load_site_factors(self.site_factor_file)
             memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file), site_factors,
                                  load_wipe_memory(self.wipe_file))
             before = memory
-            decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
+            with gc_paused():
+                decision, memory = decide(snapshot, self.site, self.config, memory, now or time.time(), self.ranker)
             t_apply = time.perf_counter()
             budget = self.config.budget.apply_budget(t_apply - t0) if self.config.budget is not None else None
             carried = load_deferred(self.deferred_file) if budget is not None else set()

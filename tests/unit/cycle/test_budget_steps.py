@@ -88,3 +88,17 @@ def test_the_apply_gets_what_the_cycle_budget_has_left():
     assert CycleBudget(cycle_s=10.0).apply_budget(12.0) == 0.0  # the applier still sends its first command
     assert CycleBudget(decide_s=3.0).apply_budget(5.0) is None
     assert cycle_budget(policy_from_dict({"budget": {"cycle_s": 10}})) == CycleBudget(cycle_s=10.0)
+
+
+def test_gc_paused_restores_the_collector_as_it_was():
+    import gc
+
+    from slurm_plugin.cycle.runner import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner block leaves it as the outer one set it
+    assert gc.isenabled()
