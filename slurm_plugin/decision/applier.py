@@ -45,6 +45,7 @@ NOT_ATTEMPTED = "not attempted: slurmctld unreachable"
 DEFERRED_MARK = "deferred to the next cycle"
 DEFERRED = DEFERRED_MARK + ": apply budget of {budget:g} s spent"
 FIRST_CHUNK_REFS = 200  # job references in the first budgeted command, before one command's cost is known
+PACE_MARGIN = 0.8  # a budgeted command is sized for this share of the time left (its cost varies)
 PING_TIMEOUT_S = 15.0  # scontrol ping waits MessageTimeout (10 s by default) for a hung controller
 
 # What scontrol prints when it cannot talk to slurmctld at all (22.05: nothing listens / it hangs); a timeout of
@@ -158,29 +159,32 @@ def ids_named(refs: Iterable[str], asked: dict[str, int]) -> list[int]:
 
 class _Pace:
     """The apply budget's clock: how many job references the next command may carry so it ends in the time
-    left (the last commands' seconds per reference), and whether the budget is spent. The first job command
-    of an apply always goes (a budget smaller than one command still moves the queue)."""
+    left (the last command's seconds per reference, aiming at :data:`PACE_MARGIN` of what is left), and whether
+    the budget is spent (not even the quickest command so far would fit). The first job command of an apply
+    always goes (a budget smaller than one command still moves the queue)."""
 
     def __init__(self, budget_s: float, clock: Callable[[], float] = time.monotonic):
         self.budget_s, self.clock = budget_s, clock
         self.start = clock()
         self.per_ref: float | None = None
+        self.fastest: float | None = None
         self.sent = 0
 
     def left(self) -> float:
         return self.budget_s - (self.clock() - self.start)
 
     def spent(self) -> bool:
-        return self.sent > 0 and self.left() <= 0
+        return self.sent > 0 and self.left() <= (self.fastest or 0.0)
 
     def refs_next(self) -> int:
-        if self.per_ref is None or self.per_ref <= 0:
+        if self.per_ref is None or self.per_ref <= 0:  # nothing known yet (one action's refs at most)
             return FIRST_CHUNK_REFS
-        return max(1, int(self.left() / self.per_ref))
+        return max(1, int(PACE_MARGIN * self.left() / self.per_ref))
 
     def took(self, refs: int, seconds: float) -> None:
         self.sent += 1
         self.per_ref = seconds / max(refs, 1)
+        self.fastest = seconds if self.fastest is None else min(self.fastest, seconds)
 
 
 class SlurmUnreachable(SlurmError):

@@ -53,10 +53,10 @@ def test_pace_sizes_commands_to_the_time_left_and_always_lets_the_first_go():
     pace = _Pace(10.0, clock)
     assert pace.refs_next() == FIRST_CHUNK_REFS and not pace.spent()
     clock.t += 2.0
-    pace.took(200, 2.0)  # 10 ms per reference, 8 s left
-    assert pace.refs_next() == 800
-    clock.t += 8.0
-    assert pace.spent()
+    pace.took(200, 2.0)  # 10 ms per reference, 8 s left: sized for 80 % of it
+    assert pace.refs_next() == 640 and not pace.spent()
+    clock.t += 6.5
+    assert pace.spent()  # 1.5 s left, and no command so far took less than 2 s
     zero = _Pace(0.0, clock)
     assert not zero.spent()  # nothing sent yet: the first command goes even with no time at all
     zero.took(1, 0.5)
