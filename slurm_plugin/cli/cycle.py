@@ -124,8 +124,9 @@ def cycle() -> None:
 def once(fields, noheader, parsable, as_json, **kw) -> None:
     """Run one cycle and print every action with its status and reason.
 
-    Fields (-o): status (ok, partial, failed, not-attempted, planned), kind, cause (BACKLOG, IDLE_GRACE,
-    PACKING ...), target, reason, error, failed_ids, commands. Exit 0 if every action was applied, 1 if one failed, 3 if another cycle holds the lock, 4 if
+    Fields (-o): status (ok, partial, deferred, failed, not-attempted, planned), kind, cause (BACKLOG, IDLE_GRACE,
+    PACKING ...), target, reason, error, failed_ids, deferred_ids, commands. Exit 0 if every action was applied
+    (or deferred by the policy's apply budget), 1 if one failed, 3 if another cycle holds the lock, 4 if
     slurmctld did not answer."""
     with _writer(kw["state_dir"], kw["dry_run"]):
         runner = _runner(**kw)

@@ -5,7 +5,7 @@ Series (labels bounded: step names, action kinds, causes and statuses are code's
 one of the rankers' fixed names; never a job id or node name):
 ``hetsched_cycle_runs_total{outcome=ok|failed|aborted}`` (aborted: slurmctld stopped answering mid-apply),
 ``hetsched_cycle_step_seconds{step}`` (a histogram per step, ``apply`` included),
-``hetsched_cycle_actions_total{kind,cause,status}`` (status ``ok|partial|failed|not-attempted|planned``,
+``hetsched_cycle_actions_total{kind,cause,status}`` (status ``ok|partial|deferred|failed|not-attempted|planned``,
 planned: a dry run), ``hetsched_cycle_policy_rollbacks_total`` (the live guard's rollbacks applied),
 ``hetsched_cycle_last_success_timestamp_seconds``, ``hetsched_cycle_consecutive_failures`` and
 ``hetsched_cycle_ranking{source}`` (1 for the ranking the last cycle used, e.g. ``rank:dqn`` or
