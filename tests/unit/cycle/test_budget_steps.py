@@ -83,7 +83,7 @@ def test_policy_budget_section_becomes_the_cycle_budget():
 
 
 def test_the_apply_gets_what_the_cycle_budget_has_left():
-    assert CycleBudget(cycle_s=10.0).apply_budget(8.5) == 1.5
+    assert CycleBudget(cycle_s=10.0).apply_budget(8.0) == 0.9 * 2.0  # a tenth kept for what follows the apply
     assert CycleBudget(cycle_s=10.0, apply_s=1.0).apply_budget(2.0) == 1.0
     assert CycleBudget(cycle_s=10.0).apply_budget(12.0) == 0.0  # the applier still sends its first command
     assert CycleBudget(decide_s=3.0).apply_budget(5.0) is None
