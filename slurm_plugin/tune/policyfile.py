@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..policy import PolicyError, RankingSpec, policy_from_dict
 
-SECTIONS_KEPT = ("packing", "scaling", "reshape")
+SECTIONS_KEPT = ("packing", "scaling", "reshape", "budget")  # budget: the live cycle's, not a tuned choice
 
 
 def sha256_of(path: str | Path) -> str:
@@ -27,7 +27,7 @@ def sha256_of(path: str | Path) -> str:
 
 
 def previous_sections(path: Path) -> dict:
-    """The packing/scaling/reshape of the policy file at ``path`` (checked), or {} when there is none."""
+    """The packing/scaling/reshape/budget of the policy file at ``path`` (checked), or {} when there is none."""
     if not path.exists():
         return {}
     import yaml
