@@ -86,9 +86,12 @@ SCALE_NODES ?=
 SCALE_PENDING ?= 100000
 SCALE_PORT ?= 30000
 SCALE_ROOT ?= /var/lib/hetsched/bench-scale
+# SCALE_POLICY: the cycle's policy file, e.g. results/cycle/policies/budget-10s.json (a time budget per cycle)
+SCALE_POLICY ?=
 bench-scale: install
 	$(RUN) python results/cycle/large_live.py --pending $(SCALE_PENDING) --port $(SCALE_PORT) --root $(SCALE_ROOT) \
-	  $(if $(SCALE_NODES),--nodes $(SCALE_NODES)) --output results/cycle/live-large-$$(date -u +%Y%m%dT%H%M%SZ).json
+	  $(if $(SCALE_NODES),--nodes $(SCALE_NODES)) $(if $(SCALE_POLICY),--unheld --cycles 3 --policy-file $(SCALE_POLICY)) \
+	  --output results/cycle/live-large-$$(date -u +%Y%m%dT%H%M%SZ).json
 
 # Not part of `make test` either: the container cluster (Podman; MariaDB + slurmdbd + slurmctld + a container per
 # node, images built from Debian packages on first use) and its system tests (tests/containers). RELEASE picks
