@@ -7,7 +7,7 @@ defaults), waits for its first snapshot and one whole queue refresh, then calls 
 (lua5.1, stand-in slurm table: ``slurm_plugin.daemon.bench.shim_roundtrip``) at --rate for --seconds, once with
 nothing else running and once while cycles run one after another (their own state directory; the first sets
 every band); between them the same driver against a server that answers at once (what the loaded machine itself
-costs, ``roundtrip_floor``). Per phase: the round trip (p50/p99/max µs), the cycles run and their wall time, the load,
+costs, ``roundtrip_floor``; and once more while the cycles go on). Per phase: the round trip (p50/p99/max µs), the cycles run and their wall time, the load,
 and from the daemon's own trace (``HETSCHED_ADMISSION_TRACE``, :mod:`slurm_plugin.daemon.trace`) its service time per
 request inside the process (wall and the serving thread's CPU, µs) and its event loop's lag (a 10 ms timer's
 lateness: how long a request arriving then waited before the daemon could start on it). The
@@ -136,6 +136,10 @@ def main() -> int:
         time.sleep(5)  # the first cycle is reading the queue
         doc["with_cycle"] = measured(daemon.socket, args.rate, args.seconds, trace)
         doc["with_cycle"]["load"] = load()
+        # the machine's floor while the cycles go on (slurmctld answers them at its own priority)
+        doc["floor_with_cycle"] = {"roundtrip_us": roundtrip_floor(args.rate, args.seconds), "load": load(),
+                                   "cycles_before": len(runs)}
+        print("floor with cycle", doc["floor_with_cycle"]["roundtrip_us"], flush=True)
         stop.set()
         worker.join()
         doc["with_cycle"]["cycles"] = runs
