@@ -12,12 +12,14 @@ Two facts of real Slurm (checked on 22.05.8) shape it:
   failure the applier asks ``scontrol ping`` (10 ms when nothing listens). The remaining actions are then
   reported as not attempted (:data:`NOT_ATTEMPTED`).
 
-With an apply budget (``apply(..., budget_s=S)``, the cycle's ``budget.apply_s``) the actions go most urgent
+With an apply budget (``apply(..., budget_s=S)``; the cycle gives it 90 % of what its read and steps left of the
+policy's ``budget.cycle_s``, at most ``budget.apply_s``: ``cycle/steps.CycleBudget``) the actions go most urgent
 first (:func:`by_urgency`: node, partition and policy actions, which are never deferred; then job moves; then
 SiteFactors, highest value first; jobs deferred by the last cycle first within each), and job updates are sent
 in commands sized to the time left (:class:`_Pace`). Once the budget is spent, the job updates not yet sent are
 deferred: reported with ``deferred_ids`` (status ``deferred``), journaled, and decided again by the next cycle,
-which sends them first. A command once started is finished, so an apply can exceed its budget by one command.
+which sends them first. A command once started is finished, so an apply can exceed its budget by part of one
+command.
 """
 
 from __future__ import annotations
