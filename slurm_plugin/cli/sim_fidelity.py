@@ -28,25 +28,32 @@ SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_w
               help="Cluster root (default: $HETSCHED_TEST_ROOT/fidelity or /var/lib/hetsched/fidelity).")
 @click.option("--port-base", type=click.IntRange(1024, 65000), default=None,
               help="First of the cluster's ports (default: $HETSCHED_TEST_PORT_BASE + 1900, else 30900).")
-@click.option("--no-daemon", is_flag=True, help="Without the job_submit shim and admission daemon (no SiteFactor bands).")
+@click.option("--no-daemon", is_flag=True, help="Without the job_submit shim and admission daemon (no SiteFactor bands; "
+              "with --containers: without the suite's container, so no cycle either).")
 @click.option("--no-power", is_flag=True, help="Without Slurm's power saving (every node stays on).")
 @click.option("--containers", "release", default=None, type=click.Choice(["bookworm", "trixie"]),
               help="Replay on the container cluster of this Debian release (trixie: Slurm 24.11) instead of the "
-                   "local one; no job_submit shim there (no SiteFactor bands).")
+                   "local one, with the suite's container: slurmctld's job_submit.lua asks the admission daemon "
+                   "(SiteFactor bands) and `hetsched cycle run` steers every 30 s (--cycle-args).")
+@click.option("--cycle-args", default=None,
+              help="Options of the container cluster's `hetsched cycle run` (default: '--interval 30'; "
+                   "'--no-power' leaves powering to Slurm alone).")
 @click.option("--from-record", "from_record", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Re-simulate the record in an earlier --json file instead of running the cluster.")
 @click.option("--release-s", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
               help="Modelled start latency after a job ends (seconds).")
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError, RuntimeError, TimeoutError)
-def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_power, release, from_record,
-                 release_s, as_json, output) -> None:
+def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_power, release, cycle_args,
+                 from_record, release_s, as_json, output) -> None:
     """Kendall tau of start times, mean waits, node power-ups and energy: real slurmctld vs the simulator.
 
     --output FILE gets the comparison (issue 22's keys), the Slurm timing used, provenance and the raw record
     (written once the replay ends, before the comparison, so a long replay is never lost)."""
     if output is None and not from_record:
         raise click.UsageError("--output FILE is needed: the replay's record is kept there")
+    if cycle_args is not None and (not release or no_daemon):
+        raise click.UsageError("--cycle-args is for the container cluster's suite (--containers, without --no-daemon)")
     from ..site import Site
     from ..sim.fidelity_replay import compare_record, replay_timing
     from ..sim.fidelity_workload import hetero_workload
@@ -72,13 +79,18 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
         run_commit = provenance()["git_commit"]  # the code that runs the replay (the checkout may move meanwhile)
         log_out = Path(f"{output}.slurmctld.log.gz")
         if release:
+            from ..cluster.containers import DEFAULT_CYCLE_ARGS
+
+            cycle_args = None if no_daemon else (DEFAULT_CYCLE_ARGS if cycle_args is None else cycle_args)
             record, site_data = run_on_container_cluster(site, jobs, root, release, power=not no_power,
-                                                         log_out=log_out)
+                                                         log_out=log_out, suite=not no_daemon,
+                                                         cycle_args=cycle_args or "")
         else:
             record, site_data = run_on_local_cluster(site, jobs, root, port_base, power=not no_power,
                                                      daemon=not no_daemon, log_out=log_out)
         args = {"site": site, "jobs": n_jobs, "seed": seed, "compress": compress,
-                "daemon": not no_daemon and not release, "power": not no_power, "containers": release,
+                "daemon": not no_daemon, "power": not no_power, "containers": release,
+                "cycle": cycle_args if release and not no_daemon else None,
                 "run_commit": run_commit, "run_load_avg": run_load,
                 "end_load_avg": os.getloadavg()}
         write_json(output, {"args": args, "site": site_data, "record": record})
@@ -127,24 +139,49 @@ def run_on_local_cluster(site: str, jobs: list, root, port_base: int, power: boo
 
 
 def run_on_container_cluster(site: str, jobs: list, root, release: str = "trixie", power: bool = True,
-                             timeout_s: float = 3600.0, log_out: Path | None = None) -> tuple[dict, dict]:
+                             timeout_s: float = 3600.0, log_out: Path | None = None, suite: bool = True,
+                             cycle_args: str = "--interval 30") -> tuple[dict, dict]:
     """As :func:`run_on_local_cluster` on the container cluster of Debian ``release`` (trixie: Slurm 24.11;
     ``hetsched cluster up --containers``) under ``root``: slurmctld and one slurmd container per node, a node's
-    boot its container's start. The container cluster has no job_submit shim, so there are no SiteFactor
-    bands; Slurm's commands run in the ctl container."""
+    boot its container's start; Slurm's commands run in the ctl container. With ``suite`` the suite's container
+    runs too: slurmctld's job_submit.lua asks the admission daemon (SiteFactor bands, as the local replay's shim
+    does) and ``hetsched cycle run CYCLE_ARGS`` steers (ranking, moves, power) as it would on a site; the record
+    then keeps the cycle's journal entries of the replay (``record["cycle_journal"]``: each action with its
+    time, kind, nodes and reason) and the daemon's log lines (``record["daemon_log"]``, the last 200)."""
     from ..cluster.containers import ContainerCluster
+    from ..cluster.compose import SUITE
 
     data = _replay_site(site, power)
     site_file = _write_site(root, data)
     cluster = ContainerCluster(root)
     cluster.down()
-    cluster.up(str(site_file), release=release)
+    cluster.up(str(site_file), release=release, suite=suite, cycle_args=cycle_args)
+    daemon_log = Path(root) / "log" / SUITE / "daemon.log"
+    journal = Path(root) / cluster.plan().data("suite") / "journal.jsonl"
+    offsets = (_size(daemon_log), _size(journal))
     try:
         record = record_on(cluster.client(), jobs, Path(root) / "log" / "ctl" / "slurmctld.log", timeout_s, log_out)
         record["containers"] = release
+        record["suite"] = {"daemon": suite, "cycle_args": cycle_args if suite else None}
+        if suite:
+            record["cycle_journal"] = [json.loads(line) for line in _tail_from(journal, offsets[1]).splitlines()
+                                       if line.strip()]
+            record["daemon_log"] = _tail_from(daemon_log, offsets[0]).splitlines()[-200:]
     finally:
         cluster.down()
     return record, data
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def _tail_from(path: Path, offset: int) -> str:
+    if not path.exists():
+        return ""
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        return fh.read().decode(errors="replace")
 
 
 def _replay_site(site: str, power: bool) -> dict:
