@@ -114,8 +114,9 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
         passes = None
         if timing.batch_sched_delay_s is not None:
             passes = batch_passes(table.submit, t0, timing.sched_start, timing.batch_sched_delay_s)
+        ups = cycle_power_ups(record, site, t0) if timing.cycle_power else []
         engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0,
-                                     slurm_select=timing.slurm_select, passes=passes, **kw)
+                                     slurm_select=timing.slurm_select, passes=passes, power_ups=ups, **kw)
     engine.run_eff = effective_runs(table.run, table.limit, timing)
     engine.cluster.ready_clock = config_clock(timing, t0)
     engine.idle_since = initial_idle_since(machine.nodes, timing)
@@ -131,6 +132,26 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
     ends = out.end - timing.release_s
     return {"id": table.id.tolist(), "start": np.floor(out.begin).tolist(), "end": ends.tolist(),
             "power_ups": counter.count, "energy_j": energy}
+
+
+def cycle_power_ups(record: dict, site: Site, t0: float) -> list[tuple[float, np.ndarray]]:
+    """The suite cycle's power-ups the record's journal holds (``record["cycle_journal"]``, kind ``power``,
+    action ``POWER_UP``, done), as (seconds after ``t0``, node indices of the replay machine); none before
+    ``t0`` (the cluster's start-up) and none without a journal."""
+    index, k = {}, 0
+    part = {p.name: set(p.node_groups) for p in site.partitions}.get(PARTITION)
+    for g in site.node_groups:
+        if part is None or g.name in part:
+            for h in g.hostnames:
+                index[h] = k
+                k += 1
+    out = []
+    for e in record.get("cycle_journal") or []:
+        if e.get("kind") == "power" and e.get("action") == "POWER_UP" and e.get("ok") and e.get("t", 0) >= t0:
+            nodes = [index[h] for h in e.get("nodes", []) if h in index]
+            if nodes:
+                out.append((float(e["t"]) - t0, np.array(nodes, dtype=np.int64)))
+    return out
 
 
 def real_power(record: dict, site: Site, t0: float, t_end: float) -> tuple[int, float]:
@@ -252,7 +273,8 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
-    nodes' recorded idle time at the first submit, placement as slurmctld's with power saving,
+    nodes' recorded idle time at the first submit, placement as slurmctld's with power saving, the suite
+    cycle's recorded power-ups where the record has its journal (the container replays),
     ``release_s`` of start latency after a job ends and ``submit_s`` after a submit; with ``batch_passes``
     new submits are scheduled at slurmctld's batch passes (from its recorded start) instead of ``submit_s``
     later (off: it made the power-up counts of the records worse, see the README)."""
@@ -268,4 +290,5 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        suspend_time_s=float(s["suspend_time"]) if power else None,
                        config_tick_s=PERIODIC_TIMEOUT_S if check is not None else None,
                        config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S, slurm_select=True,
+                       cycle_power=bool(record.get("cycle_journal")),
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

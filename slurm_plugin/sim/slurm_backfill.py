@@ -30,6 +30,9 @@ With ``slurm_select`` it also places and plans around power saving as slurmctld 
 - a plan powers nothing up (the engine boots the off nodes of the head job's plan at once): Slurm boots a
   node only when it allocates a job there.
 
+With ``power_ups`` ((simulated time, node indices) pairs: the suite's cycle's recorded power-ups) those nodes
+boot at those times if they are off then (a node on, booting or powering down is left alone).
+
 With ``passes`` (simulated times, :func:`~slurm_plugin.sim.slurm_timing.batch_passes`) a submit runs no main
 pass of its own: the queue is scheduled at those times, and at any other event that changed the cluster (a job
 ended, a node came up or went down, a job started) or a backfill cycle, as slurmctld does.
@@ -49,6 +52,7 @@ from .slurm_select import select_nodes
 
 NO_PLAN_S = 1e9  # a node powering down is planned this far ahead: in no window that matters (Slurm: no plan)
 BATCH = PACK + 100  # event kind: slurmctld's background loop runs the main scheduler for new submits
+POWER_UP = PACK + 101  # event kind: the suite's cycle powered nodes up (recorded), data: their indices
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,9 @@ class SlurmBackfillEngine(Engine):
     for new submits (None: a pass at every submit, the engine's own)."""
 
     def __init__(self, *args, resolution_s: float = 60.0, epoch: float = 0.0, slurm_select: bool = False,
-                 passes: np.ndarray | None = None, **kw):
+                 passes: np.ndarray | None = None, power_ups: list[tuple[float, np.ndarray]] = (), **kw):
         super().__init__(*args, **kw)
+        self.power_ups = [(float(t), np.asarray(n, dtype=np.int64)) for t, n in power_ups]
         self.passes = None if passes is None else np.asarray(passes, dtype=float)
         self._pass_due, self._seen_epoch = False, self._epoch
         if not (np.isfinite(resolution_s) and resolution_s > 0):
@@ -86,11 +91,18 @@ class SlurmBackfillEngine(Engine):
         if self.passes is not None:
             for when in self.passes.tolist():
                 self._push(when, BATCH, None)
+        for when, nodes in self.power_ups:
+            self._push(when, POWER_UP, nodes)
         return super().run(*args, **kw)
 
     def _handle(self, kind: int, data, t: float, more: bool) -> None:
         if kind == BATCH:
             self._pass_due = True
+        elif kind == POWER_UP:
+            off = data[self.cluster.state[data] == OFF]
+            if len(off):
+                self._boot(off, t)
+                self._epoch += 1
         else:
             super()._handle(kind, data, t, more)
 

@@ -47,6 +47,11 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   :class:`~slurm_plugin.sim.slurm_backfill.SlurmBackfillEngine`).
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
+- ``cycle_power``: the suite's cycle ran beside Slurm (the container replays, ``record["cycle_journal"]``) and
+  its power-ups are replayed at their recorded times: a node the cycle powered up (``scontrol update
+  state=power_up``: slurmctld runs ResumeProgram at once, as its log's ``powering up node`` shows) boots then
+  if it is off in the simulation; Slurm's own SuspendTime still powers it down once idle. The 24.11 trial
+  (seed 5, 12 jobs) had the cycle's warm pool boot armn3 3 times, each powered down again 20 s later.
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ class SlurmTiming:
     slurm_select: bool = False
     batch_sched_delay_s: float | None = None
     sched_start: float = 0.0
+    cycle_power: bool = False
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",

@@ -261,3 +261,37 @@ def test_powered_nodes_before_powered_down_ones():
     free2 = free.copy()
     free2[4] = 20
     assert select_nodes(np.array([3, 4]), 1, free2, weight, down).tolist() == [4]
+
+
+def _cycle_up(t, *nodes, ok=True):
+    return {"kind": "power", "action": "POWER_UP", "nodes": list(nodes), "ok": ok, "t": T0 + t,
+            "cause": "WARM_POOL"}
+
+
+def test_the_suite_cycles_recorded_power_ups_boot_off_nodes():
+    """The container replays run the suite's cycle, whose warm pool powers nodes up (24.11 trial: armn3 three
+    times). rvn1 idles from the start and is off by 30 s (SuspendTime 20 s + 10 s); the cycle powered it up at
+    40 s, so the riscv job submitted at 45 s starts at once instead of booting it (3 s: 48 s). A power-up of a
+    node that is on (10 s), or one that failed, changes nothing; with the switch off the journal is ignored."""
+    jobs = [_job(1, 0, 0, 1, arch="x86_64", cores=1), _job(2, 45, 45, 50, arch="riscv64", cores=64)]
+    site = Site.model_validate(replay_site_data("demo", power=True))
+    kw = dict(suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0, release_s=0.0, bf_resolution_s=60.0,
+              slurm_select=True)
+
+    def run(journal, **extra):
+        record = {"jobs": jobs, "power": {}, "bf_cycles": [], "cycle_journal": journal}
+        sim = simulate_record(site, record, SlurmTiming(**kw, **extra))
+        return dict(zip(sim["id"], sim["start"]))[2], sim["power_ups"]
+
+    assert run([]) == (48, 1)
+    assert run([_cycle_up(40, "rvn1")], cycle_power=True) == (45, 1)
+    assert run([_cycle_up(40, "rvn1")]) == (48, 1)  # switched off
+    assert run([_cycle_up(10, "rvn1"), _cycle_up(40, "rvn1", ok=False)], cycle_power=True) == (48, 1)
+    assert run([_cycle_up(40, "nosuchnode")], cycle_power=True) == (48, 1)
+
+
+def test_replay_timing_replays_the_cycle_only_where_the_record_has_its_journal():
+    site = replay_site_data("demo")
+    record = {"jobs": [_job(1, 0, 0, 10, arch="x86_64", cores=1)], "power": {}}
+    assert not replay_timing(record, site).cycle_power
+    assert replay_timing({**record, "cycle_journal": [_cycle_up(5, "rvn1")]}, site).cycle_power
