@@ -199,9 +199,33 @@ def submit_at_offsets(client: SlurmClient, jobs: list[ReplayJob], partition: str
         if delay > 0:
             time.sleep(delay)
         before = time.time()
-        ids.append(client.sbatch(*j.sbatch_args(partition, f"fid{len(ids)}"), wrap=f"sleep {j.run_s}"))
+        ids.append(_sbatch_once(client, j.sbatch_args(partition, f"fid{len(ids)}"), f"fid{len(ids)}",
+                                f"sleep {j.run_s}"))
         submitted.append((before + time.time()) / 2)
     return ids, submitted
+
+
+TIMED_OUT = "Socket timed out"  # slurmctld did not answer within MessageTimeout (the RPC may still have run)
+
+
+def _sbatch_once(client: SlurmClient, args: list[str], name: str, wrap: str, attempts: int = 5) -> int:
+    """Submit one replay job, exactly once, although slurmctld may not answer in time: after sbatch's "Socket
+    timed out" (24.11's container slurmctld stalled 10-20 s at times with the suite's container on) the job
+    may or may not exist, so it is looked up by its unique name before submitting again."""
+    for attempt in range(attempts):
+        try:
+            if attempt:
+                found = client.run("squeue", "-h", "-n", name, "-t", "all", "-o", "%i").stdout.split()
+                if found:
+                    log.warning("replay: %s was submitted although sbatch timed out (job %s)", name, found[0])
+                    return int(found[0])
+            return client.sbatch(*args, wrap=wrap)
+        except SlurmError as err:
+            if TIMED_OUT not in str(err) or attempt == attempts - 1:
+                raise
+            log.warning("replay: %s: slurmctld did not answer (%s); looking it up, then again", name, err)
+            time.sleep(1.0)
+    raise AssertionError("unreachable")
 
 
 def _submit_and_wait(client: SlurmClient, jobs: list[ReplayJob], partition: str,
