@@ -403,10 +403,14 @@ class ClusterState:
         np.maximum.at(self.est_free, on[:, 0].astype(np.int64), on[:, 1])
 
     # --- planning -----------------------------------------------------------------------------------------
-    def plan(self, job: int, r: Req, now: float, exclude: np.ndarray | None = None) -> Reservation | None:
+    def plan(self, job: int, r: Req, now: float, exclude: np.ndarray | None = None,
+             choose=None) -> Reservation | None:
         """Earliest time ``r`` fits if running jobs end at their time limits, and the nodes it would take
         (preferring nodes that are busy now, so that what is free now stays usable for backfill). Nodes in
         ``exclude`` (other reservations) are not used; None if the rest can never hold ``r``.
+
+        ``choose(nodes, k)``: which ``k`` of ``nodes`` (those that fit by the planned time) the plan takes,
+        instead of the busiest; a plan made with it is neither remembered nor reused.
 
         Without ``exclude``, the plan is remembered per request and reused while no node of its groups changed
         (:meth:`touch`) and none of them is off: it then depends on nothing else. Nodes that fit now are
@@ -414,7 +418,7 @@ class ClusterState:
         a booting or shutting one's times are fixed); only an off node's boot would end at ``now + boot_s``."""
         idx = self._nodes_of(r.groups)
         memo = None
-        if exclude is None:
+        if exclude is None and choose is None:
             ver = tuple(self.version[g] for g, _ in r.options) if len(r.options) > 1 else self.version[r.options[0][0]]
             hit = self._plans.get(r)
             if hit is not None and hit[0] == ver:
@@ -439,13 +443,15 @@ class ClusterState:
         if t == INF:
             raise RuntimeError(f"job {job} can never fit (reader fit check missed it)")
         within = np.flatnonzero(avail <= t)
-        chosen = within[np.argsort(-avail[within], kind="stable")[:k]]
         mask = np.zeros(len(self.state), dtype=bool)
-        mask[idx[chosen]] = True
+        if choose is None:
+            mask[idx[within[np.argsort(-avail[within], kind="stable")[:k]]]] = True
+        else:
+            mask[choose(idx[within], k)] = True
         plan = Reservation(job, t, mask)
         if memo is not None:
             self._plans[r] = (memo, plan)
-        elif exclude is None:
+        elif exclude is None and choose is None:
             self._plans.pop(r, None)
         return plan
 

@@ -116,7 +116,8 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
             passes = batch_passes(table.submit, t0, timing.sched_start, timing.batch_sched_delay_s)
         ups = cycle_power_ups(record, site, t0) if timing.cycle_power else []
         engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0,
-                                     slurm_select=timing.slurm_select, passes=passes, power_ups=ups, **kw)
+                                     slurm_select=timing.slurm_select, passes=passes, power_ups=ups,
+                                     plan_select=timing.plan_select, **kw)
     engine.run_eff = effective_runs(table.run, table.limit, timing)
     engine.cluster.ready_clock = config_clock(timing, t0)
     engine.idle_since = initial_idle_since(machine.nodes, timing)

@@ -72,8 +72,10 @@ class SlurmBackfillEngine(Engine):
     for new submits (None: a pass at every submit, the engine's own)."""
 
     def __init__(self, *args, resolution_s: float = 60.0, epoch: float = 0.0, slurm_select: bool = False,
-                 passes: np.ndarray | None = None, power_ups: list[tuple[float, np.ndarray]] = (), **kw):
+                 passes: np.ndarray | None = None, power_ups: list[tuple[float, np.ndarray]] = (),
+                 plan_select: bool = False, **kw):
         super().__init__(*args, **kw)
+        self.plan_select = plan_select
         self.power_ups = [(float(t), np.asarray(n, dtype=np.int64)) for t, n in power_ups]
         self.passes = None if passes is None else np.asarray(passes, dtype=float)
         self._pass_due, self._seen_epoch = False, self._epoch
@@ -134,6 +136,32 @@ class SlurmBackfillEngine(Engine):
         down = (st == OFF) | ((st == BOOTING) & (self.boot_t == t))  # booted in this pass: still down to Slurm
         return select_nodes(cand, r.nodes, self.cluster.free_c, self._weight, down)
 
+    def _plan_choice(self, t: float):
+        """With ``plan_select``: a plan's nodes as slurmctld's will-run test picks them (powered nodes by Weight,
+        then powered-down ones; best fit), else None (the engine's: the nodes busy now first)."""
+        if not self.plan_select:
+            return None
+        st = self.cluster.state
+        down = (st == OFF) | ((st == BOOTING) & (self.boot_t == t))
+        w = self._weight
+
+        def choose(nodes, k):  # nodes are in index order: a stable sort keeps it among equal weights
+            return nodes[np.lexsort((w[nodes], down[nodes]))[:k]]
+        return choose
+
+    def _reservation(self, j: int, r, t: float, ahead: bool = False):
+        if not self.plan_select:
+            return super()._reservation(j, r, t, ahead)
+        if self.resv is None or self.resv.job != j or self._resv_epoch != self._epoch:
+            if self.resv is None or self.resv.job != j or ahead:
+                self.resv_history[j] = []
+            self.resv = self.cluster.plan(j, r, t, choose=self._plan_choice(t))
+            self._resv_epoch = self._epoch
+            self.resv_history[j].append(self.resv.time)
+            if not self._all_on:
+                self._boot_reserved(t)
+        return self.resv
+
     def _floor(self, t: float) -> float:
         res = self.resolution_s
         return math.floor((t + self.epoch) / res) * res - self.epoch
@@ -156,7 +184,8 @@ class SlurmBackfillEngine(Engine):
         c, limit = self.cluster, float(self.jobs.limit[j])
         start = t
         for _ in range(len(windows) + 1):
-            plan = c.plan(j, r, start, exclude=self._touching(windows, start, start + limit))
+            plan = c.plan(j, r, start, exclude=self._touching(windows, start, start + limit),
+                          choose=self._plan_choice(t))
             if plan is None:  # try again once the first window in the way has ended
                 later = [w.end for w in windows if w.end > start and w.begin <= start + limit]
                 if not later:

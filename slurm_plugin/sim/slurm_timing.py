@@ -92,6 +92,7 @@ class SlurmTiming:
     batch_sched_delay_s: float | None = None
     sched_start: float = 0.0
     cycle_power: bool = False
+    plan_select: bool = False
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",

@@ -295,3 +295,23 @@ def test_replay_timing_replays_the_cycle_only_where_the_record_has_its_journal()
     record = {"jobs": [_job(1, 0, 0, 10, arch="x86_64", cores=1)], "power": {}}
     assert not replay_timing(record, site).cycle_power
     assert replay_timing({**record, "cycle_journal": [_cycle_up(5, "rvn1")]}, site).cycle_power
+
+
+def test_plan_select_plans_on_the_lowest_weight_nodes():
+    """slurmctld's backfill plans a blocked job where its will-run test puts it, by Weight (the 22.05 logs'
+    plans: 470 of 607 planned node sets on seed 11 and 301 of 339 on seed 21 are the lowest-Weight nodes free
+    by the planned start, 284 and 168 the busiest ones the engine takes). Arm jobs fill armn1-3 (limits 1, 2
+    and 3 min) and gh200n1 (limit 2 min), a 48-core one the NPU node; H (2 x 64 arm cores, high SiteFactor)
+    waits. At the 70 s cycle armn1 is free, armn2 and gh200n1 are due at 120 s: the engine plans H there
+    (busiest first) and lets L (32 arm cores) start on armn1 at once; planned by Weight H holds armn1 and
+    armn2, so L waits until the jobs end at 100 s."""
+    def arm(jid, submit, end, cores, limit_min, factor=0):
+        return _job(jid, submit, submit, end, arch="aarch64", cores=cores, limit_min=limit_min, factor=factor)
+    jobs = [arm(1, 0, 50, 64, 1), arm(2, 0, 100, 64, 2), arm(3, 0, 170, 64, 3), arm(4, 0, 100, 64, 2),
+            arm(5, 0, 100, 48, 2), arm(6, 10, 110, 64, 2, factor=5000), arm(7, 60, 65, 32, 1)]
+    jobs[5]["spec"]["nodes"] = 2
+    kw = dict(site_factor=True, bf_resolution_s=60.0, reservations=100, slurm_select=True)
+    engine = _starts(jobs, SlurmTiming(**kw), bf_cycles=[70.5])[0]
+    by_weight = _starts(jobs, SlurmTiming(**kw, plan_select=True), bf_cycles=[70.5])[0]
+    assert (engine[7], engine[6]) == (70, 100)
+    assert (by_weight[7], by_weight[6]) == (100, 100)
