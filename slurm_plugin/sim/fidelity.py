@@ -200,7 +200,7 @@ def submit_at_offsets(client: SlurmClient, jobs: list[ReplayJob], partition: str
             time.sleep(delay)
         before = time.time()
         ids.append(_sbatch_once(client, j.sbatch_args(partition, f"fid{len(ids)}"), f"fid{len(ids)}",
-                                f"sleep {j.run_s}"))
+                                f"sleep {j.run_s}", after=ids[-1] if ids else None))
         submitted.append((before + time.time()) / 2)
     return ids, submitted
 
@@ -208,20 +208,25 @@ def submit_at_offsets(client: SlurmClient, jobs: list[ReplayJob], partition: str
 TIMED_OUT = "Socket timed out"  # slurmctld did not answer within MessageTimeout (the RPC may still have run)
 
 
-def _sbatch_once(client: SlurmClient, args: list[str], name: str, wrap: str, attempts: int = 5) -> int:
+def _sbatch_once(client: SlurmClient, args: list[str], name: str, wrap: str, after: int | None,
+                 attempts: int = 5) -> int:
     """Submit one replay job, exactly once, although slurmctld may not answer in time: after sbatch's "Socket
     timed out" (24.11's container slurmctld stalled 10-20 s at times with the suite's container on) the job
-    may or may not exist, so it is looked up by its unique name before submitting again."""
-    for attempt in range(attempts):
+    may or may not exist, so it is looked up by its name among the jobs after ``after`` (the replay's previous
+    job; a cluster's state keeps an earlier replay's jobs of the same name) before submitting again; the first
+    job of a replay is not retried."""
+    tries = attempts if after is not None else 1
+    for attempt in range(tries):
         try:
             if attempt:
-                found = client.run("squeue", "-h", "-n", name, "-t", "all", "-o", "%i").stdout.split()
+                found = [int(i) for i in client.run("squeue", "-h", "-n", name, "-t", "all", "-o", "%i").stdout.split()
+                         if i.isdigit() and int(i) > after]
                 if found:
-                    log.warning("replay: %s was submitted although sbatch timed out (job %s)", name, found[0])
-                    return int(found[0])
+                    log.warning("replay: %s was submitted although sbatch timed out (job %s)", name, min(found))
+                    return min(found)
             return client.sbatch(*args, wrap=wrap)
         except SlurmError as err:
-            if TIMED_OUT not in str(err) or attempt == attempts - 1:
+            if TIMED_OUT not in str(err) or attempt == tries - 1:
                 raise
             log.warning("replay: %s: slurmctld did not answer (%s); looking it up, then again", name, err)
             time.sleep(1.0)
