@@ -59,7 +59,11 @@ def eligible(e) -> bool:
     if (jobs.nodes < 1).any() or (jobs.nodes > g.count).any():
         return False
     # arch / memory: every job must fit this group (the reader's fit check guarantees it for prepared runs)
-    shapes = np.unique(np.column_stack([jobs.arch_mask, jobs.mem_gb]), axis=0, return_index=True)[1]
+    arch, mem = jobs.arch_mask, jobs.mem_gb
+    if (arch == arch[0]).all() and (mem == mem[0]).all():  # one shape (an SWF trace): skip the sort
+        shapes = [0]
+    else:
+        shapes = np.unique(np.column_stack([arch, mem]), axis=0, return_index=True)[1]
     return all(e.cluster.req(jobs, int(i)).options == ((0, -1),) and e.cluster.req(jobs, int(i)).whole
                for i in shapes)
 
@@ -72,16 +76,16 @@ def run(e, progress: Callable[[int], None] | None = None):
     g = e.machine.groups[0]
     cpn, total_nodes, machine_cores = int(g.cores), int(g.count), int(e.machine.cores)
     submit = jobs.submit.tolist() + [INF]  # a sentinel: no bounds checks in the loop
-    limit = jobs.limit.tolist()
+    limit = e._limit  # the engine's list of jobs.limit
     knodes = jobs.nodes.tolist()
     run_eff = e.run_eff.tolist()
     dyn_w = e.meter.group_dyn_w[0]
     backfill, bf_max, static = e.backfill, e.bf_max, e.ranking.static
     pure = getattr(e.ranking, "pure", False)  # scoring has no side effect: skip it when nothing can start
-    by_rank = e._by_rank.tolist() if static else None
+    by_rank = e._by_rank_jobs if static else None  # the engine's lists of _by_rank and _rank_of
     size_r = [knodes[j] for j in by_rank] if static else None  # static: nodes and limit per rank (backfill scans)
     limit_r = [limit[j] for j in by_rank] if static else None
-    rank_of = e._rank_of.tolist() if static else None
+    rank_of = e._rank_list if static else None
     queue = e._queue  # static: queued ranks, sorted (shared with e._order)
     # dynamic pure rankings: the queue's node counts (how many queued jobs ask k nodes, their sum, a lower bound of
     # the smallest), so a pass whose outcome no order can change is not scored: see ``_exact_sums``
@@ -116,8 +120,10 @@ def run(e, progress: Callable[[int], None] | None = None):
     watts = e.meter.watts
     core_s = float(e.group_core_s[0])
     fresh: list = []  # static: ranks queued since the last pass
-    scanned = (-1, -1, -1)  # static: (epoch, head rank, last rank in its window) of the last backfill scan
-    # after each event time (one point per distinct time): time, pending jobs, idle nodes, watts
+    sc_epoch = sc_key = sc_last = -1  # static: epoch, head rank, last rank in its window of the last backfill scan
+    # after each event time (one point per distinct time): time, pending jobs, idle nodes, watts; kept here only
+    # when the watts' sums depend on their order, else rebuilt after the loop from the start times (_timeline)
+    record = not _whole_watts(e.meter.watts, dw)
     tl_t: list = []
     tl_q: list = []
     tl_idle: list = []
@@ -195,8 +201,12 @@ def run(e, progress: Callable[[int], None] | None = None):
         while submit[nxt] <= t:
             pending += 1
             if static:
-                insort(queue, rank_of[nxt])
-                fresh.append(rank_of[nxt])
+                x = rank_of[nxt]
+                if queue and x < queue[-1]:
+                    insort(queue, x)
+                else:  # FCFS: ranks come in order
+                    queue.append(x)
+                fresh.append(x)
             elif light is not None:
                 insort(lq, l_rank[nxt])
                 l_rows.append(nxt)
@@ -220,25 +230,63 @@ def run(e, progress: Callable[[int], None] | None = None):
                 k = knodes[j]
                 if k <= free:
                     del queue[0]
-                    start(j, t)
+                    # start(j, t), inlined (the commonest start)
+                    free -= k
+                    watts += dw[j]
+                    r = run_eff[j]
+                    begin[j] = t
+                    core_s += cpn * r * k
+                    seq += 1
+                    entry = (t + limit[j], k)
+                    insort(ends, entry)
+                    pend_of[j] = entry
+                    heappush(heap, (t + r, seq, j))
                     pending -= 1
                     epoch += 1
                     continue
                 if backfill:
-                    reserve(j, k)
+                    if resv_job != j or resv_epoch != epoch:  # reserve(j, k), inlined
+                        resv_time, held = plan(k)
+                        resv_job, resv_epoch = j, epoch
                     hi = 1 + bf_max
-                    if scanned[0] == epoch and scanned[1] == key:
+                    if sc_epoch == epoch and sc_key == key:
                         # nothing freed since the last pass and the same head: what it looked at and left still
                         # cannot start (idle nodes, outside ones and the time left only shrank); look at the rest
-                        last = scanned[2]
-                        window = queue[bisect_right(queue, last):hi]
-                        early = [x for x in fresh if x < last and bisect_left(queue, x) < hi]
-                        if early:
-                            window = sorted(early) + window
+                        window = queue[bisect_right(queue, sc_last):hi]
+                        if fresh:
+                            early = [x for x in fresh if x < sc_last and bisect_left(queue, x) < hi]
+                            if early:
+                                window = sorted(early) + window
                     else:
                         window = queue[1:hi]
-                    scanned = (epoch, key, queue[min(hi, len(queue)) - 1])
-                    got = backfill_jobs(window, t, size_r, limit_r, by_rank)
+                    sc_epoch, sc_key = epoch, key
+                    sc_last = queue[hi - 1] if len(queue) >= hi else queue[-1]
+                    got = None
+                    for x in window:  # backfill_jobs(window, t, size_r, limit_r, by_rank), inlined
+                        kx = size_r[x]
+                        if kx > free:
+                            continue
+                        if t + limit_r[x] <= resv_time:  # ends before the plan: may use the held nodes
+                            held = held - kx if held > kx else 0
+                        elif kx > free - held:  # runs past it: only on nodes the plan does not hold
+                            continue
+                        j = by_rank[x]
+                        free -= kx
+                        watts += dw[j]
+                        r = run_eff[j]
+                        begin[j] = t
+                        core_s += cpn * r * kx
+                        seq += 1
+                        entry = (t + limit[j], kx)
+                        insort(ends, entry)
+                        pend_of[j] = entry
+                        heappush(heap, (t + r, seq, j))
+                        if got is None:
+                            got = [x]
+                        else:
+                            got.append(x)
+                        if free <= 0:
+                            break
                     if got:
                         pending -= len(got)
                         for x in got:
@@ -328,7 +376,9 @@ def run(e, progress: Callable[[int], None] | None = None):
         if fresh:
             fresh.clear()
         events += 1
-        if t == last_t:  # the engine's _sample: one point per distinct time
+        if not record:
+            pass
+        elif t == last_t:  # the engine's _sample: one point per distinct time
             tl_q[-1], tl_idle[-1], tl_w[-1] = pending, free, watts
         else:
             tl_t.append(t)
@@ -348,17 +398,55 @@ def run(e, progress: Callable[[int], None] | None = None):
     e.alloc[:] = b
     e.begin[:] = b
     e.end[:] = b + e.run_eff
+    if record:
+        joules, cost = _meter(tl_t, tl_w, e.meter.cost_rate)
+        busy_cores = [machine_cores - f * cpn for f in tl_idle]
+    else:  # the same figures from arrays (whole numbers: the same values as the loop's)
+        ta, qa, idle, wa = _timeline(jobs.submit, b, e.end, jobs.nodes, np.asarray(dw, dtype=float), total_nodes,
+                                     float(e.meter.watts))
+        joules, cost = _meter(ta, wa, e.meter.cost_rate)
+        tl_t, tl_q, tl_w = ta.tolist(), qa.tolist(), wa.tolist()
+        busy_cores = (machine_cores - idle * cpn).tolist()
     e.group_core_s[0] = core_s
-    joules, cost = _meter(tl_t, tl_w, e.meter.cost_rate)
     e.meter.joules, e.meter.cost, e.meter.watts, e.meter.t = joules, cost, watts, tl_t[-1] if tl_t else None
     e.pending = pending
     if light is not None and l_rows:  # jobs that never started: e._queued as the general loop leaves it
         queued[l_rows] = True
         q_lo, q_hi = l_rows[0], l_rows[-1] + 1
     e._lo, e._hi = q_lo, q_hi
-    e.timeline = {"t": tl_t, "queue": tl_q, "busy_cores": [machine_cores - f * cpn for f in tl_idle], "watts": tl_w}
+    e.timeline = {"t": tl_t, "queue": tl_q, "busy_cores": busy_cores, "watts": tl_w}
     return Outcome(e.alloc, e.begin, e.end, e.group_core_s, joules, cost, int((jobs.run > jobs.limit).sum()), events,
                    e.timeline, time.perf_counter() - t0)
+
+
+def _whole_watts(base: float, dw: list) -> bool:
+    """Whether the loop's watts come out the same in any order of starts and ends: the base and every job's extra
+    watts whole numbers, and their total below 2**53 (float addition of whole numbers is then exact)."""
+    w = np.asarray(dw, dtype=float)
+    return (float(base).is_integer() and bool(np.all(np.isfinite(w) & (w == np.floor(w))))
+            and abs(float(base)) + float(np.abs(w).sum()) < 2 ** 53)
+
+
+def _timeline(submit: np.ndarray, begin: np.ndarray, end: np.ndarray, nodes: np.ndarray, dw: np.ndarray,
+              total_nodes: int, base_w: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The timeline :func:`run` keeps per event, rebuilt from the start times (watts whole numbers: see
+    :func:`_whole_watts`), as arrays: times, waiting jobs, idle nodes, watts. The loop's event times are the submit times and the started jobs' ends (begin + run, the
+    float it pushed); after the last pass at time T a job waits if it was submitted by T and not started by T, and
+    runs if it started by T and ends after T (a job ending at T was popped by a later pass at T: every start at T
+    of a job that ends at T makes one more pass at T)."""
+    on = ~np.isnan(begin)
+    b, en, k, w = begin[on], end[on], nodes[on].astype(np.int64), dw[on]
+    t = np.unique(np.concatenate([np.asarray(submit, dtype=float), en]))
+    ob, oe = np.argsort(b), np.argsort(en)  # ties: any order (sums are read only past the last of equal times)
+    nb, ne = np.searchsorted(b[ob], t, "right"), np.searchsorted(en[oe], t, "right")
+    queued = np.searchsorted(np.sort(submit), t, "right") - nb
+
+    def upto(vals, order, idx):  # sums of vals over the first idx entries in order
+        return np.concatenate([np.zeros(1, dtype=vals.dtype), np.cumsum(vals[order])])[idx]
+
+    busy = upto(k, ob, nb) - upto(k, oe, ne)
+    watts = (base_w + upto(w, ob, nb)) - upto(w, oe, ne)
+    return t, queued, total_nodes - busy, watts
 
 
 def _exact_sums(e, dw: list, cpn: int) -> bool:

@@ -111,3 +111,23 @@ def test_a_pure_ranking_is_not_asked_when_no_node_is_idle():
         calls[pure] = r.n
     np.testing.assert_array_equal(outs[True].begin, outs[False].begin)
     assert 0 < calls[True] < calls[False]  # a logging ranking (pure False) still sees every pass
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("policy", ["fcfs", "sjf", "dqn"])
+def test_timeline_rebuilt_after_the_loop_equals_the_recorded_one(seed, policy, monkeypatch):
+    """Whole-number watts: the loop keeps no timeline and _timeline rebuilds it from the start times (zero run
+    times, bursts and jobs that end at another's start included); it must equal, value and type, the one the loop
+    records when it keeps it."""
+    m = homogeneous(16, 1)
+    js = random_jobs(seed, 300, 16)
+    e = Engine(m, js, ranking(policy, total_procs=float(m.cores)), backfill=True)
+    assert exclusive._whole_watts(e.meter.watts, [16.0])
+    rebuilt = e.run()
+    monkeypatch.setattr(exclusive, "_whole_watts", lambda base, dw: False)
+    recorded = Engine(m, js, ranking(policy, total_procs=float(m.cores)), backfill=True).run()
+    assert rebuilt.timeline == recorded.timeline and len(recorded.timeline["t"]) > 100
+    for key, values in recorded.timeline.items():
+        assert [type(v) for v in rebuilt.timeline[key]] == [type(v) for v in values], key
+    assert (rebuilt.energy_j, rebuilt.cost) == (recorded.energy_j, recorded.cost)
+    assert not exclusive._whole_watts(0.0, [0.5])
