@@ -131,3 +131,24 @@ def test_timeline_rebuilt_after_the_loop_equals_the_recorded_one(seed, policy, m
         assert [type(v) for v in rebuilt.timeline[key]] == [type(v) for v in values], key
     assert (rebuilt.energy_j, rebuilt.cost) == (recorded.energy_j, recorded.cost)
     assert not exclusive._whole_watts(0.0, [0.5])
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("policy", ["fcfs", "sjf"])
+def test_lean_static_loop_equals_the_summing_loop(seed, policy, monkeypatch):
+    """Whole run times and watts: static rankings take the lean loop (no watts, core-seconds or start order kept,
+    the sums rebuilt after it); everything must equal the loop that keeps them."""
+    m = homogeneous(16, 1)
+    js = random_jobs(seed, 300, 16)
+    js.limit[:] = np.floor(js.limit)  # whole limits, so whole run times (a job runs min(run, limit))
+    e = Engine(m, js, ranking(policy, total_procs=float(m.cores)), backfill=True)
+    assert exclusive._whole_core_s(e.run_eff, js.nodes, 1, 0.0)
+    lean = e.run()
+    monkeypatch.setattr(exclusive, "_whole_core_s", lambda *a: False)
+    e2 = Engine(m, js, ranking(policy, total_procs=float(m.cores)), backfill=True)
+    full = e2.run()
+    np.testing.assert_array_equal(lean.begin, full.begin)
+    np.testing.assert_array_equal(lean.group_core_s, full.group_core_s)
+    assert (lean.energy_j, lean.cost, lean.events, lean.timeline) == (full.energy_j, full.cost, full.events, full.timeline)
+    assert (e.meter.watts, e.meter.t, e.pending) == (e2.meter.watts, e2.meter.t, e2.pending)
+    assert not exclusive._whole_core_s(np.array([1.5]), np.array([1]), 1, 0.0)
