@@ -209,7 +209,6 @@ def run(e, progress: Callable[[int], None] | None = None):
                 queue.append(x)
             if x < sc_last:  # only ranks ahead of the last scan's end are looked at again (see below)
                 fresh.append(x)
-            pending += 1
             nxt += 1
         while queue and free > 0:
             key = queue[0]
@@ -223,7 +222,6 @@ def run(e, progress: Callable[[int], None] | None = None):
                 insort(ends, entry)
                 pend_of[j] = entry
                 heappush(heap, (t + run_eff[j], j))
-                pending -= 1
                 epoch += 1
                 continue
             if resv_job != j or resv_epoch != epoch:
@@ -263,7 +261,6 @@ def run(e, progress: Callable[[int], None] | None = None):
                 if free <= 0:
                     break
             if got:
-                pending -= len(got)
                 for x in got:
                     del queue[bisect_left(queue, x)]
             break
@@ -273,9 +270,11 @@ def run(e, progress: Callable[[int], None] | None = None):
         if progress and nxt - last_report >= 2000:
             progress(nxt - last_report)
             last_report = nxt
-        if not heap and nxt >= n and pending:
-            log.warning("%d job(s) can never start (nothing running, nothing to come)", pending)
+        if not heap and nxt >= n and queue:
+            log.warning("%d job(s) can never start (nothing running, nothing to come)", len(queue))
             break
+    if lean:
+        pending = len(queue)  # the lean loop counts no waiting jobs: they are its queue
     while not lean and (nxt < n or heap):
         t = submit[nxt]
         if heap and heap[0][0] < t:
