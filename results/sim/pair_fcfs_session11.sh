@@ -1,5 +1,5 @@
 #!/bin/bash
-# Before/after side by side (bench-sim-lanl-fcfs-session12.json): BEFORE and AFTER are two checkouts (e.g. `git worktree add
+# Before/after side by side (bench-sim-lanl-fcfs-session11.json): BEFORE and AFTER are two checkouts (e.g. `git worktree add
 # --detach DIR COMMIT`); each of ROUNDS (default 3) rounds runs `hetsched bench sim` on the three shared traces in BEFORE then AFTER,
 # writing OUT/{before,after}-ROUND.json and the /usr/bin/time -v record beside it.
 : "${BEFORE:?checkout of the tree before}" "${AFTER:?checkout of the tree after}"
