@@ -35,7 +35,7 @@ def main() -> None:
         from slurm_plugin.tune import power
 
         t0 = time.process_time()
-        power.tune_power(p, twin.split, jobs=1, timers=(), prices=(), matched=False, backfill=not a.no_backfill)
+        power.tune_power(p, twin.split, jobs=1, timers=(), prices=(), matched=False, backfill=not a.no_backfill, halving=False)
         print(json.dumps({"label": "idle timer (power states)", "backfill": not a.no_backfill, "fraction": "whole",
                           "jobs": len(p.workload.jobs), "cpu_s": round(time.process_time() - t0, 2)}), flush=True)
         return

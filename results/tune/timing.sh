@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 name=${1:-large}; shift || true
 out=results/tune
 { date -u; uptime; git rev-parse --short HEAD 2>/dev/null || echo "commit ${HETSCHED_COMMIT:-unknown}"; } > $out/timing-$name.txt
-nice -n 15 /usr/bin/time -v python3 -m slurm_plugin tune --site site_configs/large.yaml \
+nice -n 15 /usr/bin/time -v python3 -m slurm_plugin ${VERBOSE:+-v} tune --site site_configs/large.yaml \
   --history "synthetic:jobs=${JOBS:-100000},seed=1,load=0.5,median_run_s=63000" -j 2 --explain \
   --out "${TMPDIR:-/tmp}/hetsched-tune-$name-policy.yaml" --output $out/timing-$name.json "$@" \
   > $out/timing-$name.explain.md 2>> $out/timing-$name.txt

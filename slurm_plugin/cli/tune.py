@@ -30,18 +30,21 @@ def _history(path: str, site: str | None, drop_unfit: bool):
         fail(str(err), EXIT_USAGE)
 
 
-def _power(result, procs: int | None, backfill: bool, every_timer: bool):
+def _power(result, procs: int | None, backfill: bool, every_timer: bool, halving: bool | None = None):
     """The power sweep (:func:`slurm_plugin.tune.power.tune_power`) on the whole history in the site's backfill
     mode, under the ranking chosen for that mode; None when the power module is missing. ``every_timer``: match
     every SuspendTime of the evaluation table (``--evaluate``); otherwise only the site's own, the only one whose
-    outcome becomes the policy file's scaling section (:func:`.power.chosen_index`): 4-6 replays instead of 12-16."""
+    outcome becomes the policy file's scaling section (:func:`.power.chosen_index`): 4-6 replays instead of 12-16.
+    ``halving`` (``--halving/--no-halving``; None: by the tuning part's length) halves the power candidates too;
+    in the evaluation (``every_timer``) the dropped ones are still replayed for their rows."""
     try:
         from ..tune.power import TIMER_SUSPEND_S, tune_power
     except ImportError:
         return None
     m = result.modes[backfill]
     return tune_power(result.twin.whole, result.twin.split, m.candidate(m.choice.winner).spec, jobs=procs,
-                      backfill=backfill, timers=TIMER_SUSPEND_S if every_timer else ())
+                      backfill=backfill, timers=TIMER_SUSPEND_S if every_timer else (), halving=halving,
+                      report_dropped=every_timer)
 
 
 def _names(text: str | None, option: str = "--candidates") -> tuple[str, ...] | None:
@@ -142,9 +145,9 @@ def _incumbent(out: Path) -> str | None:
                    "fidelity threshold (recorded in twin.fidelity.forced).")
 @click.option("--halving/--no-halving", "--race/--no-race", "race", default=None,
               help="Successive halving: replay every ranking on the first ninth of the tuning part, each family's "
-                   "best third on the first third, only the survivors on all of it (default: on when the tuning "
-                   "part has 40,000 jobs or more; --explain lists what each rung dropped and why; "
-                   "slurm_plugin/tune/sweep.py).")
+                   "best third on the first third, only the survivors on all of it; the power candidates the same "
+                   "way against the idle timers (default: on when the tuning part has 40,000 jobs or more; "
+                   "--explain lists what each rung dropped and why; slurm_plugin/tune/sweep.py, tune/power.py).")
 @click.option("--slurm", "slurm_array", is_flag=True,
               help="Run the replays as Slurm job arrays on the cluster SLURM_CONF names (the work directory, "
                    "$HETSCHED_ARRAY_DIR or the temp dir, must be visible from its nodes).")
@@ -197,7 +200,7 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             m = result.modes[backfill]
             m.candidates = [Candidate(replace(c.spec, model=str(kept.resolve())), c.family)
                             if c.family == "finetuned" else c for c in m.candidates]
-        pt = _power(result, procs, backfill, bool(evaluate)) if power else None
+        pt = _power(result, procs, backfill, bool(evaluate), race) if power else None
         if explain or not (as_json or output):
             click.echo(f"fidelity: {fid.reason}\n")
             click.echo(report.explain(result))

@@ -25,6 +25,19 @@ tuning energy replaces that timer; none: the timer stays. Each timer's outcome t
 it, whether the pick also dominates the timer on the held-back part (``held_back_dominates``).
 The site's own SuspendTime (``suspend_time_s``) picks which of these becomes the policy file's ``scaling:``.
 
+Successive halving (:func:`halve_power`; on by default when the tuning part has :data:`.sweep.RACE_MIN_JOBS` jobs
+or more, as the ranking sweep's): every candidate is first replayed on the first ninth of the tuning part, then
+the survivors on its first third (:data:`.sweep.RUNGS`), the timers always (they are what the others are judged
+against). On a rung each non-timer candidate's *gap* to each timer is ``max(E/E_T - 1, W/W_T - 1)`` over the
+prefix (energy to the next job's submit, average wait of the prefix's jobs; <= 0: no more energy at no more
+wait). Per timer, the best 1/:data:`.sweep.ETA` of them by gap go on (at least :data:`HALVING_KEEP`: only one
+can be picked per timer), plus every one within :data:`.sweep.MARGIN` of qualifying (gap <= 10 %, so anything
+that may qualify on the whole tuning part survives); a candidate kept for any timer goes on. Only the last
+rung's survivors and the timers are replayed on the whole history and enter the selection; every drop is
+recorded (:class:`PowerDrop`: rung, its energy and wait there, its gap, the nearest candidate, why). With
+``report_dropped`` (the evaluation protocol) the dropped ones are still replayed on the whole history for their
+rows, but are not selectable.
+
 Stable API (``hetsched tune``, ``cli/tune.py``, reads these; keep them):
 
 * :func:`tune_power` ``(prepared, split, ranking="fcfs", jobs=None, progress=None, suspend_time_s=None, timers=,
@@ -43,15 +56,16 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..policy.spec import RankingSpec, ScalingSpec
 from ..scale.warm import DEFAULT_WINDOW_S, cycle_breakeven_s
-from .split import Split, held_back_mask
+from . import sweep as _sweep
+from .split import Split, held_back_mask, split_history, tune_part
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +74,7 @@ WAIT_PRICES_W = (1000.0, 10000.0)
 DEFAULT_SUSPEND_S = 300.0  # the timer whose wait budget a site without a SuspendTime is held to
 BLOCKS = 5  # the tuning part's blocks for the paired test
 BLOCK_WINS = 4  # blocks in which a candidate must be no worse, on energy and (separately) on wait
+HALVING_KEEP = 1  # halving: at least this many candidates nearest to each timer go on from a rung
 
 
 @dataclass(frozen=True)
@@ -208,16 +223,18 @@ class TimerMatch:
     reason: str
 
 
-def match_timers(cands: Sequence[PowerCandidate], scores: Sequence[Scores],
-                 wins: int = BLOCK_WINS) -> list[TimerMatch]:
+def match_timers(cands: Sequence[PowerCandidate], scores: Sequence[Scores | None],
+                 wins: int = BLOCK_WINS, alive: Collection[int] | None = None) -> list[TimerMatch]:
     """For each timer candidate: the non-timer candidates that qualify against it (:func:`qualifies`, tuning
     part only), the one with the least tuning energy (then wait, then order), and, reported only, whether it
-    also dominates on the held-back part. Pure."""
+    also dominates on the held-back part. ``alive``: the non-timer candidates that may be picked (default: all;
+    the halving's survivors: a dropped one is not, even when it was replayed for the report). Pure."""
     out = []
     for ti, c in enumerate(cands):
         if not c.is_timer:
             continue
-        verdicts = {i: qualifies(scores[i], scores[ti], wins) for i, o in enumerate(cands) if not o.is_timer}
+        verdicts = {i: qualifies(scores[i], scores[ti], wins) for i, o in enumerate(cands)
+                    if not o.is_timer and (alive is None or i in alive)}
         ok = [i for i, (v, _) in verdicts.items() if v]
         t = scores[ti]
         if not ok:
@@ -249,26 +266,65 @@ def chosen_index(cands: Sequence[PowerCandidate], matches: Sequence[TimerMatch],
     return m.pick if m.outcome == "planner" and m.pick is not None else m.timer
 
 
+@dataclass(frozen=True)
+class PowerDrop:
+    """A power candidate left out at a rung of the halving (:func:`halve_power`), and why."""
+
+    index: int  # in the candidate list
+    policy: str
+    param: str
+    rung: int  # 0-based
+    jobs: int  # the rung's prefix of the tuning part
+    energy_kwh: float  # on the rung's prefix
+    avg_wait_s: float
+    gap: float  # its least gap to a timer on the rung (<= 0: no more energy at no more wait)
+    timer_s: float  # that timer's SuspendTime
+    best: str  # the candidate nearest to that timer on the rung
+    best_gap: float
+    reason: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class PowerHalving:
+    """What the power sweep's halving kept (candidate indices replayed on the whole history, timers included) and
+    dropped."""
+
+    kept: list[int]
+    dropped: list[PowerDrop]
+    rungs: list[tuple[float, int, int]]  # (share, jobs, replays) per rung
+
+    def as_dict(self) -> dict:
+        return {"rungs": [{"share": sh, "jobs": j, "replays": n} for sh, j, n in self.rungs], "kept": self.kept,
+                "dropped": [d.as_dict() for d in self.dropped],
+                "rule": {"keep_share": 1 / _sweep.ETA, "keep_at_least": HALVING_KEEP, "within": _sweep.MARGIN}}
+
+
 @dataclass
 class PowerTuning:
     """The candidates, their scores, the per-timer matches and the chosen setting (:meth:`rows` are the issue's
-    JSON ``power`` rows, scored on the held-back part)."""
+    JSON ``power`` rows, scored on the held-back part). A candidate the halving dropped has no scores (None)
+    unless it was replayed for the report (``report_dropped``); either way it is never picked."""
 
     candidates: list[PowerCandidate]
-    scores: list[Scores]
+    scores: list[Scores | None]
     matches: list[TimerMatch]
     chosen: int
     suspend_time_s: float
     split: Split
     notes: list[str] = field(default_factory=list)
+    halving: PowerHalving | None = None
+    cpu: dict[str, float] = field(default_factory=dict)  # phase -> CPU s of its replays (every process's)
 
     @property
-    def tune(self) -> list[Part]:
-        return [s.tune for s in self.scores]
+    def tune(self) -> list[Part | None]:
+        return [s and s.tune for s in self.scores]
 
     @property
-    def test(self) -> list[Part]:
-        return [s.test for s in self.scores]
+    def test(self) -> list[Part | None]:
+        return [s and s.test for s in self.scores]
 
     @property
     def scaling(self) -> ScalingSpec:
@@ -277,26 +333,32 @@ class PowerTuning:
 
     def rows(self) -> list[dict]:
         """One row per candidate; a timer's row also says what the tuner keeps for a site running it
-        (``outcome``: planner or timer, ``reason``, ``held_back_dominates``)."""
+        (``outcome``: planner or timer, ``reason``, ``held_back_dominates``); a row of a candidate the halving
+        dropped says where (``dropped``), with None metrics when it was not replayed on the whole history."""
         by_timer = {m.timer: m for m in self.matches}
+        drops = {d.index: d for d in self.halving.dropped} if self.halving else {}
         rows = []
         for i, c in enumerate(self.candidates):
             s = self.scores[i]
-            row = {"policy": c.policy, "param": c.param, "energy_kwh": s.test.energy_kwh,
-                   "avg_wait_s": s.test.avg_wait_s, "chosen": i == self.chosen,
-                   "tune": {"energy_kwh": s.tune.energy_kwh, "avg_wait_s": s.tune.avg_wait_s,
-                            "blocks": [[b.energy_kwh, b.avg_wait_s] for b in s.blocks]},
+            row = {"policy": c.policy, "param": c.param, "energy_kwh": s and s.test.energy_kwh,
+                   "avg_wait_s": s and s.test.avg_wait_s, "chosen": i == self.chosen,
+                   "tune": s and {"energy_kwh": s.tune.energy_kwh, "avg_wait_s": s.tune.avg_wait_s,
+                                  "blocks": [[b.energy_kwh, b.avg_wait_s] for b in s.blocks]},
                    "scaling": scaling_section(c.scaling)}
             if i in by_timer:
                 m = by_timer[i]
                 row.update(outcome=m.outcome, reason=m.reason, held_back_dominates=m.held_back_dominates)
+            if i in drops:
+                row["dropped"] = {"rung": drops[i].rung + 1, "jobs": drops[i].jobs, "reason": drops[i].reason}
             rows.append(row)
         return rows
 
     def as_dict(self) -> dict:
+        blocks = next(len(s.blocks) for s in self.scores if s is not None)
         return {"power": self.rows(), "timers": [asdict(m) for m in self.matches],
                 "suspend_time_s": self.suspend_time_s, "scaling": scaling_section(self.scaling),
-                "split": self.split.as_dict(), "rule": {"blocks": len(self.scores[0].blocks), "block_wins": BLOCK_WINS},
+                "split": self.split.as_dict(), "rule": {"blocks": blocks, "block_wins": BLOCK_WINS},
+                "halving": self.halving.as_dict() if self.halving else None, "replay_cpu_s": dict(self.cpu),
                 "notes": self.notes}
 
 
@@ -348,6 +410,114 @@ def _simulate(shared, i: int) -> Scores:
     return s
 
 
+def _timed_simulate(shared, i: int) -> tuple[Scores, float]:
+    import time
+
+    t0 = time.process_time()
+    r = _simulate(shared, i)
+    return r, time.process_time() - t0
+
+
+def prefix_part(submit: np.ndarray, begin: np.ndarray, timeline: dict, cut_time: float) -> Part:
+    """A rung's score of one run of a prefix of the tuning part: energy from the first submit to ``cut_time``
+    (the submit of the first job after the prefix, as the tuning part's energy ends at the cut), the average
+    wait of every prefix job (one never started waits until the run's end)."""
+    end = float(timeline["t"][-1]) if timeline["t"] else float(submit.max())
+    wait = np.where(np.isnan(begin), end, begin) - submit
+    return Part(energy_between(timeline, float(submit[0]), cut_time) / 3.6e6, float(wait.mean()), len(submit))
+
+
+def _simulate_prefix(shared, i: int) -> tuple[Part, float]:
+    """One candidate's run on a rung's prefix (module level, for the workers): (its Part, CPU s)."""
+    import time
+
+    from ..sim.engine import Engine
+    from ..sim.policy import sim_ranking, sim_scaling
+
+    t0 = time.process_time()
+    prepared, cands, rank_spec, cut_time, backfill = shared
+    jobs, machine = prepared.workload.jobs, prepared.machine
+    rank = sim_ranking(rank_spec, prepared.site, float(machine.cores))
+    out = Engine(machine, jobs, rank, backfill=backfill, scaling=sim_scaling(cands[i].scaling, machine, jobs)).run()
+    return prefix_part(jobs.submit, out.begin, out.timeline, cut_time), time.process_time() - t0
+
+
+def dominance_gap(c: Part, t: Part) -> float:
+    """How far ``c`` is from no more energy at no more average wait than ``t``: the larger relative excess
+    (<= 0: it dominates)."""
+    def rel(a: float, b: float) -> float:
+        return a / b - 1.0 if b > 0 else 0.0 if a <= b else math.inf
+
+    return max(rel(c.energy_kwh, t.energy_kwh), rel(c.avg_wait_s, t.avg_wait_s))
+
+
+def power_leaders(cands: Sequence[PowerCandidate], parts: dict[int, Part], keep: int | None = None,
+                  eta: int | None = None, margin: float | None = None) -> tuple[set[int], dict[int, tuple]]:
+    """A rung's decision (pure): ``parts`` holds the rung's scores of the timers and of the non-timer candidates
+    still in. Per timer, the non-timer candidates are ranked by :func:`dominance_gap`; the best
+    ``max(keep, ceil(n / eta))`` go on, and every one with gap <= ``margin``. Returns (the non-timer indices
+    kept for some timer, {dropped index: (its least gap, that timer's index, the nearest index there, its
+    gap)})."""
+    keep = HALVING_KEEP if keep is None else keep
+    eta = _sweep.ETA if eta is None else eta
+    margin = _sweep.MARGIN if margin is None else margin
+    timers = [i for i in parts if cands[i].is_timer]
+    others = [i for i in parts if not cands[i].is_timer]
+    if not others:
+        return set(), {}
+    n = max(keep, math.ceil(len(others) / eta))
+    kept: set[int] = set()
+    gaps = {t: {i: dominance_gap(parts[i], parts[t]) for i in others} for t in timers}
+    for t in timers:
+        ranked = sorted(others, key=lambda i: (gaps[t][i], i))
+        kept |= set(ranked[:n]) | {i for i in others if gaps[t][i] <= margin + 1e-12}
+    why = {}
+    for i in others:
+        if i not in kept and timers:
+            t = min(timers, key=lambda t: (gaps[t][i], t))
+            best = min(others, key=lambda j: (gaps[t][j], j))
+            why[i] = (gaps[t][i], t, best, gaps[t][best])
+    return kept, why
+
+
+def halve_power(prepared, split: Split, cands: Sequence[PowerCandidate], rank_spec: RankingSpec, backfill: bool,
+                jobs: int | None = None, rungs: tuple[float, ...] | None = None,
+                ledger: dict[str, float] | None = None) -> PowerHalving:
+    """Successive halving of the power candidates on growing prefixes of the tuning part (module docstring):
+    one parallel round per rung; the timers run on every rung and are always kept."""
+    from ..sim.parallel import run_all
+
+    rungs = _sweep.RUNGS if rungs is None else rungs
+    tune_jobs = tune_part(prepared.workload.jobs, split)
+    alive = list(range(len(cands)))
+    dropped: list[PowerDrop] = []
+    done: list[tuple[float, int, int]] = []
+    for r, share in enumerate(rungs):
+        cut = split_history(tune_jobs, share)
+        pre = replace(prepared, workload=replace(prepared.workload, jobs=tune_part(tune_jobs, cut)))
+        got = run_all(_simulate_prefix, (pre, cands, rank_spec, cut.cut_time, backfill), alive, jobs=jobs,
+                      desc=f"power halving rung {r + 1}")
+        cpu = sum(c for _, c in got)
+        phase = f"power: halving rung {r + 1} ({cut.boundary} jobs, {len(alive)} replays)"
+        log.info("%s: %.1f CPU s", phase, cpu)
+        if ledger is not None:
+            ledger[phase] = ledger.get(phase, 0.0) + cpu
+        done.append((share, cut.boundary, len(alive)))
+        parts = {i: p for i, (p, _) in zip(alive, got)}
+        kept, why = power_leaders(cands, parts)
+        for i, (gap, t, best, best_gap) in why.items():
+            n_others = sum(not cands[j].is_timer for j in alive)
+            dropped.append(PowerDrop(
+                i, cands[i].policy, cands[i].param, r, cut.boundary, parts[i].energy_kwh, parts[i].avg_wait_s, gap,
+                cands[t].scaling.suspend_time_s, f"{cands[best].policy} {cands[best].param}", best_gap,
+                f"{gap:+.1%} from no more energy at no more wait than the {cands[t].scaling.suspend_time_s:g} s timer "
+                f"(its nearest; {cands[best].policy} {cands[best].param} {best_gap:+.1%}): not among the "
+                f"{max(HALVING_KEEP, math.ceil(n_others / _sweep.ETA))} nearest of {n_others} nor within "
+                f"{_sweep.MARGIN:.0%} of any timer"))
+        alive = [i for i in alive if cands[i].is_timer or i in kept]
+    return PowerHalving(alive, dropped, done)
+
+
 def run_order(cands: Sequence[PowerCandidate], suspend_time_s: float) -> list[int]:
     """Candidate indices in the order they are run: each timer next to its matched timer (the site's SuspendTime
     first, then the longest timers, whose clocks tick least), then the rest; a sweep stopped early (``cache``)
@@ -365,14 +535,18 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
                progress: Callable[[int, int], None] | None = None, suspend_time_s: float | None = None,
                timers: Sequence[float] = TIMER_SUSPEND_S, prices: Sequence[float] = WAIT_PRICES_W,
                backfill: bool = True, matched: bool = True, cache: str | Path | None = None,
-               grid: Sequence | None = None) -> PowerTuning:
+               grid: Sequence | None = None, halving: bool | None = None,
+               report_dropped: bool = False) -> PowerTuning:
     """Run every candidate on the whole history (``jobs`` processes; ``progress(done, total)`` as runs finish;
     EASY backfill unless ``backfill`` is False) and select. ``suspend_time_s``: the site's timer (default: the
     site file's ``slurm.suspend_time`` when set, else 300 s); it is added to ``timers`` if missing.
     ``ranking``: the ranking every run uses (name or spec; the age floor off for a bare name). ``matched``:
     also run the matched timers (``grid=()``, the earlier API's empty grace grid, means the same as
     ``matched=False``; a non-empty grid is refused: the hand-picked grid is gone). ``cache``: a directory keeping each finished candidate's scores (keyed by
-    history, machine, ranking, setting, backfill, split and the code's version), so a stopped evaluation resumes."""
+    history, machine, ranking, setting, backfill, split and the code's version), so a stopped evaluation resumes.
+    ``halving`` (None: when the tuning part has :data:`.sweep.RACE_MIN_JOBS` jobs or more): successive halving
+    first (:func:`halve_power`), only its survivors and the timers on the whole history; ``report_dropped``:
+    the dropped ones too, for their rows only."""
     from ..sim.parallel import run_all
 
     if grid is not None:
@@ -392,12 +566,18 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
     if len(archs) < 2:
         notes.append(f"planner+arch not run: every CPU group is {archs.pop() if archs else '-'}"
                      " (the architecture controller has nothing to move)")
+    cpu: dict[str, float] = {}
+    if halving is None:
+        halving = split.tune_jobs >= _sweep.RACE_MIN_JOBS
+    ph = halve_power(prepared, split, cands, rank_spec, backfill, jobs, ledger=cpu) if halving else None
+    alive = set(ph.kept) if ph else set(range(len(cands)))
+    order = [i for i in run_order(cands, float(suspend_time_s)) if i in alive or report_dropped]
     done = [0]
 
     def tick(_i, _r) -> None:
         done[0] += 1
         if progress:
-            progress(done[0], len(cands))
+            progress(done[0], len(order))
 
     code = None
     if cache is not None:
@@ -406,14 +586,18 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
         Path(cache).mkdir(parents=True, exist_ok=True)
         code = code_version(SIM_ROOTS)  # once, here: the workers inherit it
     shared = (prepared, cands, rank_spec, split, backfill, Path(cache) if cache is not None else None, code)
-    order = run_order(cands, float(suspend_time_s))
-    got = run_all(_simulate, shared, order, jobs=jobs, desc="power candidates", on_result=tick)
-    scores = [s for _, s in sorted(zip(order, got), key=lambda x: x[0])]
-    matches = match_timers(cands, scores)
+    got = run_all(_timed_simulate, shared, order, jobs=jobs, desc="power candidates", on_result=tick)
+    phase = f"power: whole history ({len(prepared.workload.jobs)} jobs, {len(order)} replays)"
+    cpu[phase] = sum(c for _, c in got)
+    log.info("%s: %.1f CPU s", phase, cpu[phase])
+    scores: list[Scores | None] = [None] * len(cands)
+    for i, (s, _) in zip(order, got):
+        scores[i] = s
+    matches = match_timers(cands, scores, alive=alive)
     chosen = chosen_index(cands, matches, float(suspend_time_s))
     for m in matches:
         log.info("SuspendTime %g s: %s (%s)", m.suspend_time_s, m.outcome, m.reason)
-    return PowerTuning(cands, scores, matches, chosen, float(suspend_time_s), split, notes)
+    return PowerTuning(cands, scores, matches, chosen, float(suspend_time_s), split, notes, ph, cpu)
 
 
 def evaluate_power(twin, backfill: bool = True, jobs: int | None = None,

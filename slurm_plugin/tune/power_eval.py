@@ -25,9 +25,11 @@ from .split import split_history
 def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: int | None = None,
              tune_fraction: float = 0.7, suspend_time_s: float | None = None,
              cache: Path | None = None, prices: tuple[float, ...] | None = None,
-             timers: tuple[float, ...] | None = None, prepared=None) -> tuple[PowerTuning, dict]:
+             timers: tuple[float, ...] | None = None, prepared=None,
+             halving: bool | None = None) -> tuple[PowerTuning, dict]:
     """The result and its JSON document (with the trace, machine and provenance); ``prepared``: the trace
-    already prepared (:func:`slurm_plugin.sim.run.prepare`)."""
+    already prepared (:func:`slurm_plugin.sim.run.prepare`); ``halving`` as :func:`.power.tune_power`'s (the
+    candidates it drops are still replayed for their rows: the evaluation reports every one)."""
     from ..sim.run import prepare, provenance
 
     prepared = prepared or prepare(trace, site)
@@ -36,7 +38,7 @@ def evaluate(trace: str, site: str | None = None, ranking: str = "fcfs", jobs: i
     bar = _Progress()
     kw = {k: v for k, v in (("prices", prices), ("timers", timers)) if v is not None}
     result = tune_power(prepared, split, ranking, jobs=jobs, progress=bar, suspend_time_s=suspend_time_s,
-                        cache=cache, **kw)
+                        cache=cache, halving=halving, report_dropped=True, **kw)
     g = prepared.machine.groups
     doc = {"trace": trace, "site": site, "ranking": ranking, "backfill": True,
            "machine": {"name": prepared.machine.name, "groups": [
@@ -72,7 +74,7 @@ def plot(result: PowerTuning, title: str, path: Path) -> None:
                         textcoords="offset points")
         seen = set()
         for i, c in enumerate(result.candidates):
-            if c.is_timer:
+            if c.is_timer or parts[i] is None:
                 continue
             marker, color = styles.get(c.policy, ("x", "gray"))
             ax.plot(parts[i].avg_wait_s, parts[i].energy_kwh, marker, color=color, ms=5, alpha=0.8,
@@ -104,7 +106,36 @@ def summary(result: PowerTuning) -> str:
         lines.append(f"SuspendTime {m.suspend_time_s:6g} s: {m.outcome:7}{held} {m.reason}")
     c = result.candidates[result.chosen]
     lines.append(f"chosen (site's SuspendTime {result.suspend_time_s:g} s): {c.policy} {c.param}")
-    return "\n".join(lines)
+    return "\n".join(lines + halving_lines(result))
+
+
+def halving_lines(result: PowerTuning) -> list[str]:
+    """The replays' CPU seconds per phase, the power halving's rungs and every candidate it dropped, with the
+    rung and why (:func:`.power.halve_power`)."""
+    from . import sweep
+    from .power import HALVING_KEEP
+
+    out = []
+    if result.cpu:
+        out.append("power replay CPU s by phase (every process): "
+                   + "; ".join(f"{k} {v:.1f}" for k, v in result.cpu.items())
+                   + f"; total {sum(result.cpu.values()):.1f}")
+    h = result.halving
+    if h is None:
+        return out
+    rungs = ", ".join(f"rung {r + 1}: the first {jobs} jobs ({share:.0%}), {n} replays"
+                      for r, (share, jobs, n) in enumerate(h.rungs))
+    out.append(f"power successive halving ({rungs}; then the whole history): per timer, the best 1/{sweep.ETA} "
+               f"of the others by gap (at least {HALVING_KEEP}) and any within {sweep.MARGIN:.0%} of no more "
+               f"energy at no more wait go on; the timers always")
+    if h.dropped:
+        out += ["| rung | candidate | kWh on the rung | avg wait s | gap | nearest | why dropped |",
+                "|" + "---|" * 7]
+        out += [f"| {d.rung + 1} ({d.jobs} jobs) | {d.policy} {d.param} | {d.energy_kwh:.1f} | {d.avg_wait_s:.0f} | "
+                f"{d.gap:+.1%} vs {d.timer_s:g} s | {d.best} {d.best_gap:+.1%} | {d.reason} |" for d in h.dropped]
+    else:
+        out.append("power halving dropped nothing")
+    return out
 
 
 def markdown(doc: dict) -> str:
@@ -148,13 +179,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prices", default=None, help="the planner's wait prices, comma-separated W (default 1000,10000; "
                     "'none': no planner runs)")
     ap.add_argument("--timers", default=None, help="SuspendTimes, comma-separated s (default 60,300,900,1800,3600)")
+    ap.add_argument("--halving", action=argparse.BooleanOptionalAction, default=None,
+                    help="successive halving first (default: when the tuning part has 40,000 jobs or more); the "
+                         "dropped candidates are still replayed for their rows, never picked")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--plot", type=Path)
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     prices = None if a.prices is None else () if a.prices == "none" else tuple(float(x) for x in a.prices.split(","))
     result, doc = evaluate(a.trace, a.site, a.ranking, a.jobs, suspend_time_s=a.suspend_time, cache=a.cache,
-                           prices=prices,
+                           prices=prices, halving=a.halving,
                            timers=None if a.timers is None else tuple(float(x) for x in a.timers.split(",")))
     if a.json:
         write_file_atomic(a.json, json.dumps(doc, indent=1) + "\n")
