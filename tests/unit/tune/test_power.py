@@ -288,3 +288,74 @@ def test_live_and_simulated_demand_timer_power_down_the_same_nodes():
     assert live == {HOSTS[i] for i in down} and not len(up)
     # arm keeps its most recently idle node (armn1); x86 had no arrival: x86n1 (200 s) goes, x86n2 (50 s) not yet
     assert live == {"x86n1", "armn2", "armn3"}
+
+
+# ---- successive halving of the power candidates (tune/power.py: halve_power) ---------------------------------------
+def test_dominance_gap_and_a_rungs_leaders():
+    from slurm_plugin.tune.power import dominance_gap, power_leaders
+
+    t = Part(10.0, 100.0, 5)
+    assert dominance_gap(Part(9.0, 90.0, 5), t) == pytest.approx(-0.1)
+    assert dominance_gap(Part(12.0, 50.0, 5), t) == pytest.approx(0.2)  # more energy: the larger excess counts
+    assert dominance_gap(Part(5.0, 130.0, 5), t) == pytest.approx(0.3)
+    # timers 0 (300 s) and 1 (900 s); A is 5 % over timer 0 (within 10 %: kept), B is nearest to timer 1, C is
+    # 40 % over both and not among the best third of three (1): dropped, nearest to timer 1
+    parts = {0: Part(10.0, 100.0, 5), 1: Part(12.0, 80.0, 5), 2: Part(10.5, 100.0, 5), 3: Part(12.5, 82.0, 5),
+             4: Part(17.0, 60.0, 5)}
+    kept, why = power_leaders(CANDS + [PowerCandidate("planner", "c", ScalingSpec(name="planner"))], parts)
+    assert kept == {2, 3} and set(why) == {4}
+    gap, timer, best, best_gap = why[4]
+    assert timer == 1 and gap == pytest.approx(17 / 12 - 1) and best == 3 and best_gap == pytest.approx(12.5 / 12 - 1)
+    # at least keep per timer: with keep 3 nobody is dropped
+    assert power_leaders(CANDS + [PowerCandidate("planner", "c", ScalingSpec(name="planner"))], parts, keep=3)[1] == {}
+
+
+def test_match_timers_never_picks_a_candidate_the_halving_dropped():
+    scores = CASES["A qualifies against 300"][0]
+    assert [(m.outcome, m.pick) for m in match_timers(CANDS, scores)] == [("planner", 2), ("timer", None)]
+    assert [(m.outcome, m.pick) for m in match_timers(CANDS, scores, alive={3})] == [("timer", None), ("timer", None)]
+
+
+def test_power_halving_replays_only_the_survivors_on_the_whole_history(monkeypatch):
+    from slurm_plugin.tune import power
+    from slurm_plugin.tune.power_eval import summary
+
+    jobs = small_workload()
+    p = Prepared(None, MACHINE8, Workload("small", jobs))
+    split = split_history(jobs)
+    whole = []
+    simulate = power._simulate
+    monkeypatch.setattr(power, "_simulate", lambda shared, i: whole.append(i) or simulate(shared, i))
+    kw = dict(jobs=1, timers=(60.0, 600.0), prices=(1000.0, 10000.0))
+    full = tune_power(p, split, "fcfs", halving=False, **kw)
+    n = len(full.candidates)
+    assert full.halving is None and sorted(whole) == list(range(n)) and n == 8
+    whole.clear()
+    cut = tune_power(p, split, "fcfs", halving=True, **kw)
+    h = cut.halving
+    # rungs: the first ninth and the first third of the tuning part, every candidate on the first
+    assert h.rungs[0] == (1 / 9, split_history(jobs.take(np.arange(split.boundary)), 1 / 9).boundary, n)
+    dropped = {d.index for d in h.dropped}
+    assert dropped and sorted(whole) == sorted(h.kept) and len(whole) == n - len(dropped)
+    assert any(not cut.candidates[i].is_timer for i in h.kept)  # some non-timer survived
+    assert all(not cut.candidates[d.index].is_timer and d.gap > 0.10 and d.reason for d in h.dropped)
+    assert cut.scores[min(dropped)] is None and cut.chosen not in dropped
+    assert all(m.pick is None or m.pick not in dropped for m in cut.matches)
+    assert any(k.startswith("power: halving rung 1") for k in cut.cpu) and any("whole history" in k for k in cut.cpu)
+    rows = cut.rows()
+    assert rows[min(dropped)]["energy_kwh"] is None and rows[min(dropped)]["dropped"]["rung"] >= 1
+    doc = json.loads(json.dumps(cut.as_dict()))
+    assert [d["index"] for d in doc["halving"]["dropped"]] == [d.index for d in h.dropped]
+    text = summary(cut)
+    d = h.dropped[0]
+    assert "power successive halving (rung 1: the first" in text and f"| {d.policy} {d.param} |" in text
+    # the evaluation replays the dropped ones for their rows, and still never picks them
+    whole.clear()
+    ev = tune_power(p, split, "fcfs", halving=True, report_dropped=True, **kw)
+    assert sorted(whole) == list(range(n)) and ev.scores[min(dropped)] is not None
+    assert ev.chosen == cut.chosen and [m.pick for m in ev.matches] == [m.pick for m in cut.matches]
+    # a halving that keeps everyone chooses exactly as the full sweep
+    monkeypatch.setattr(power, "HALVING_KEEP", 100)
+    kept = tune_power(p, split, "fcfs", halving=True, **kw)
+    assert kept.halving.dropped == [] and kept.chosen == full.chosen
+    assert [(m.outcome, m.pick) for m in kept.matches] == [(m.outcome, m.pick) for m in full.matches]
