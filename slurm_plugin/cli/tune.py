@@ -236,7 +236,8 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             if pt is not None:
                 twin["predicted"]["energy_kwh"] = pt.test[pt.chosen].energy_kwh
             doc = {"chosen": m.choice.winner, "runner_up": m.choice.runner_up, "why": m.choice.why,
-                   "twin": twin, "ranking": report.ranking_of(m)}
+                   "twin": twin, "ranking": report.ranking_of(m), "halving": report.halving_doc(result),
+                   "replay_cpu_s": dict(result.cpu)}
             if pt is not None:
                 doc["power"] = {"backfill": backfill, **{k: v for k, v in pt.as_dict().items() if k != "power"}}
             if out:

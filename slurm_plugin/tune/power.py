@@ -26,7 +26,7 @@ it, whether the pick also dominates the timer on the held-back part (``held_back
 The site's own SuspendTime (``suspend_time_s``) picks which of these becomes the policy file's ``scaling:``.
 
 Successive halving (:func:`halve_power`; on by default when the tuning part has :data:`.sweep.RACE_MIN_JOBS` jobs
-or more, as the ranking sweep's): every candidate is first replayed on the first ninth of the tuning part, then
+or more, as the ranking sweep's, except in the evaluation, which replays every candidate for its rows anyway): every candidate is first replayed on the first ninth of the tuning part, then
 the survivors on its first third (:data:`.sweep.RUNGS`), the timers always (they are what the others are judged
 against). On a rung each non-timer candidate's *gap* to each timer is ``max(E/E_T - 1, W/W_T - 1)`` over the
 prefix (energy to the next job's submit, average wait of the prefix's jobs; <= 0: no more energy at no more
@@ -544,9 +544,10 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
     also run the matched timers (``grid=()``, the earlier API's empty grace grid, means the same as
     ``matched=False``; a non-empty grid is refused: the hand-picked grid is gone). ``cache``: a directory keeping each finished candidate's scores (keyed by
     history, machine, ranking, setting, backfill, split and the code's version), so a stopped evaluation resumes.
-    ``halving`` (None: when the tuning part has :data:`.sweep.RACE_MIN_JOBS` jobs or more): successive halving
-    first (:func:`halve_power`), only its survivors and the timers on the whole history; ``report_dropped``:
-    the dropped ones too, for their rows only."""
+    ``halving`` (None: when the tuning part has :data:`.sweep.RACE_MIN_JOBS` jobs or more and not
+    ``report_dropped``): successive halving first (:func:`halve_power`), only its survivors and the timers on the
+    whole history; ``report_dropped``: the dropped ones too, for their rows only (the evaluation; its rungs then
+    save nothing, so it runs there only when asked)."""
     from ..sim.parallel import run_all
 
     if grid is not None:
@@ -567,8 +568,8 @@ def tune_power(prepared, split: Split, ranking: str | RankingSpec = "fcfs", jobs
         notes.append(f"planner+arch not run: every CPU group is {archs.pop() if archs else '-'}"
                      " (the architecture controller has nothing to move)")
     cpu: dict[str, float] = {}
-    if halving is None:
-        halving = split.tune_jobs >= _sweep.RACE_MIN_JOBS
+    if halving is None:  # the evaluation replays the dropped ones anyway: there the rungs would only add cost
+        halving = split.tune_jobs >= _sweep.RACE_MIN_JOBS and not report_dropped
     ph = halve_power(prepared, split, cands, rank_spec, backfill, jobs, ledger=cpu) if halving else None
     alive = set(ph.kept) if ph else set(range(len(cands)))
     order = [i for i in run_order(cands, float(suspend_time_s)) if i in alive or report_dropped]

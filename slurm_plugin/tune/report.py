@@ -73,7 +73,7 @@ def halving_lines(result: TuneResult) -> list[str]:
     return out
 
 
-def _halving_doc(result: TuneResult) -> dict | None:
+def halving_doc(result: TuneResult) -> dict | None:
     h = result.halving
     return None if h is None else {
         "rungs": [{"share": share, "jobs": jobs, "replays": n} for share, jobs, n in h.rungs],
@@ -127,7 +127,7 @@ def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: 
                    "to the one ahead at raised load (arrivals compressed to offered load "
                    f"{STRESS_LOAD:g}), else the incumbent, else the simpler"}
     doc["verdict"] = {mode: v.as_dict() for mode, v in judge_evaluation(doc).items()}
-    doc["halving"] = _halving_doc(result)
+    doc["halving"] = halving_doc(result)
     doc["replay_cpu_s"] = dict(result.cpu)
     if result.notes:
         doc["notes"] = list(result.notes)

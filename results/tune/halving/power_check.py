@@ -1,8 +1,8 @@
 """Power halving vs every power candidate in full (issue 13; slurm_plugin/tune/power.py: halve_power): run
-:func:`tune_power` on one history both ways (every SuspendTime of the evaluation, the default wait prices, FCFS,
-EASY backfill, one process) and write what each chose per timer, the chosen setting, the drops and the CPU s.
+:func:`tune_power` on one history both ways (every SuspendTime of the evaluation, or with ``--site-timer`` only the
+site's as ``hetsched tune`` does; the default wait prices, FCFS, EASY backfill, one process) and write what each chose per timer, the chosen setting, the drops and the CPU s.
 
-``python3 results/tune/halving/power_check.py HISTORY [--site S] --json F``
+``python3 results/tune/halving/power_check.py HISTORY [--site S] [--site-timer] --json F``
 """
 
 from __future__ import annotations
@@ -32,15 +32,17 @@ def main() -> None:
     ap.add_argument("history")
     ap.add_argument("--site")
     ap.add_argument("--json", type=Path, required=True)
+    ap.add_argument("--site-timer", action="store_true",
+                    help="only the site's SuspendTime (what `hetsched tune` matches) instead of every one")
     a = ap.parse_args()
     p = prepare(a.history, a.site)
     split = split_history(p.workload.jobs)
-    doc = {"history": a.history, "site": a.site, "jobs": len(p.workload.jobs), "machine": p.machine.name,
+    doc = {"history": a.history, "site": a.site, "timers": "the site's only" if a.site_timer else "every one", "jobs": len(p.workload.jobs), "machine": p.machine.name,
            "nodes": sum(g.count for g in p.machine.groups), "split": split.as_dict(), "runs": {},
            "host": os.uname().nodename, **provenance()}
     for mode, halving in (("full", False), ("halving", True)):
         load0, c0, t0 = os.getloadavg(), _cpu(), time.perf_counter()
-        r = tune_power(p, split, "fcfs", jobs=1, halving=halving)
+        r = tune_power(p, split, "fcfs", jobs=1, halving=halving, **({"timers": ()} if a.site_timer else {}))
         cpu, wall, load1 = _cpu() - c0, time.perf_counter() - t0, os.getloadavg()
         lab = lambda i: None if i is None else f"{r.candidates[i].policy} {r.candidates[i].param}"  # noqa: E731
         doc["runs"][mode] = {

@@ -51,6 +51,23 @@ def test_tune_replays_only_the_sites_suspend_time(swf, tmp_path):
     assert [m["suspend_time_s"] for m in power["timers"]] == [power["suspend_time_s"]] == [300.0]
 
 
+def test_halving_halves_the_power_candidates_too_and_the_json_says_so(swf):
+    """--halving reaches the power sweep: its rungs, drops and CPU per phase are in the tune JSON beside the
+    ranking halving's."""
+    res = CliRunner().invoke(main, ["tune", "--history", str(swf), "--json", "-j", "1", "--candidates", "sjf",
+                                    "--dqn-budget", "0", "--halving"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert len(doc["halving"]["rungs"]) == 2 and any(k.startswith("halving rung 1") for k in doc["replay_cpu_s"])
+    power = doc["power"]
+    assert [r["replays"] for r in power["halving"]["rungs"]][0] == len(power["timers"]) + 3  # timer, matched, 2 prices
+    assert any(k.startswith("power: halving rung 2") for k in power["replay_cpu_s"])
+    res = CliRunner().invoke(main, ["tune", "--history", str(swf), "--json", "-j", "1", "--candidates", "sjf",
+                                    "--dqn-budget", "0", "--no-halving"])
+    doc = json.loads(res.stdout)
+    assert doc["halving"] is None and doc["power"]["halving"] is None
+
+
 def test_evaluate_writes_the_issue_format(swf, tmp_path):
     out = tmp_path / "eval.json"
     res = CliRunner().invoke(main, ["tune", "--evaluate", str(swf), "--output", str(out), "--explain", *FAST])

@@ -359,3 +359,18 @@ def test_power_halving_replays_only_the_survivors_on_the_whole_history(monkeypat
     kept = tune_power(p, split, "fcfs", halving=True, **kw)
     assert kept.halving.dropped == [] and kept.chosen == full.chosen
     assert [(m.outcome, m.pick) for m in kept.matches] == [(m.outcome, m.pick) for m in full.matches]
+
+
+def test_power_halving_is_on_by_the_tuning_parts_length_but_not_in_the_evaluation(monkeypatch):
+    from slurm_plugin.tune import sweep
+
+    jobs = small_workload()
+    p = Prepared(None, MACHINE8, Workload("small", jobs))
+    split = split_history(jobs)
+    kw = dict(jobs=1, timers=(), prices=(10000.0,))
+    assert tune_power(p, split, "fcfs", **kw).halving is None  # 52 tuning jobs: below the threshold
+    monkeypatch.setattr(sweep, "RACE_MIN_JOBS", 10)
+    assert tune_power(p, split, "fcfs", **kw).halving is not None
+    # the evaluation replays every candidate for its rows anyway: the rungs would only add cost
+    assert tune_power(p, split, "fcfs", report_dropped=True, **kw).halving is None
+    assert tune_power(p, split, "fcfs", report_dropped=True, halving=True, **kw).halving is not None
