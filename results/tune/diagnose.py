@@ -47,9 +47,17 @@ def mode_report(doc: dict, mode: str) -> list[str]:
     se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
     scale = val[win]["objective"]
     w, bfx = held[win]["avg_bsld"], fixed[best_fixed]["avg_bsld"]
+    drop = next((d for d in (doc.get("halving") or {}).get("dropped", [])
+                 if d["label"] == best_fixed and d["backfill"] == bf), None)
+    if best_fixed in val:
+        where = (f"on validation {'within' if best_fixed in feas else 'OVER'} the bound {bound:.0f} s in the "
+                 f"{len(binding)} binding block(s)")
+    elif drop:
+        where = f"not on validation: the halving dropped it at rung {drop['rung'] + 1} ({drop['jobs']} jobs; {drop['reason']})"
+    else:
+        where = "not on validation"
     out = [f"backfill {mode}: chosen {win} ({sel['decided_by']}): held-back avg bsld {w:.2f}; best fixed in hindsight "
-           f"{best_fixed} {bfx:.2f} (max wait {fixed[best_fixed]['max_wait_s']:.0f} s; on validation "
-           f"{'within' if best_fixed in feas else 'OVER'} the bound {bound:.0f} s in the {len(binding)} binding block(s));"
+           f"{best_fixed} {bfx:.2f} (max wait {fixed[best_fixed]['max_wait_s']:.0f} s; {where});"
            f" tuned vs it {100 * (w / bfx - 1):+.1f} %",
            f"  within the bound on validation: {len(feas)} of {len(val)}; the best of them held back: {best_feas} "
            f"{held[best_feas]['avg_bsld']:.2f} ({100 * (held[best_feas]['avg_bsld'] / bfx - 1):+.1f} % vs {best_fixed}),"
