@@ -32,6 +32,7 @@ def main() -> None:
     ap.add_argument("history")
     ap.add_argument("--site")
     ap.add_argument("--json", type=Path, required=True)
+    ap.add_argument("--modes", default="full,halving", help="full, halving or both (two processes may each run one)")
     ap.add_argument("--site-timer", action="store_true",
                     help="only the site's SuspendTime (what `hetsched tune` matches) instead of every one")
     a = ap.parse_args()
@@ -40,7 +41,7 @@ def main() -> None:
     doc = {"history": a.history, "site": a.site, "timers": "the site's only" if a.site_timer else "every one", "jobs": len(p.workload.jobs), "machine": p.machine.name,
            "nodes": sum(g.count for g in p.machine.groups), "split": split.as_dict(), "runs": {},
            "host": os.uname().nodename, **provenance()}
-    for mode, halving in (("full", False), ("halving", True)):
+    for mode, halving in (m for m in (("full", False), ("halving", True)) if m[0] in a.modes.split(",")):
         load0, c0, t0 = os.getloadavg(), _cpu(), time.perf_counter()
         r = tune_power(p, split, "fcfs", jobs=1, halving=halving, **({"timers": ()} if a.site_timer else {}))
         cpu, wall, load1 = _cpu() - c0, time.perf_counter() - t0, os.getloadavg()
@@ -53,11 +54,12 @@ def main() -> None:
             "halving": r.halving.as_dict() if r.halving else None, "summary": summary(r)}
         print(f"== {mode}: {cpu:.1f} CPU s, {wall:.0f} s wall, load {load0[0]:.1f} -> {load1[0]:.1f}\n{summary(r)}",
               flush=True)
-    f, h = doc["runs"]["full"], doc["runs"]["halving"]
-    doc["same_choice"] = f["chosen"] == h["chosen"]
-    doc["same_per_timer"] = {t: f["per_timer"][t]["pick"] == h["per_timer"][t]["pick"] for t in f["per_timer"]}
+    if len(doc["runs"]) == 2:
+        f, h = doc["runs"]["full"], doc["runs"]["halving"]
+        doc["same_choice"] = f["chosen"] == h["chosen"]
+        doc["same_per_timer"] = {t: f["per_timer"][t]["pick"] == h["per_timer"][t]["pick"] for t in f["per_timer"]}
+        print(f"same chosen: {doc['same_choice']}; same pick per timer: {doc['same_per_timer']}")
     a.json.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"same chosen: {doc['same_choice']}; same pick per timer: {doc['same_per_timer']}")
 
 
 if __name__ == "__main__":
