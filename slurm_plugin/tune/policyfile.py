@@ -1,5 +1,5 @@
-"""Write the tuned policy file: the chosen ranking (packing and scaling kept from the previous file, else the
-defaults) plus the ``twin:`` section (what the history was, the objective, the predicted held-back metrics,
+"""Write the tuned policy file: the chosen ranking (every other section of the previous file kept as it was:
+packing, scaling, reshape, steps, budget, ..., else the defaults) plus the ``twin:`` section (what the history was, the objective, the predicted held-back metrics,
 the runner-up and the previous file).
 
 The previous file is kept beside the new one as ``<stem>-<UTC time of its last change><suffix>`` and named in
@@ -15,7 +15,9 @@ from pathlib import Path
 
 from ..policy import PolicyError, RankingSpec, policy_from_dict
 
-SECTIONS_KEPT = ("packing", "scaling", "reshape", "budget")  # budget: the live cycle's, not a tuned choice
+# the sections `tune` writes; every other top-level section of the previous file is kept as it was (packing,
+# scaling unless the power tuner chose one, reshape, steps, budget and any section added later)
+SECTIONS_OWNED = ("ranking", "twin")
 
 
 def sha256_of(path: str | Path) -> str:
@@ -27,7 +29,8 @@ def sha256_of(path: str | Path) -> str:
 
 
 def previous_sections(path: Path) -> dict:
-    """The packing/scaling/reshape/budget of the policy file at ``path`` (checked), or {} when there is none."""
+    """Every section of the policy file at ``path`` but those tune owns (ranking, twin), in the file's order
+    (checked), or {} when there is none."""
     if not path.exists():
         return {}
     import yaml
@@ -38,7 +41,7 @@ def previous_sections(path: Path) -> dict:
         raise PolicyError(str(path), f"the previous policy file cannot be read: {err}") from None
     if not isinstance(data, dict):
         raise PolicyError(str(path), "the previous policy file is not a mapping")
-    kept = {k: data[k] for k in SECTIONS_KEPT if k in data}
+    kept = {k: v for k, v in data.items() if k not in SECTIONS_OWNED}
     policy_from_dict(kept, str(path))
     return kept
 
