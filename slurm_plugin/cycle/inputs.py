@@ -48,7 +48,21 @@ def allowed_archs(job: JobState, site: Site) -> tuple[tuple[str, ...], bool]:
         wclass = next((c for c in site.policy.workload_classes if c.name == tags["class"]), None)
         if wclass and wclass.portable:
             return tuple(a for a in wclass.archs if wclass.speed.get(a, 1.0) > 0), True
-    return (alts if len(alts) == 1 and alts[0] in ARCHES else ()), False
+    return constrained(job.features, ARCHES), False
+
+
+def constrained(features: str, values) -> tuple[str, ...]:
+    """Which of ``values`` (mutually exclusive features: the CPU arches, the accelerator types) a pinned job's
+    constraint leaves it, when it leaves fewer than all (else (): any). Packing must confine a pinned job to
+    these: a job the suite moved to ``x86_64&mi250x`` is pinned there, and one counted on another class would
+    leave that class's capacity to be given away again next cycle (issue 23: 541, 256, 102 moves of different
+    band-5 GPU jobs piled onto one 256-job class in three cycles)."""
+    parsed = try_parse(features)
+    if parsed is None or parsed.root is None:
+        return ()
+    values = tuple(sorted(values))
+    left = parsed.allowed(values)
+    return tuple(v for v in values if v in left) if len(left) < len(values) else ()
 
 
 def _named_features(features: str) -> tuple[str, ...]:
@@ -121,8 +135,10 @@ def packing_jobs(snapshot: Snapshot, site: Site, bands: dict[int, int],
         if words not in said:
             archs, flexible = allowed_archs(j, site)
             choice = accel_choice(j, site)
-            said[words] = (archs, flexible or bool(choice),
-                           tuple(dict.fromkeys(g.type for g in j.gres if g.type)) or choice,
+            typed = tuple(dict.fromkeys(g.type for g in j.gres if g.type))
+            if not typed and not choice and j.gres:  # an untyped GRES whose constraint names the type
+                typed = constrained(j.features, {t for t in map(accel_type, site.node_groups) if t})
+            said[words] = (archs, flexible or bool(choice), typed or choice,
                            comment_tags(j.comment).get("class", default_class), _named_features(j.features))
         archs, flexible, types, workload, named = said[words]
         jobs.append(PendingJob(

@@ -21,8 +21,9 @@ with W = ``band_base`` (2: each priority band doubles a job's worth, band 7 is m
 class's factor on the class (accelerator type, else arch; 0 = cannot run, so no option), delay 0 for ``now`` and
 the pool's boot time for ``boot``, H = ``half_life_s`` (600 s), lambda = ``cost_weight`` (the site's
 ``cost_weights.cost``), price the node-hour price, share = the busiest resource's fraction of one node
-(8 of 64 cores -> 0.125; summed over a multi-node job's nodes), hours the job's time limit.
-Options with net value <= 0 are never created.
+(8 of 64 cores -> 0.125; summed over a multi-node job's nodes), hours the job's time limit. A pinned shape's
+value is x (1 + ``options.PINNED_PREFERENCE``, 1e-3): at equal worth it keeps its place before a movable job is
+sent there. Options with net value <= 0 are never created.
 
 Constraints: every shape starts at most its count; per pool and resource (cores, memory, accelerators) the
 ``now`` jobs fit what is free now and the ``boot`` jobs fit y_p nodes (see :mod:`.rows`). Capacity is fluid

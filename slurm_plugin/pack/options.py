@@ -54,11 +54,20 @@ def delay_discount(delay_s: float, half_life_s: float) -> float:
     return 2.0 ** (-delay_s / half_life_s) if half_life_s > 0 else 1.0
 
 
+# a pinned job is worth this much more than a movable one of the same band where both could go: it is queued
+# there already and Slurm will start it there, so packing counts its capacity first rather than handing that
+# capacity to a movable job of equal worth (which would then be moved to wait behind it). Without it the live
+# cycle moved 541, 256, 102 different band-5 GPU jobs in three cycles onto one class that holds 256: the jobs
+# moved became pinned and their places were given away again (issue 23). Small: a band weighs 2x.
+PINNED_PREFERENCE = 1e-3
+
+
 def job_value(shape: JobShape, klass: NodeClass, tier: str, pool: Pool, problem: PackingProblem) -> float:
-    """Band weight x speed factor x delay discount for one job of ``shape`` on ``klass``."""
+    """Band weight x speed factor x delay discount for one job of ``shape`` on ``klass`` (x 1 +
+    :data:`PINNED_PREFERENCE` for a pinned shape)."""
     delay = pool.boot_time_s if tier == BOOT else 0.0
     return (problem.params.band_weight(shape.band) * klass.speed_for(shape.workload)
-            * delay_discount(delay, problem.params.half_life_s))
+            * delay_discount(delay, problem.params.half_life_s) * (1.0 + PINNED_PREFERENCE * shape.pinned))
 
 
 def job_cost(shape: JobShape, klass: NodeClass, pool: Pool, problem: PackingProblem) -> float:

@@ -18,7 +18,7 @@ SITE = load_site("demo")
     ("", "class=web", ("x86_64", "aarch64", "riscv64"), True),     # portable class, no constraint
     ("", "class=ai-training", (), False),                           # not portable
     ("x86_64", "", ("x86_64",), False),                             # the user chose
-    ("x86_64&smartnic", "", (), False),
+    ("x86_64&smartnic", "", ("x86_64",), False),                    # pinned, and packing counts it on x86_64 only
     ("aarch64|h100", "", (), False),                                # not an OR of arches only
 ])
 def test_allowed_archs(features, comment, archs, flexible):
