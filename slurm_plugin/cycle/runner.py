@@ -6,8 +6,6 @@ writer of the scale memory, the cycle state and the journal.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import threading
 import time
@@ -15,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..decision import Journal, SlurmApplier
+from ..gcpause import gc_paused
 from ..deploy.wipe import MEMORY_FILE as WIPE_FILE
 from ..deploy.wipe import applied_wipe_memory, load_wipe_memory, save_wipe_memory
 from ..scale.memory_store import load_memory, save_memory
@@ -32,22 +31,6 @@ if TYPE_CHECKING:  # the site schema (pydantic) loads with the first site, not w
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 600.0
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Python's cyclic garbage collector off for the block (reference counting still frees what it drops), back
-    on after if it was on. Reading and deciding allocate one object per job: with the collector on, its full
-    passes over the whole heap made the live guard's fold of 101,339 jobs 0.19 CPU s instead of 0.07 (18x the
-    cost of 11,339 jobs for 9x the jobs), the snapshot parse 1.0-1.1 s instead of 0.77-0.85 and the pure decide
-    1.06-1.21 s instead of 0.89-0.91 (synthetic large.yaml, 100,000 pending)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class CycleRunner:

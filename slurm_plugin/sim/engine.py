@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..gcpause import gc_paused
 from ..rank import QueueView
 from ..workload.fit import able_cores
 from ..workload.jobs import JobTable
@@ -130,7 +131,7 @@ class Engine:
 
     def run(self, progress: Callable[[int], None] | None = None) -> Outcome:
         """Simulate every job; ``progress(k)`` is told every ~2,000 submitted jobs."""
-        with exclusive.no_gc():  # the loops make only acyclic garbage; gen-0 scans of their tuples cost ~1/3
+        with gc_paused():  # the loops make only acyclic garbage; gen-0 scans of their tuples cost ~1/3
             if self._deps is None and exclusive.eligible(self):
                 return exclusive.run(self, progress)  # same schedule, on counts (one group of whole-node jobs)
             return self._run(progress)

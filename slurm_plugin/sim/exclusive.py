@@ -15,12 +15,10 @@ other figure (energy, core-seconds, timeline) is summed in the engine's order, s
 from __future__ import annotations
 
 import bisect
-import gc
 import heapq
 import logging
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -29,19 +27,6 @@ from .outcome import Outcome
 
 log = logging.getLogger(__name__)
 INF = float("inf")
-
-
-@contextmanager
-def no_gc():
-    """Cyclic garbage collection off inside (restored after): the event loops allocate millions of small tuples
-    and no reference cycles, so the collector's periodic scans are pure cost."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def eligible(e) -> bool:

@@ -22,8 +22,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "slurm_plugin"
 # Lowest first. A unit is a subpackage or module path under slurm_plugin; a module belongs to the longest unit
 # that prefixes it. Within one layer any import is allowed as long as it makes no cycle.
 LAYERS: list[tuple[str, tuple[str, ...], str]] = [
-    ("bottom", ("", "_lazy", "errors", "fsio", "data", "site", "slurm", "snapshot", "tags", "cluster.procs", "metrics"),
-     "plain data and I/O every layer may use: the package root (version only), picklable errors, atomic files, "
+    ("bottom", ("", "_lazy", "errors", "fsio", "gcpause", "data", "site", "slurm", "snapshot", "tags", "cluster.procs", "metrics"),
+     "plain data and I/O every layer may use: the package root (version only), picklable errors, atomic files, the garbage-collector pause, "
      "package data, the site model, the Slurm client, snapshots, the job comment-tag format, process start/stop helpers, "
      "the Prometheus exposition (metrics.py)"),
     ("policies", ("admission", "rank", "pack", "scale", "power", "conf", "workload", "decision", "policy", "dag", "deploy",

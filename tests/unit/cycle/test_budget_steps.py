@@ -93,7 +93,7 @@ def test_the_apply_gets_what_the_cycle_budget_has_left():
 def test_gc_paused_restores_the_collector_as_it_was():
     import gc
 
-    from slurm_plugin.cycle.runner import gc_paused
+    from slurm_plugin.gcpause import gc_paused
 
     assert gc.isenabled()
     with gc_paused():
