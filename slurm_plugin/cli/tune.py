@@ -122,6 +122,10 @@ def _incumbent(out: Path) -> str | None:
 @click.option("--power/--no-power", default=True, show_default=True,
               help="Also tune node power (idle timers vs the planner, slurm_plugin/tune/power.py) under the chosen "
                    "ranking; the policy file gets its scaling section and predicted energy.")
+@click.option("--packing/--no-packing", "pack", default=True, show_default=True,
+              help="Also sweep packing on/off under the chosen ranking (slurm_plugin/tune/packing.py; needs a site "
+                   "whose node groups are the machine's, else the previous file's packing is kept and --explain "
+                   "says why); the policy file gets packing.enabled and twin.packing.")
 @click.option("--candidates", default=None, metavar="NAMES",
               help="Comma list of the fixed rankings to replay (default: all: fcfs,sjf,wfp3,unicep,f1,multifactor,"
                    "dqn); the weighted family is always searched.")
@@ -155,7 +159,7 @@ def _incumbent(out: Path) -> str | None:
               help="With --evaluate: write a bar chart of the held-back bounded slowdowns (PNG).")
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
-def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, candidates, drop_unfit,
+def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, pack, candidates, drop_unfit,
          dqn_budget, site_ranking, fidelity_tau, fidelity_wait, fidelity_records, force, race, slurm_array, plot, as_json,
          output) -> None:
     """Choose the ranking by replaying the site's history (the twin); write it as a policy file."""
@@ -200,10 +204,15 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             m = result.modes[backfill]
             m.candidates = [Candidate(replace(c.spec, model=str(kept.resolve())), c.family)
                             if c.family == "finetuned" else c for c in m.candidates]
+        from ..tune import packing as packing_sweep
+
+        pk = {bf: packing_sweep.tune_packing(result, bf, procs) if pack else
+              packing_sweep.not_swept(result, bf, "--no-packing") for bf in modes}
         pt = _power(result, procs, backfill, bool(evaluate), race) if power else None
         if explain or not (as_json or output):
             click.echo(f"fidelity: {fid.reason}\n")
             click.echo(report.explain(result))
+            click.echo("\n".join(line for k in pk.values() for line in packing_sweep.explain_lines(k)))
             if pt is not None:
                 from ..tune.power_eval import summary
 
@@ -220,6 +229,8 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             doc["fidelity"] = fid.as_dict()
             if records:
                 doc["fidelity_records"] = [r.as_dict() for r in records]
+            doc["packing"] = [r for k in pk.values() for r in packing_sweep.rows(k)]
+            doc["packing_selection"] = {("on" if bf else "off"): packing_sweep.selection(k) for bf, k in pk.items()}
             doc["provenance"] = provenance()
             if explain or not (as_json or output):
                 click.echo("".join(f"\nverdict, backfill {mode}: {v['text']}" for mode, v in doc["verdict"].items()))
@@ -229,7 +240,9 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
                 plot_evaluation(doc, plot)
         else:
             m = result.modes[backfill]
+            pm = pk[backfill]
             twin = report.twin_section(result, path, backfill)
+            twin["packing"] = packing_sweep.twin_packing(pm)
             twin["fidelity"] = report.fidelity_section(fid)
             if records:
                 twin["fidelity"]["records"] = [report.fidelity_section(r) for r in records]
@@ -238,17 +251,20 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
             doc = {"chosen": m.choice.winner, "runner_up": m.choice.runner_up, "why": m.choice.why,
                    "twin": twin, "ranking": report.ranking_of(m), "halving": report.halving_doc(result),
                    "replay_cpu_s": dict(result.cpu)}
+            doc["packing"] = {"backfill": backfill, "rows": packing_sweep.rows(pm), **packing_sweep.selection(pm)}
             if pt is not None:
                 doc["power"] = {"backfill": backfill, **{k: v for k, v in pt.as_dict().items() if k != "power"}}
             if out:
                 try:
-                    written = report.write(out, m, twin, pt.scaling if pt is not None else None)
+                    written = report.write(out, m, twin, pt.scaling if pt is not None else None, pm.enabled)
                 except PolicyError as err:
                     fail(str(err), EXIT_USAGE)
                 doc["policy_file"] = str(written)
                 key = twin["objective"]
                 click.echo(f"wrote {written}: ranking {m.choice.winner} (predicted on the held-back part: {key} "
-                           f"{twin['predicted'][key]:.4g})", err=True)
+                           f"{twin['predicted'][key]:.4g}); packing "
+                           f"{'kept from the previous file' if pm.enabled is None else 'on' if pm.enabled else 'off'}",
+                           err=True)
     write_json(output, doc)
     if as_json:
         emit_json(doc)

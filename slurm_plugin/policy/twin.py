@@ -11,10 +11,15 @@ are required, and ``predicted`` must hold the objective's metric::
       objective: avg_bsld                     # avg_bsld | avg_wait_s
       predicted: {avg_bsld: 3.2, avg_wait_s: 410.0, max_wait_s: 86000.0, energy_kwh: 1234.0}
       runner_up: {ranking: sjf, backfill: true, predicted: {avg_bsld: 3.4, avg_wait_s: 450.0}}
+      packing: {swept: true, enabled: false, ranking: sjf, predicted: {avg_bsld: 3.3, avg_wait_s: 420.0},
+                runner_up: {enabled: true, predicted: {avg_bsld: 3.3, avg_wait_s: 421.0}}, why: "..."}
       previous: /etc/hetsched/policy.d/policy-20261130T100000Z.yaml   # relative: to this file's directory
       fidelity: {checked: true, passed: false, forced: true, replayed_as: fcfs, jobs: 28475, kendall_tau: 0.998,
                  mean_wait_real_s: 15296, mean_wait_sim_s: 6890, min_tau: 0.9, wait_rel: 0.1, reason: "..."}
 
+``packing`` is the tuner's packing sweep (:mod:`slurm_plugin.tune.packing`): the chosen switch under the
+chosen ranking, its held-back metrics (with the site's speed factors) and the other arm's; ``swept: false`` (with
+``why``): not swept, the file's packing section is the previous file's.
 ``fidelity`` is the tuner's replay of the history under the policy the site ran, against the recorded starts
 (:mod:`slurm_plugin.tune.fidelity_gate`); ``forced``: the file was written although the check failed.
 
@@ -69,6 +74,26 @@ class TwinRunnerUp:
 
 
 @dataclass(frozen=True)
+class TwinPackingRunnerUp:
+    """The packing arm not chosen and what the twin predicted for it."""
+
+    enabled: bool | None = None
+    predicted: TwinMetrics | None = None
+
+
+@dataclass(frozen=True)
+class TwinPacking:
+    """The packing sweep: ``enabled`` (the chosen switch) and its prediction, under ``ranking``."""
+
+    swept: bool = False
+    enabled: bool | None = None
+    ranking: str | None = None
+    predicted: TwinMetrics | None = None
+    runner_up: TwinPackingRunnerUp | None = None
+    why: str | None = None
+
+
+@dataclass(frozen=True)
 class TwinFidelity:
     """The twin's fidelity check on the history (see the module docstring)."""
 
@@ -97,6 +122,7 @@ class TwinSection:
     runner_up: TwinRunnerUp | None = None
     previous: str | None = None  # the policy file this one replaced; None: the defaults were running
     fidelity: TwinFidelity | None = None
+    packing: TwinPacking | None = None
 
     def predicted_value(self) -> float:
         """The predicted value of the objective (present: checked on load)."""
@@ -181,6 +207,21 @@ def _flag(value, where: str) -> bool:
     return value
 
 
+def _packing(data, where: str) -> TwinPacking:
+    data = _mapping(data, where, TwinPacking)
+    flags = {k: _flag(data[k], f"{where}.{k}") for k in ("swept", "enabled") if data.get(k) is not None}
+    predicted, runner_up = data.get("predicted"), data.get("runner_up")
+    if runner_up is not None:
+        r = _mapping(runner_up, f"{where}.runner_up", TwinPackingRunnerUp)
+        rp = r.get("predicted")
+        runner_up = TwinPackingRunnerUp(
+            None if r.get("enabled") is None else _flag(r["enabled"], f"{where}.runner_up.enabled"),
+            None if rp is None else _metrics(rp, f"{where}.runner_up.predicted"))
+    return TwinPacking(**flags, ranking=_text(data.get("ranking"), f"{where}.ranking"),
+                       predicted=None if predicted is None else _metrics(predicted, f"{where}.predicted"),
+                       runner_up=runner_up, why=_text(data.get("why"), f"{where}.why"))
+
+
 def _fidelity(data, where: str) -> TwinFidelity:
     data = _mapping(data, where, TwinFidelity)
     jobs = data.get("jobs")
@@ -213,11 +254,13 @@ def twin_from_dict(data, where: str = "twin") -> TwinSection | None:
     if predicted.get(objective) is None:
         raise PolicyError(f"{where}.predicted.{objective}", f"required: it is the objective ({objective})")
     history, runner_up, fidelity = data.get("history"), data.get("runner_up"), data.get("fidelity")
+    packing = data.get("packing")
     return TwinSection(objective, predicted, _timestamp(data.get("generated_at"), f"{where}.generated_at"),
                        None if history is None else _history(history, f"{where}.history"),
                        None if runner_up is None else _runner_up(runner_up, f"{where}.runner_up"),
                        _text(data.get("previous"), f"{where}.previous"),
-                       None if fidelity is None else _fidelity(fidelity, f"{where}.fidelity"))
+                       None if fidelity is None else _fidelity(fidelity, f"{where}.fidelity"),
+                       None if packing is None else _packing(packing, f"{where}.packing"))
 
 
 def resolve_previous(twin: TwinSection | None, policy_dir: Path) -> TwinSection | None:

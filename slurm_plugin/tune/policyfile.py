@@ -1,5 +1,6 @@
-"""Write the tuned policy file: the chosen ranking (every other section of the previous file kept as it was:
-packing, scaling, reshape, steps, budget, ..., else the defaults) plus the ``twin:`` section (what the history was, the objective, the predicted held-back metrics,
+"""Write the tuned policy file: the chosen ranking, the packing switch when the packing sweep ran (:mod:`.packing`;
+else packing is kept), every other section of the previous file kept as it was (packing, scaling unless the power
+tuner chose one, reshape, steps, budget, ..., else the defaults), plus the ``twin:`` section (what the history was, the objective, the predicted held-back metrics,
 the runner-up and the previous file).
 
 The previous file is kept beside the new one as ``<stem>-<UTC time of its last change><suffix>`` and named in
@@ -79,10 +80,12 @@ def keep_previous(path: Path) -> Path | None:
     return target
 
 
-def write_policy(path: str | Path, ranking: RankingSpec, twin: dict, scaling=None) -> Path:
+def write_policy(path: str | Path, ranking: RankingSpec, twin: dict, scaling=None,
+                 packing: bool | None = None) -> Path:
     """Write the tuned policy to ``path`` atomically; the file there before is kept and named in
-    ``twin.previous``. ``scaling`` (a ScalingSpec, e.g. the power tuner's choice) replaces the kept one.
-    Returns ``path``."""
+    ``twin.previous``. ``scaling`` (a ScalingSpec, e.g. the power tuner's choice) replaces the kept one;
+    ``packing`` (the packing sweep's choice; None: not swept) sets ``packing.enabled`` (the previous file's
+    other packing keys kept). Returns ``path``."""
     import yaml
 
     from ..fsio import write_file_atomic
@@ -93,6 +96,8 @@ def write_policy(path: str | Path, ranking: RankingSpec, twin: dict, scaling=Non
         from .power import scaling_section
 
         kept["scaling"] = scaling_section(scaling)
+    if packing is not None:
+        kept["packing"] = {**kept.get("packing", {}), "enabled": bool(packing)}
     previous = keep_previous(path)
     twin = {**twin, "previous": str(previous.resolve()) if previous else None}
     doc = policy_document(ranking, twin, kept)

@@ -174,12 +174,13 @@ def ranking_of(m: ModeResult) -> dict:
     return _spec_dict(m.candidate(m.choice.winner))
 
 
-def write(path: str | Path, m: ModeResult, twin: dict, scaling=None) -> Path:
+def write(path: str | Path, m: ModeResult, twin: dict, scaling=None, packing: bool | None = None) -> Path:
     """Write the policy file for the mode ``m`` (:func:`.policyfile.write_policy`); ``scaling`` (a ScalingSpec,
-    from the power tuner) replaces the previous file's scaling section."""
+    from the power tuner) replaces the previous file's scaling section, ``packing`` (the packing sweep's choice;
+    None: not swept) its ``packing.enabled``."""
     from .policyfile import write_policy
 
-    return write_policy(path, m.candidate(m.choice.winner).spec, twin, scaling)
+    return write_policy(path, m.candidate(m.choice.winner).spec, twin, scaling, packing)
 
 
 def summary(docs: list[dict]) -> str:

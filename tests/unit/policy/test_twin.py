@@ -55,7 +55,7 @@ OK = {"objective": "avg_bsld", "predicted": {"avg_bsld": 3.2}}
 
 @pytest.mark.parametrize("twin,error", [
     ({"objectiv": "avg_bsld"}, "p.yaml: twin.objectiv: unknown key (valid: objective, predicted, generated_at, "
-                               "history, runner_up, previous, fidelity)"),
+                               "history, runner_up, previous, fidelity, packing)"),
     ({"predicted": {"avg_bsld": 1}}, "p.yaml: twin.objective: required"),
     ({"objective": "avg_bsld"}, "p.yaml: twin.predicted: required"),
     ({"objective": "makespan", "predicted": {}}, "p.yaml: twin.objective: unknown choice 'makespan' (valid: "
