@@ -27,8 +27,8 @@ from ..deploy.programs import deploy_files
 from ..site import Site, load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from . import deps
-from .procs import (NODE_UNREADY, RecordedState, how_it_ended, is_running, read_pid, spawn_detached, stop_pid,
-                    wait_nodes_ready)
+from .procs import (NODE_UNREADY, RecordedState, cmdline, how_it_ended, is_running, read_pid, spawn_detached,
+                    stop_pid, wait_nodes_ready)
 
 log = logging.getLogger(__name__)
 DEFAULT_ROOT = Path("/var/lib/hetsched/cluster")
@@ -344,13 +344,16 @@ class LocalCluster(RecordedState):
                               "--site", str(site_path), "--slurm-conf", str(self.conf), "--allow-user", "root",
                               "--refresh", "2"], log_file, env=env)
         pidfile.write_text(f"{pid}\n")
-        deadline = time.monotonic() + wait
+        started = time.monotonic()
         while not (reply := ask(sock, {"gres": "gres:gpu:1"})).get("set", {}).get("partition"):
-            if time.monotonic() > deadline or not is_running(pid, "slurm_plugin daemon run"):
+            waited = time.monotonic() - started
+            if waited > wait or not is_running(pid, "slurm_plugin daemon run"):
                 said = f"its last reply: {reply}" if reply else "no reply"
                 if ended := how_it_ended(pid):
-                    said += f"; the daemon {ended} after {time.monotonic() - deadline + wait:.1f} s"
-                raise ClusterError(f"the admission daemon did not route a GPU job within {wait:.0f} s ({said}); "
+                    said += f"; the daemon {ended}"
+                elif waited <= wait:
+                    said += f"; pid {pid} is gone or runs {cmdline(pid)!r}"
+                raise ClusterError(f"the admission daemon did not route a GPU job after {waited:.1f} s ({said}); "
                                    f"{log_file} ends:\n{_stack_and_log(pid, log_file)}")
             time.sleep(0.2)
         return pid

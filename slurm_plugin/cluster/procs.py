@@ -30,11 +30,20 @@ def die_with_parent(parent: int) -> None:
 
 
 def spawn_detached(argv: list[str], log: Path, env: dict[str, str] | None = None) -> int:
-    """Start ``argv`` in its own session (it outlives this process), output appended to ``log``; return pid."""
+    """Start ``argv`` in its own session (it outlives this process), output appended to ``log``; return pid
+    once ``/proc/PID/cmdline`` shows the new program (or the process has already ended), so that
+    ``is_running(pid, expect)`` is true for a live process from the start.
+
+    Popen returns as soon as the child's exec has replaced its memory, but the kernel sets the new command line
+    a moment later: a check in between read an empty one, took the just-started admission daemon for dead,
+    and the caller's clean-up then stopped it (seen once in a CI rehearsal on a loaded host)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, env=env, close_fds=True)
+    deadline = time.monotonic() + 10.0
+    while not cmdline(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
     return proc.pid
 
 
