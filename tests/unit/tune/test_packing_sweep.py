@@ -20,26 +20,10 @@ from slurm_plugin.tune.select import Entry
 from slurm_plugin.tune.tuner import tune_history
 from slurm_plugin.policy import RankingSpec
 
-SITE = """
-name: two
-clusters:
-  - name: c
-    node_groups:
-      - {name: cpu-x86, prefix: x, count: 1, cpu: {arch: x86_64, cores: 16}, memory_gb: 64, cost_per_hour: 0.8}
-      - {name: cpu-arm, prefix: a, count: 1, cpu: {arch: aarch64, cores: 64}, memory_gb: 128, cost_per_hour: 0.5}
-      - {name: gpu-a100, prefix: g, count: 1, cpu: {arch: x86_64, cores: 32}, memory_gb: 256, cost_per_hour: 12,
-         gpu: {vendor: nvidia, type: a100, count: 4}}
-      - {name: gpu-h100, prefix: h, count: 1, cpu: {arch: aarch64, cores: 72}, memory_gb: 480, cost_per_hour: 22,
-         gpu: {vendor: nvidia, type: h100, count: 4}}
-partitions:
-  - {name: batch, node_groups: [cpu-x86, cpu-arm], default: true}
-  - {name: gpu, node_groups: [gpu-a100, gpu-h100]}
-policy:
-  workload_classes:
-    - {name: ai-training, accelerators: [a100, h100], speed: {a100: 1.0, h100: 2.0}}
-    - {name: web, portable: WEB_PORTABLE, archs: WEB_ARCHS, speed: {x86_64: 1.0, aarch64: 0.5}}
-  default_class: web
-"""
+from ..sim.test_packing import SITE_YAML
+
+WEB_FLEXIBLE = "portable: true, archs: [x86_64, aarch64]"  # the web class in test_packing's site
+assert WEB_FLEXIBLE in SITE_YAML
 HISTORY = {"flex": "synthetic:jobs=400,seed=2,load=0.95",  # enough jobs that packing's moves change waits
            "pinned": "synthetic:jobs=200,seed=2,load=0.95"}
 FAST = ["-j", "1", "--candidates", "fcfs,sjf", "--no-power", "--dqn-budget", "0", "--force"]
@@ -47,8 +31,7 @@ FAST = ["-j", "1", "--candidates", "fcfs,sjf", "--no-power", "--dqn-budget", "0"
 
 def _site(tmp_path, flexible: bool):
     path = tmp_path / f"two-{'flex' if flexible else 'pinned'}.yaml"
-    path.write_text(SITE.replace("WEB_PORTABLE", "true" if flexible else "false")
-                    .replace("WEB_ARCHS", "[x86_64, aarch64]" if flexible else "[x86_64]"))
+    path.write_text(SITE_YAML if flexible else SITE_YAML.replace(WEB_FLEXIBLE, "portable: false, archs: [x86_64]"))
     return path
 
 
