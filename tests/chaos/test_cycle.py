@@ -59,23 +59,42 @@ def _holds_lock(state_dir: Path, proc: subprocess.Popen) -> bool:
         return False
 
 
+def _let_go(proc: subprocess.Popen, fifo: Path, text: str) -> None:
+    """Write ``text`` into ``fifo`` once ``proc`` has it open for reading (never blocks if ``proc`` died)."""
+    def reader_there() -> int | None:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader yet
+            return None if proc.poll() is None else -1
+    fd = wait_for("the first cycle to open its site file", reader_there, 60, 0.05)
+    if fd >= 0:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+
+
 def test_two_cycles_at_once_apply_each_action_once(ccluster, tmp_path):
-    """Two `cycle once`: the first is frozen (SIGSTOP, by pid) the moment it holds the lock, so the second
-    certainly runs while it does; the second exits 3 and the first, resumed, applies every action once."""
-    site = ccluster.state()["site_path"]
+    """Two `cycle once`: the first holds the lock and waits, blocked in reading its site file (a FIFO the test
+    fills only after the second has exited), so the second certainly runs while the first holds the lock; the
+    second exits 3 and the first, let go, applies every action once.
+
+    (Freezing the first by SIGSTOP once its pid was in the lock file raced: the pid stays in the file after the
+    lock is released, and on a loaded CI machine the first had already finished its cycle when it was frozen.)"""
+    site = Path(ccluster.state()["site_path"])
+    held_site = tmp_path / "site.yaml"
+    os.mkfifo(held_site)
     with open(tmp_path / "journal.jsonl", "wb") as fh:  # item 14: garbage where the journal is
         fh.write(b"\x00\xffnot json\n[1,2,3]\n")
-    first = hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL)
-    wait_for("the first cycle's lock", lambda: _holds_lock(tmp_path, first) or first.poll() is not None, 60, 0.1)
-    first.send_signal(signal.SIGSTOP)
+    first = hetsched(ccluster, "cycle", "once", str(held_site), "--state-dir", str(tmp_path), *POWER_ALL)
     try:
-        assert first.poll() is None, "the first cycle ended before it could be frozen"
-        second = hetsched(ccluster, "cycle", "once", site, "--state-dir", str(tmp_path), *POWER_ALL)
+        wait_for("the first cycle's lock", lambda: _holds_lock(tmp_path, first) or first.poll() is not None, 60, 0.1)
+        assert first.poll() is None, first.communicate()
+        second = hetsched(ccluster, "cycle", "once", str(site), "--state-dir", str(tmp_path), *POWER_ALL)
         out, err = second.communicate(timeout=60)
         assert second.returncode == EXIT_LOCKED, (out, err)
         assert f"locked by process {first.pid}" in err and "exiting without changing anything" in err
     finally:
-        first.send_signal(signal.SIGCONT)
+        _let_go(first, held_site, site.read_text())
     out, err = first.communicate(timeout=120)
     assert first.returncode == 0, (out, err)
     assert out.count("POWER_DOWN") >= 5, out  # every idle node group, once
