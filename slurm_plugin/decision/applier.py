@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 import hostlist
 
 from ..slurm import SlurmClient, SlurmError
-from ..snapshot.arrays import task_ids
+from ..snapshot.arrays import task_ids, task_ranges
 from .actions import (TAG, Action, Decision, DrainNodes, MoveJob, PowerNodes, RequeueJobs, SetPartitionNodes,
                       SetSiteFactor, SwitchPolicy, job_ref, job_refs_in_order)
 from .journal import Journal
@@ -255,20 +255,6 @@ def _named(ref: str, refs: dict[str, int]) -> list[int] | None:
 _TASKS = re.compile(r"^(\d+)_([\d,:-]+)$")
 _ONE_TASK = re.compile(r"^(\d+)_(\d+)$")
 MAX_TASKS_PER_REF = 5000  # one array's tasks per reference: ~35 KB at most, well within MAX_ID_LIST_CHARS
-
-
-def task_ranges(tasks: list[int]) -> str:
-    """``[1, 2, 3, 5]`` -> ``1-3,5`` (sorted, runs of consecutive ids as ranges)."""
-    out, ordered = [], sorted(set(tasks))
-    start = prev = ordered[0]
-    for t in ordered[1:] + [None]:
-        if t is not None and t == prev + 1:
-            prev = t
-            continue
-        out.append(f"{start}-{prev}" if prev > start else str(start))
-        if t is not None:
-            start = prev = t
-    return ",".join(out)
 
 
 def array_grouped(refs: list[str]) -> list[str]:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 
 def task_range(expr: str) -> str:
-    """``expr`` without the throttle (``%N``): the part ``scontrol update jobid=A_[...]`` takes."""
+    """``expr`` without the throttle (``%N``)."""
     return expr.partition("%")[0].strip()
 
 
@@ -35,6 +35,28 @@ def task_ids(expr: str) -> list[int]:
     """The task ids ``expr`` names, in its order (``1-3,5,10-20:5`` -> 1, 2, 3, 5, 10, 15, 20); raises
     ValueError naming the expression when it is not one."""
     return [t for lo, hi, by in _spans(expr) for t in range(lo, hi + 1, by)]
+
+
+def task_ranges(ids: Iterable[int]) -> str:
+    """The task ids as ``scontrol update jobid=A_[...]`` reads them: sorted, runs of consecutive ids as ranges,
+    never a step (``[1, 2, 3, 5]`` -> ``1-3,5``; ``[1, 3, 5, 20]`` -> ``1,3,5,20``).
+
+    slurmctld reads the brackets with ``bitfmt2int`` (src/common/bitstring.c), which takes a step (``1-79:2``)
+    only as the whole expression and then leaves out its last task, and refuses one beside other parts
+    (``1-79:2,100``: "Invalid job id specified", seen on 22.05.8), although squeue writes them that way."""
+    out: list[str] = []
+    ordered = sorted(set(ids))
+    if not ordered:
+        return ""
+    start = prev = ordered[0]
+    for t in ordered[1:] + [None]:
+        if t is not None and t == prev + 1:
+            prev = t
+            continue
+        out.append(f"{start}-{prev}" if prev > start else str(start))
+        if t is not None:
+            start = prev = t
+    return ",".join(out)
 
 
 def task_expr(ids: Iterable[int]) -> str:

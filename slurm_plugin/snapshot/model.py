@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from ..site.bounds import ARCHES
+from .arrays import task_ids, task_ranges
 from .gres import GresCount
 
 ARCH_FEATURES = ARCHES  # the node features that name an architecture
@@ -131,7 +132,7 @@ class JobState:
     submit_time: int | None = None
     array_job_id: int | None = None
     array_task_id: int | None = None  # this record's task of array ``array_job_id`` (None: not one task)
-    array_tasks: str = ""  # a pending array's record: the task ids it still holds, as Slurm writes them ("4-100")
+    array_tasks: str = ""  # a pending array's record: the task ids it still holds, as squeue writes them ("4-100")
     task_count: int = 1  # jobs this record stands for: the tasks of ``array_tasks``, else 1
     start_time: int | None = None  # when it started (None while pending: Slurm's figure is then an estimate)
     end_time: int | None = None  # when it ended (None until it has: for a running job Slurm's is the limit)
@@ -147,10 +148,11 @@ class JobState:
     @property
     def slurm_id(self) -> str:
         """How ``scontrol update jobid=`` names this record and nothing else: ``123_[4-100]`` for a pending
-        array's record and ``123_7`` for the task that kept the array's id (the id alone, 123, names every task
-        of the array, also those with records of their own), else the job id."""
+        array's record (its tasks without squeue's steps: :func:`~slurm_plugin.snapshot.arrays.task_ranges`)
+        and ``123_7`` for the task that kept the array's id (the id alone, 123, names every task of the array,
+        also those with records of their own), else the job id."""
         if self.array_tasks:
-            return f"{self.job_id}_[{self.array_tasks}]"
+            return f"{self.job_id}_[{task_ranges(task_ids(self.array_tasks))}]"
         if self.array_task_id is not None and self.job_id == self.array_job_id:
             return f"{self.job_id}_{self.array_task_id}"
         return str(self.job_id)

@@ -8,6 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from slurm_plugin.cli import main
+from slurm_plugin.cycle.decide import addressed
+from slurm_plugin.snapshot import Snapshot
+from slurm_plugin.snapshot.queue_text import read_jobs
 from slurm_plugin.slurm.client import parse_scontrol_oneliner
 from slurm_plugin.slurm.sdiag import rpc_stats
 from slurm_plugin.decision import (Decision, DrainNodes, Journal, MoveJob, SetPartitionNodes, SetSiteFactor,
@@ -123,3 +126,30 @@ def test_array_tasks_and_moves_go_to_slurm_batched(slurm, cluster, busy_riscv, t
     assert "Invalid job id" in results[1].error and results[1].failed_ids.keys() == {999999}
     assert [e["ok"] for e in applier.journal.entries()] == [True, True, False, True]
     slurm.cancel(array)
+
+
+def test_a_pending_stepped_array_record_and_a_job_get_their_site_factor_in_one_command(slurm, cluster, busy_riscv,
+                                                                                       tmp_path):
+    """squeue writes a pending array's tasks with steps (``1-9:2,20``), which ``scontrol update jobid=A_[...]``
+    refuses beside another part: the record is named by its tasks without steps, and all of it is changed, in
+    the same command as a plain job, without splitting the record."""
+    array = slurm.sbatch("-p", "riscv", "-n", "1", "--time=5", "--output=/dev/null", "--array=1-9:2,20", wrap="true")
+    try:
+        [record] = [j for j in read_jobs(cluster.client()) if j.job_id == array]
+        assert record.array_tasks == "1-9:2,20" and record.task_count == 6
+        plain = busy_riscv[0]
+        decision = addressed(Decision((SetSiteFactor((plain, array), 2000, "band"),)),
+                             Snapshot(jobs=(record,)))
+        base = int(slurm.show_job(array)["Priority"])
+        counting = CountingClient(cluster.client())
+        [res] = SlurmApplier(counting, Journal(tmp_path / "journal.jsonl")).apply(decision)
+        assert res.ok, res.error
+        assert counting.commands == [("scontrol", "update", f"jobid={plain},{array}_[1,3,5,7,9,20]",
+                                      "sitefactor=2000")]
+        records = {line.split()[0] for line in slurm.run("squeue", "-h", "-r", "-j", str(array), "-o",
+                                                         "%A").stdout.splitlines() if line.strip()}
+        assert records == {str(array)}  # still one record: the update named all of it
+        assert int(slurm.show_job(array)["Priority"]) >= base + 2000
+        assert slurm.site_factors(plain)[plain] == 2000
+    finally:
+        slurm.cancel(array)

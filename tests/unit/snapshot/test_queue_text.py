@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from slurm_plugin.snapshot.arrays import task_count, task_expr, task_ids
+from slurm_plugin.snapshot.arrays import task_count, task_expr, task_ids, task_ranges
 from slurm_plugin.snapshot.parse import parse_jobs
 from slurm_plugin.snapshot.queue_text import (FIELDS, QueueTextError, SteppedArrayError, parse_squeue_text,
                                                squeue_argv)
@@ -57,7 +57,8 @@ def test_a_pending_array_is_one_record_with_its_task_count_and_address(jobs):
     once per task (32 lines, one JobID); here it is one record again, named to Slurm by its tasks."""
     array = jobs[19]
     assert (array.array_job_id, array.array_task_id, array.task_count) == (19, None, 32)
-    assert array.array_tasks == "0,9-99:3" and array.slurm_id == "19_[0,9-99:3]"
+    assert array.array_tasks == "0,9-99:3"  # squeue's steps; scontrol reads none beside another part:
+    assert array.slurm_id == "19_[" + ",".join(map(str, [0, *range(9, 100, 3)])) + "]"
     split = [j for j in jobs.values() if j.array_job_id == 19 and j.job_id != 19]
     assert sorted((j.array_task_id, j.slurm_id, j.task_count) for j in split) == [(3, "20", 1), (6, "21", 1)]
     assert sum(j.task_count for j in jobs.values() if j.array_job_id == 19) == 34  # 0-99:3
@@ -92,6 +93,12 @@ def test_the_command_asks_every_field_with_the_separators():
                                        ([1, 3], "1,3"), ([7], "7")])
 def test_task_ids_collapse_as_slurm_writes_them(ids, expr):
     assert task_expr(ids) == expr and task_count(expr) == len(ids) and task_ids(expr) == ids
+
+
+@pytest.mark.parametrize("expr, ranges", [("1-79:2,100", ",".join(map(str, [*range(1, 80, 2), 100]))),
+                                           ("0-9:3", "0,3,6,9"), ("4-100", "4-100"), ("5,1-3", "1-3,5"), ("7", "7")])
+def test_task_ranges_never_write_a_step_for_scontrol(expr, ranges):
+    assert task_ranges(task_ids(expr)) == ranges and ":" not in ranges
 
 
 def test_task_count_reads_steps_and_throttles_and_refuses_a_cut_expression():
