@@ -103,12 +103,12 @@ class SetPartitionNodes:
 
 @dataclass(frozen=True)
 class DrainNodes:
-    """Drain nodes (no new jobs; running ones finish), resume nodes the suite drained itself, or REBOOT them:
-    drained until their jobs are gone, then rebooted by Slurm's RebootProgram and resumed when they are back
-    (``scontrol reboot ASAP nextstate=RESUME``)."""
+    """Drain nodes (no new jobs; running ones finish), resume nodes the suite drained itself (UNDRAIN: clear
+    the drain only, leaving a powered-down node off), or REBOOT them: drained until their jobs are gone, then
+    rebooted by Slurm's RebootProgram and resumed when they are back (``scontrol reboot ASAP nextstate=RESUME``)."""
 
     nodes: tuple[str, ...]
-    action: Literal["DRAIN", "RESUME", "REBOOT"]
+    action: Literal["DRAIN", "RESUME", "UNDRAIN", "REBOOT"]
     reason: str
     cause: Cause | None = None
     kind: Literal["drain"] = "drain"

@@ -9,11 +9,12 @@ action through the one applier and Slurm's power programs (the site's power back
   powered-down node without it is Slurm's to boot for the next pending job of its partition: measured on the
   real cluster, such a job is allocated the node at once, and the POWER_UP + DRAIN below then makes Slurm
   requeue it; with the drain restored the job waits, ReqNodeNotAvail);
-- ``wiping``, powered down                      -> POWER_UP (ResumeProgram boots it: a fresh OS, nothing of
-  the job left in memory or local scratch) + DRAIN reason ``hetsched: deploy: wiped ...`` (in this order:
-  Slurm 22.05 clears the reason on POWER_UP, and a powering-down node shows no DRAIN flag; it cannot take
-  work before it has booted, so a job that asks for it meanwhile gets a freshly booted node);
-- ``wiped``, powered on and responding          -> RESUME (other work may land again).
+- ``wiping``, powered down                      -> UNDRAIN (reason ``hetsched: deploy: wiped ...`` in the journal):
+  the node stays off, and Slurm boots it (ResumeProgram: a fresh OS, nothing of the job left in memory or local
+  scratch) for the next job that needs it, or the power planner does for its warm pool. Booting it here instead
+  (POWER_UP, then DRAIN again until it answers, as before) left a window: Slurm 22.05 drops the drain on
+  POWER_UP, and a job allocated the node in the milliseconds before the DRAIN was requeued by it ("DRAIN/FAIL
+  request for node ... which is allocated and being powered up. Requeuing jobs", seen in a CI run).
 
 The step runs first in every steering cycle (:class:`slurm_plugin.cycle.wipe_step.WipeStep`; its power actions
 win over the power planner's for the same node), with its memory in the cycle's state directory
@@ -21,7 +22,8 @@ win over the power planner's for the same node), with its memory in the cycle's 
 
 A node still powering down or booting waits; a job still running (COMPLETING) waits. Should Slurm boot a node
 in the ``wiping`` phase anyway (an admin resumed it), that boot completes the cycle too (the node was off), and a
-new ``wipe after`` reason starts the sequence again.
+new ``wipe after`` reason starts the sequence again. A node remembered as ``wiped`` (the phase of the earlier
+sequence, in an older memory file) is resumed once it is up.
 """
 
 from __future__ import annotations
@@ -76,9 +78,9 @@ def plan_wipes(snapshot, memory: dict | None = None, cause: Cause = Cause.ISOLAT
                 memory[node.name] = ["wiping", job]
         elif phase == "wiping":
             if _powered_down(node):
-                actions.append(PowerNodes((node.name,), "POWER_UP", f"{WIPED} after sensitive job {job}", cause))
-                actions.append(DrainNodes((node.name,), "DRAIN", f"{WIPED} after sensitive job {job}", cause))
-                memory[node.name] = ["wiped", job]
+                actions.append(DrainNodes((node.name,), "UNDRAIN", f"{WIPED} after sensitive job {job}: off, "
+                                          "Slurm boots it fresh for its next job", cause))
+                memory.pop(node.name, None)
             elif not _in_transition(node):  # Slurm booted it again for a pending job: the cycle is done
                 memory.pop(node.name, None)
                 if "DRAIN" in " ".join(node.flags).upper() and not reason.startswith(PENDING):

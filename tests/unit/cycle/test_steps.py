@@ -144,11 +144,11 @@ def test_the_wipe_step_runs_first_in_every_cycle_and_its_power_action_wins():
     assert power[0] == ("POWER_DOWN_FORCE", ("armn1",), Cause.ISOLATION)
     assert all("armn1" not in nodes for _, nodes, cause in power[1:])
     assert dict(memory.wipe) == {"armn1": ["wiping", "42"]}
-    # the next cycle, the node off: POWER_UP (the fresh boot) from the remembered phase
+    # the next cycle, the node off: undrained and left off (Slurm boots it fresh for its next job)
     off = dataclasses.replace(drained, reason="", flags=("DRAIN", "POWERED_DOWN"))
     decision, memory = decide(demo_snapshot([], **FULL_X86, armn1=off), SITE, CycleConfig(pack=False, reshape=False,
                               power=False), memory, 410.0)
-    assert [a.action for a in decision.actions] == ["POWER_UP", "DRAIN"] and memory.wipe["armn1"][0] == "wiped"
+    assert [a.action for a in decision.actions] == ["UNDRAIN"] and "armn1" not in memory.wipe
     # switched off (a test or a site without sensitive work that wants none of it): no wipe step at all
     decision, _ = decide(demo_snapshot([], armn1=drained), SITE, CycleConfig(pack=False, reshape=False, power=False,
                                                                            wipe=False), CycleMemory(), 400.0)
