@@ -5,10 +5,10 @@ released, so nothing else starts there). Then, cycle after cycle, each node move
 action through the one applier and Slurm's power programs (the site's power backend):
 
 - drained ``wipe after ...``, idle, powered on  -> POWER_DOWN_FORCE (SuspendProgram: the backend powers it
-  off) + DRAIN, reason ``hetsched: deploy: wiping ...`` (POWER_DOWN_FORCE clears the drain on 22.05, and a
-  powered-down node without it is Slurm's to boot for the next pending job of its partition: measured on the
-  real cluster, such a job is allocated the node at once, and the POWER_UP + DRAIN below then makes Slurm
-  requeue it; with the drain restored the job waits, ReqNodeNotAvail);
+  off) + DRAIN, reason ``hetsched: deploy: wiping ...`` (POWER_DOWN_FORCE clears the drain on 22.05; Slurm
+  gives a powering-down node no job, and the drain, restored at once, keeps it out until it is off: measured
+  on the real cluster, without it a pending job of its partition was allocated the node as soon as it was
+  off; with it the job waits, ReqNodeNotAvail);
 - ``wiping``, powered down                      -> UNDRAIN (reason ``hetsched: deploy: wiped ...`` in the journal):
   the node stays off, and Slurm boots it (ResumeProgram: a fresh OS, nothing of the job left in memory or local
   scratch) for the next job that needs it, or the power planner does for its warm pool. Booting it here instead
