@@ -23,13 +23,15 @@ from ..workload.jobs import JobTable, arch_mask
 from .engine import Engine
 from .hooks import ranking
 from .machine import machine_from_site
-from .power import BOOTING
+from .power import BOOTING, STATE_NAMES
 from .slurm_backfill import SlurmBackfillEngine
-from .slurm_timing import (BATCH_SCHED_DELAY_S, PERIODIC_TIMEOUT_S, SlurmTiming, batch_passes, config_clock,
+from .slurm_timing import (BATCH_SCHED_DELAY_S, PERIODIC_TIMEOUT_S, POWER_SAVE_INTERVAL_S, SlurmTiming,
+                           batch_passes, config_clock,
                            effective_runs, initial_idle_since, scaling_for, timed_machine, with_site_factor)
 from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
+POWER_SCAN = False  # replay_timing's power_scan default (see the README: it met fewer targets on the records)
 BF_RESOLUTION_S = 60.0  # Slurm's bf_resolution default (the replay cluster sets no SchedulerParameters)
 _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
 
@@ -82,29 +84,39 @@ def replay_table(site: Site, jobs: list[dict], t0: float, timing: SlurmTiming) -
 
 class PowerUpCounter:
     """Engine observer: counts nodes that enter BOOTING (power-ups), also those that powered off and were
-    booted again within one event (a node shutting down that a waiting job takes as soon as it is off)."""
+    booted again within one event (a node shutting down that a waiting job takes as soon as it is off). With
+    ``trace`` it also logs, as (time, node, what), each node's power state changes (what: the new state's
+    name) and the times its last job left it (what: "idle")."""
 
-    def __init__(self):
-        self.count, self._last = 0, None
+    def __init__(self, trace: bool = False):
+        self.count, self._last, self._busy = 0, None, None
+        self.log: list[tuple[float, int, str]] | None = [] if trace else None
 
     def __call__(self, engine: Engine, t: float) -> None:
         state = engine.cluster.state
         if self._last is not None:
             self.count += int(((self._last != BOOTING) & (state == BOOTING)).sum())
+        if self.log is not None:
+            busy = engine.cluster.njobs > 0
+            if self._last is not None:
+                self.log += [(t, int(i), STATE_NAMES[state[i]]) for i in np.flatnonzero(self._last != state)]
+                self.log += [(t, int(i), "idle") for i in np.flatnonzero(self._busy & ~busy)]
+            self._busy = busy
         self._last = state.copy()
 
 
-def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
+def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool = False) -> dict:
     """Simulate the recorded replay; returns {"id": [...], "start": [...], "end": [...]} (seconds after the
-    first submit, starts truncated to seconds as Slurm records them), "power_ups" and "energy_j"."""
+    first submit, starts truncated to seconds as Slurm records them), "power_ups" and "energy_j"; with
+    ``trace`` also "power_log" (:class:`PowerUpCounter`'s log)."""
     jobs = ran_jobs(record)
     t0 = min(j["submit"] for j in jobs)
     table = replay_table(site, jobs, t0, timing)
     machine = timed_machine(machine_from_site(site, PARTITION), timing)
     total = float(sum(g.count * g.cores for g in machine.groups))
     rank = with_site_factor(ranking("multifactor", site, total), timing)
-    scaling = scaling_for(timing)
-    counter = PowerUpCounter()
+    scaling = scaling_for(timing, t0)
+    counter = PowerUpCounter(trace)
     bf_times = [c - t0 for c in record.get("bf_cycles", [])] or None
     kw = dict(backfill=True, bf_interval_s=30.0, bf_times=bf_times, reservations=1 if scaling else 100,
               scaling=scaling, observer=counter)
@@ -117,7 +129,8 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
         ups = cycle_power_ups(record, site, t0) if timing.cycle_power else []
         engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0,
                                      slurm_select=timing.slurm_select, passes=passes, power_ups=ups,
-                                     plan_select=timing.plan_select, **kw)
+                                     plan_select=timing.plan_select, power_scan_s=timing.power_save_interval_s,
+                                     power_scan_strict=timing.power_scan_strict, **kw)
     engine.run_eff = effective_runs(table.run, table.limit, timing)
     engine.cluster.ready_clock = config_clock(timing, t0)
     engine.idle_since = initial_idle_since(machine.nodes, timing)
@@ -132,7 +145,7 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
     # jobs hold their nodes release_s past their recorded end: the end reported is the recorded one
     ends = out.end - timing.release_s
     return {"id": table.id.tolist(), "start": np.floor(out.begin).tolist(), "end": ends.tolist(),
-            "power_ups": counter.count, "energy_j": energy}
+            "power_ups": counter.count, "energy_j": energy} | ({"power_log": counter.log} if trace else {})
 
 
 def cycle_power_ups(record: dict, site: Site, t0: float) -> list[tuple[float, np.ndarray]]:
@@ -269,8 +282,24 @@ def batch_sched_delay(record: dict) -> float:
     return float(m[1]) if m else BATCH_SCHED_DELAY_S
 
 
+def power_save_interval(record: dict) -> float:
+    """The replay cluster's power_save_interval (SlurmctldParameters as the record shows them, else Slurm's
+    default, 10 s)."""
+    params = str(record.get("slurm_conf", {}).get("SlurmctldParameters") or "")
+    m = re.search(r"(?:^|,)power_save_interval=(\d+)", params)
+    return float(m[1]) if m else POWER_SAVE_INTERVAL_S
+
+
+def power_scan_strict(version: str | None) -> bool:
+    """Whether slurmctld's power thread compares strictly (24.11.5's source; 22.05.8's does not, see
+    :func:`~slurm_plugin.sim.slurm_timing.power_scan_due`): versions from 23 on are taken as 24.11 (not
+    checked between them), unknown ones as 22.05."""
+    m = re.match(r"(\d+)\.", version or "")
+    return bool(m) and int(m[1]) >= 23
+
+
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
-                  batch_passes: bool = False) -> SlurmTiming:
+                  batch_passes: bool = False, power_scan: bool = POWER_SCAN) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
@@ -278,7 +307,9 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
     cycle's recorded power-ups where the record has its journal (the container replays),
     ``release_s`` of start latency after a job ends and ``submit_s`` after a submit; with ``batch_passes``
     new submits are scheduled at slurmctld's batch passes (from its recorded start) instead of ``submit_s``
-    later (off: it made the power-up counts of the records worse, see the README)."""
+    later (off: it made the power-up counts of the records worse, see the README); with ``power_scan`` the
+    idle power-down runs at slurmctld's power scans (power_save_interval, whole seconds; see
+    :mod:`~slurm_plugin.sim.slurm_timing`)."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
     check = time_limit_check_epoch(record) if power else None
@@ -292,4 +323,6 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        config_tick_s=PERIODIC_TIMEOUT_S if check is not None else None,
                        config_epoch=check or 0.0, bf_resolution_s=BF_RESOLUTION_S, slurm_select=True,
                        cycle_power=bool(record.get("cycle_journal")),
+                       power_save_interval_s=power_save_interval(record) if power and power_scan else None,
+                       power_scan_strict=power_scan_strict(record.get("slurm_version")),
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

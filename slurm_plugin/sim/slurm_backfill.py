@@ -33,6 +33,12 @@ With ``slurm_select`` it also places and plans around power saving as slurmctld 
 With ``power_ups`` ((simulated time, node indices) pairs: the suite's cycle's recorded power-ups) those nodes
 boot at those times if they are off then (a node on, booting or powering down is left alone).
 
+With ``power_scan_s`` (power_save_interval) the idle power-down runs as slurmctld's power thread does
+(:mod:`~slurm_plugin.sim.slurm_timing`, ``power_save_interval_s``): at a scaling tick only if a node changed
+state (a job started or ended, a node came up, began or ended powering down) since the last scan, or
+``power_scan_s`` has passed (``power_scan_strict``: 24.11's comparisons); and a node powering down is off at
+the first scan after SuspendTimeout (whole seconds), not exactly SuspendTimeout after it began.
+
 With ``passes`` (simulated times, :func:`~slurm_plugin.sim.slurm_timing.batch_passes`) a submit runs no main
 pass of its own: the queue is scheduled at those times, and at any other event that changed the cluster (a job
 ended, a node came up or went down, a job started) or a backfill cycle, as slurmctld does.
@@ -46,9 +52,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cluster import Reservation
-from .engine import PACK, Engine
+from .engine import DOWN, END, PACK, READY, Engine
 from .power import BOOTING, OFF, SHUTTING
 from .slurm_select import select_nodes
+from .slurm_timing import power_scan_due, shutdown_done
 
 NO_PLAN_S = 1e9  # a node powering down is planned this far ahead: in no window that matters (Slurm: no plan)
 BATCH = PACK + 100  # event kind: slurmctld's background loop runs the main scheduler for new submits
@@ -73,8 +80,11 @@ class SlurmBackfillEngine(Engine):
 
     def __init__(self, *args, resolution_s: float = 60.0, epoch: float = 0.0, slurm_select: bool = False,
                  passes: np.ndarray | None = None, power_ups: list[tuple[float, np.ndarray]] = (),
-                 plan_select: bool = False, **kw):
+                 plan_select: bool = False, power_scan_s: float | None = None, power_scan_strict: bool = False,
+                 **kw):
         super().__init__(*args, **kw)
+        self.power_scan_s, self.power_scan_strict = power_scan_s, power_scan_strict
+        self._last_scan, self._node_change = -math.inf, -math.inf  # whole epoch seconds
         self.plan_select = plan_select
         self.power_ups = [(float(t), np.asarray(n, dtype=np.int64)) for t, n in power_ups]
         self.passes = None if passes is None else np.asarray(passes, dtype=float)
@@ -105,8 +115,43 @@ class SlurmBackfillEngine(Engine):
             if len(off):
                 self._boot(off, t)
                 self._epoch += 1
+                self._changed(t)
+        elif kind == DOWN and self.power_scan_s is not None:
+            return  # a shutdown ends at a power scan (_scale)
         else:
+            if kind in (END, READY):
+                self._changed(t)
             super()._handle(kind, data, t, more)
+
+    def _changed(self, t: float) -> None:
+        """A node changed state at simulated time ``t`` (slurmctld's ``last_node_update``, whole seconds)."""
+        self._node_change = math.floor(self.epoch + t)
+
+    def _start(self, j: int, r, cand: np.ndarray, t: float, nodes: np.ndarray | None = None) -> None:
+        super()._start(j, r, cand, t, nodes)
+        self._changed(t)
+
+    def _scale(self, t: float) -> None:
+        """The engine's idle power-down, with ``power_scan_s`` only at slurmctld's power scans: ends the
+        shutdowns past SuspendTimeout, then suspends (module docstring)."""
+        if self.power_scan_s is None:
+            super()._scale(t)
+            return
+        now = math.floor(self.epoch + t)
+        if not power_scan_due(now, self._last_scan, self._node_change, self.power_scan_s,
+                              strict=self.power_scan_strict):
+            return
+        self._last_scan = now
+        c = self.cluster
+        shut = np.flatnonzero(c.state == SHUTTING)
+        if len(shut):
+            requested = self.epoch + c.ready_at[shut] - c.shutdown_s[shut]
+            done = shut[shutdown_done(requested, now, c.shutdown_s[shut])]
+            if len(done):
+                super()._handle(DOWN, done, t, True)
+        # the scan's own suspends and shutdowns bring no scan sooner: 22.05 does not touch last_node_update for
+        # them; 24.11 sets it within the scan's second, which its strict test does not count
+        super()._scale(t)
 
     def _schedule(self, t: float) -> None:
         """The engine's pass, skipped with ``passes`` when only submits came since the last one."""

@@ -45,6 +45,22 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   jobs submitted at 9.5, 10.3, 10.8, 11.8, 12.5 and 13.4 s started at 10, 13, 13, 13, 13 and 16 s. Replaces
   ``submit_s``'s fixed shift (:func:`batch_passes`, used by
   :class:`~slurm_plugin.sim.slurm_backfill.SlurmBackfillEngine`).
+- ``power_save_interval_s``/``power_scan_strict``: slurmctld's power thread (src/slurmctld/power_save.c,
+  ``_power_save_thread``, read in Debian's 22.05.8 and 24.11.5 source packages) wakes every second but runs
+  its node scan (``_do_power_work``) only if a node changed state since its last scan (``last_node_update``:
+  a job allocated, completing or done, a node registering after its boot; not the scan's own suspends, for
+  which 22.05.8 leaves it alone and 24.11.5 sets it within the scan's second) or ``power_save_interval``
+  seconds have passed (SlurmctldParameters, 10 s by default: man slurm.conf of 22.05.8). 22.05.8 compares
+  with >=, 24.11.5 with > (``power_scan_strict``). The scan is where both suspend decisions are made, on
+  whole seconds (``time_t``): an idle node is suspended once ``last_busy < now - SuspendTime`` (last_busy:
+  when its last job completed), and a node powering down is off once ``power_save_req_time +
+  SuspendTimeout < now``. Without the switch the engine checks every ``suspend_tick_s`` whether idle >=
+  SuspendTime and ends a shutdown exactly SuspendTimeout after it began. Seen in the records
+  (``results/sim/fidelity/power_timing.py``): nodes began powering down a median 21.3-23.8 s after their
+  last job ended (SuspendTime 20; sinfo polled every 1-6 s) and showed powering down a median 11.8-15.2 s
+  (SuspendTimeout 10); the replay gives 21.0-21.7 s and 10.0 s without the switch, 21.7-22.7 s and 11-15 s
+  with it (:class:`~slurm_plugin.sim.slurm_backfill.SlurmBackfillEngine`, :func:`power_scan_due`,
+  :func:`suspend_due`, :func:`shutdown_done`).
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
 - ``cycle_power``: the suite's cycle ran beside Slurm (the container replays, ``record["cycle_journal"]``) and
@@ -65,10 +81,12 @@ import numpy as np
 
 from .hooks import IdleSuspend, ScalingPolicy, ScoreRanking
 from .machine import Machine
+from .views import PowerView
 
 PERIODIC_TIMEOUT_S = 30.0  # slurmctld checks time limits this often (src/slurmctld/controller.c, 22.05 and 24.11)
 SCHED_INTERVAL_S = 60.0  # slurmctld's full main-scheduler pass (sched_interval default, 22.05 and 24.11)
 BATCH_SCHED_DELAY_S = 3.0  # SchedulerParameters batch_sched_delay default
+POWER_SAVE_INTERVAL_S = 10.0  # SlurmctldParameters power_save_interval default (man slurm.conf, 22.05 and 24.11)
 
 
 @dataclass(frozen=True)
@@ -93,10 +111,12 @@ class SlurmTiming:
     sched_start: float = 0.0
     cycle_power: bool = False
     plan_select: bool = False
+    power_save_interval_s: float | None = None
+    power_scan_strict: bool = False
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",
-                     "bf_resolution_s", "idle_at_start_s", "batch_sched_delay_s"):
+                     "bf_resolution_s", "idle_at_start_s", "batch_sched_delay_s", "power_save_interval_s"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
@@ -104,7 +124,7 @@ class SlurmTiming:
             raise ValueError(f"SlurmTiming.reservations must be >= 1, got {self.reservations!r}")
         if self.suspend_tick_s <= 0:
             raise ValueError(f"SlurmTiming.suspend_tick_s must be > 0, got {self.suspend_tick_s!r}")
-        for name in ("config_tick_s", "bf_resolution_s"):
+        for name in ("config_tick_s", "bf_resolution_s", "power_save_interval_s"):
             if getattr(self, name) == 0:
                 raise ValueError(f"SlurmTiming.{name} must be > 0 (None: switched off)")
 
@@ -118,10 +138,24 @@ class SlurmSuspend(IdleSuspend):
 
     tick_s: float = 1.0
     name: str = "slurm-suspend"
+    epoch: float | None = None
+    busy_lag_s: float = 0.0
 
     @property
     def interval_s(self) -> float:
         return self.tick_s
+
+    def decide(self, view: PowerView) -> tuple[np.ndarray, np.ndarray]:
+        """Idle >= SuspendTime; with ``epoch`` (the epoch second of simulated 0) slurmctld's own test on whole
+        seconds instead (:func:`suspend_due`), a node's ``last_busy`` being ``busy_lag_s`` before the engine
+        counts it idle (the replay's ``release_s``: slurmctld sets last_busy when the job completes, the
+        engine frees its nodes that much later)."""
+        if self.epoch is None:
+            return super().decide(view)
+        idle = np.flatnonzero(view.idle_for >= 0)
+        last_busy = self.epoch + view.now - view.idle_for[idle] - self.busy_lag_s
+        due = suspend_due(last_busy, math.floor(self.epoch + view.now), self.suspend_time_s)
+        return idle[due], np.empty(0, dtype=np.int64)
 
 
 def timed_machine(machine: Machine, timing: SlurmTiming) -> Machine:
@@ -141,11 +175,14 @@ def effective_runs(run: np.ndarray, limit: np.ndarray, timing: SlurmTiming) -> n
     return held + timing.release_s
 
 
-def scaling_for(timing: SlurmTiming) -> ScalingPolicy | None:
-    """Slurm's own idle power-down, or None when the replay ran without power saving."""
+def scaling_for(timing: SlurmTiming, epoch: float | None = None) -> ScalingPolicy | None:
+    """Slurm's own idle power-down, or None when the replay ran without power saving; with
+    ``power_save_interval_s`` and ``epoch`` (the epoch second of simulated 0) on slurmctld's whole seconds."""
     if timing.suspend_time_s is None:
         return None
-    return SlurmSuspend(suspend_time_s=timing.suspend_time_s, tick_s=timing.suspend_tick_s)
+    whole = epoch if timing.power_save_interval_s is not None else None
+    return SlurmSuspend(suspend_time_s=timing.suspend_time_s, tick_s=timing.suspend_tick_s, epoch=whole,
+                        busy_lag_s=timing.release_s if whole is not None else 0.0)
 
 
 def with_site_factor(ranking: ScoreRanking, timing: SlurmTiming) -> ScoreRanking:
@@ -194,3 +231,30 @@ def batch_passes(submit: np.ndarray, t0: float, start: float, delay_s: float = B
         while k < len(subs) and subs[k] <= now:
             k += 1
     return np.asarray(out)
+
+
+def power_scan_due(now: int, last_scan: float, last_change: float,
+                   interval_s: float = POWER_SAVE_INTERVAL_S, min_interval_s: float = 0.0,
+                   strict: bool = False) -> bool:
+    """Whether slurmctld's power thread, waking at whole second ``now``, scans the nodes: at least
+    ``min_interval_s`` (power_save_min_interval) after its last scan ``last_scan``, and either a node changed
+    state at or after that scan (``last_change``, whole seconds: ``last_node_update``) or ``interval_s``
+    (power_save_interval) has passed (power_save.c ``_power_save_thread``; module docstring). Slurm 22.05.8
+    compares with >=; 24.11.5 with > (``strict``): a change in the second of the last scan does not count,
+    and the quiet interval is ``interval_s`` + 1 whole seconds."""
+    if strict:
+        return now > last_scan + min_interval_s and (last_change > last_scan or now > last_scan + interval_s)
+    return now >= last_scan + min_interval_s and (last_change >= last_scan or now >= last_scan + interval_s)
+
+
+def suspend_due(last_busy: np.ndarray, now: int, suspend_time_s: float) -> np.ndarray:
+    """Which idle nodes a scan at whole second ``now`` suspends: those whose ``last_busy`` (epoch seconds,
+    truncated to whole seconds as slurmctld keeps them) is before ``now - SuspendTime`` (power_save.c
+    ``_do_power_work``)."""
+    return np.floor(np.asarray(last_busy, dtype=float)) < now - suspend_time_s
+
+
+def shutdown_done(requested: np.ndarray, now: int, suspend_timeout_s: float) -> np.ndarray:
+    """Which nodes powering down a scan at whole second ``now`` marks powered down: those whose suspend
+    request (epoch seconds) plus SuspendTimeout is before ``now`` (power_save.c ``_do_power_work``)."""
+    return np.floor(np.asarray(requested, dtype=float)) + suspend_timeout_s < now

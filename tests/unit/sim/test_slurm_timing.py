@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from slurm_plugin.site import Site
-from slurm_plugin.sim.fidelity_replay import (real_power, recorded_boot_s, recorded_idle_at_start, replay_timing,
-                                             simulate_record)
+from slurm_plugin.sim.fidelity_replay import (power_scan_strict, real_power, recorded_boot_s, recorded_idle_at_start,
+                                             replay_timing, simulate_record)
 from slurm_plugin.sim.fidelity_workload import hetero_workload, replay_site_data
 from slurm_plugin.sim.slurm_select import select_nodes
-from slurm_plugin.sim.slurm_timing import OFF, SlurmTiming, batch_passes
+from slurm_plugin.sim.slurm_timing import (OFF, SlurmSuspend, SlurmTiming, batch_passes, power_scan_due,
+                                           shutdown_done, suspend_due)
+from slurm_plugin.sim.views import PowerView
 
 T0 = 1_800_000_000.0
 
@@ -315,3 +317,65 @@ def test_plan_select_plans_on_the_lowest_weight_nodes():
     by_weight = _starts(jobs, SlurmTiming(**kw, plan_select=True), bf_cycles=[70.5])[0]
     assert (engine[7], engine[6]) == (70, 100)
     assert (by_weight[7], by_weight[6]) == (100, 100)
+
+
+def test_power_scan_due_follows_slurmctlds_power_thread():
+    """power_save.c _power_save_thread: a scan when a node changed since the last scan, else every
+    power_save_interval; 22.05.8 compares with >=, 24.11.5 with >."""
+    assert power_scan_due(100, -np.inf, -np.inf)  # the first wake scans
+    assert power_scan_due(101, 100, 100)  # a change in the second of the last scan counts on 22.05
+    assert not power_scan_due(101, 100, 100, strict=True)  # ... not on 24.11
+    assert power_scan_due(101, 100, 101, strict=True)
+    assert not power_scan_due(109, 100, 99)  # nothing changed: wait for the interval
+    assert power_scan_due(110, 100, 99) and not power_scan_due(110, 100, 99, strict=True)
+    assert power_scan_due(111, 100, 99, strict=True)
+    assert not power_scan_due(103, 100, 101, min_interval_s=5.0)  # power_save_min_interval holds it off
+    assert power_scan_due(105, 100, 101, min_interval_s=5.0)
+    assert power_scan_due(105, 100, 99, interval_s=5.0)
+
+
+def test_suspend_and_shutdown_on_whole_seconds():
+    """_do_power_work: suspend once last_busy < now - SuspendTime, off once the request + SuspendTimeout < now,
+    on slurmctld's whole seconds (time_t)."""
+    assert suspend_due(np.array([81.5, 80.9, 81.0]), 101, 20.0).tolist() == [False, True, False]
+    assert suspend_due(np.array([81.5]), 102, 20.0).tolist() == [True]
+    assert shutdown_done(np.array([90.5, 89.9]), 100, 10.0).tolist() == [False, True]
+    assert shutdown_done(np.array([90.5]), 101, np.array([10.0])).tolist() == [True]
+
+
+def test_slurm_suspend_counts_last_busy_from_the_jobs_end():
+    """With an epoch the suspend test is slurmctld's (whole seconds), last_busy taken ``busy_lag_s`` before
+    the engine freed the node (the replay's release latency: slurmctld sets last_busy at the job's end)."""
+    view = PowerView(now=21.5, state=np.zeros(3, dtype=np.int8), idle_for=np.array([20.5, 21.5, -1.0]), pending=0)
+    assert SlurmSuspend(suspend_time_s=20.0).decide(view)[0].tolist() == [0, 1]
+    assert SlurmSuspend(suspend_time_s=20.0, epoch=T0).decide(view)[0].tolist() == [1]  # 1.0 < 21 - 20 is false
+    assert SlurmSuspend(suspend_time_s=20.0, epoch=T0, busy_lag_s=1.0).decide(view)[0].tolist() == [0, 1]
+
+
+def test_power_scans_delay_suspend_and_power_down_when_the_cluster_is_quiet():
+    """The riscv node's job ends at 3 s; nothing else happens until a job for it comes at 35 s. Checked every
+    second, the node powers down at 23 s, is off at 33 s and boots for the new job at once (starts at 38 s).
+    slurmctld's power thread scans at 3 and 4 s (the job's end), then every 10 s with no node change: 14, 24
+    (20 s idle: powering down), 34 (SuspendTimeout not past), 44 (off): the job boots it then and starts at
+    47 s (22.05.8). 24.11.5's strict tests scan at 0, 3, 14, 25, 36: it starts at 39 s."""
+    jobs = [_job(1, 0, 0, 3, arch="riscv64", cores=64), _job(2, 35, 38, 41, arch="riscv64", cores=64)]
+    kw = dict(suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0, release_s=0.0, bf_resolution_s=60.0,
+              slurm_select=True, reservations=100)
+    assert _starts(jobs, SlurmTiming(**kw), power=True)[0][2] == 38
+    assert _starts(jobs, SlurmTiming(**kw, power_save_interval_s=10.0), power=True)[0][2] == 47
+    assert _starts(jobs, SlurmTiming(**kw, power_save_interval_s=10.0, power_scan_strict=True), power=True)[0][2] == 39
+    assert _starts(jobs, SlurmTiming(**kw, power_save_interval_s=1.0), power=True)[0][2] == 38
+
+
+def test_replay_timing_power_scan_switch():
+    data = replay_site_data("demo")
+    assert replay_timing({"power": {}}, data).power_save_interval_s is None  # off by default (README)
+    t = replay_timing({"power": {}, "slurm_version": "24.11.5"}, data, power_scan=True)
+    assert (t.power_save_interval_s, t.power_scan_strict) == (10.0, True)
+    record = {"power": {}, "slurm_version": "22.05.8", "slurm_conf": {"SlurmctldParameters": "power_save_interval=4"}}
+    t = replay_timing(record, data, power_scan=True)
+    assert (t.power_save_interval_s, t.power_scan_strict) == (4.0, False)
+    assert replay_timing({"power": {}}, replay_site_data("demo", power=False), power_scan=True).power_save_interval_s is None
+    assert [power_scan_strict(v) for v in ("22.05.8", "23.02.1", "24.11.5", None)] == [False, True, True, False]
+    with pytest.raises(ValueError, match="power_save_interval_s"):
+        SlurmTiming(power_save_interval_s=0.0)
