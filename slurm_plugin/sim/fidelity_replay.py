@@ -31,7 +31,7 @@ from .slurm_timing import (BATCH_SCHED_DELAY_S, PERIODIC_TIMEOUT_S, POWER_SAVE_I
 from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
-POWER_SCAN = False  # replay_timing's power_scan default (see the README: it met fewer targets on the records)
+POWER_SCAN = True  # replay_timing's power_scan default (slurmctld's power scans; README: issue 22 figures)
 BF_RESOLUTION_S = 60.0  # Slurm's bf_resolution default (the replay cluster sets no SchedulerParameters)
 _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
 

@@ -369,7 +369,8 @@ def test_power_scans_delay_suspend_and_power_down_when_the_cluster_is_quiet():
 
 def test_replay_timing_power_scan_switch():
     data = replay_site_data("demo")
-    assert replay_timing({"power": {}}, data).power_save_interval_s is None  # off by default (README)
+    assert replay_timing({"power": {}}, data).power_save_interval_s == 10.0  # on by default
+    assert replay_timing({"power": {}}, data, power_scan=False).power_save_interval_s is None
     t = replay_timing({"power": {}, "slurm_version": "24.11.5"}, data, power_scan=True)
     assert (t.power_save_interval_s, t.power_scan_strict) == (10.0, True)
     record = {"power": {}, "slurm_version": "22.05.8", "slurm_conf": {"SlurmctldParameters": "power_save_interval=4"}}
