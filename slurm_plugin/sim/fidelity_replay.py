@@ -32,6 +32,7 @@ from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
 POWER_SCAN = True  # replay_timing's power_scan default (slurmctld's power scans; README: issue 22 figures)
+POWER_START = True  # replay_timing's power_start default (the nodes' recorded power states at the first submit)
 BF_RESOLUTION_S = 60.0  # Slurm's bf_resolution default (the replay cluster sets no SchedulerParameters)
 _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
 
@@ -131,6 +132,8 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
                                      slurm_select=timing.slurm_select, passes=passes, power_ups=ups,
                                      plan_select=timing.plan_select, power_scan_s=timing.power_save_interval_s,
                                      power_scan_strict=timing.power_scan_strict, **kw)
+        if timing.power_start and scaling:
+            engine.set_power_start(*power_at_start(record, site, t0))
     engine.run_eff = effective_runs(table.run, table.limit, timing)
     engine.cluster.ready_clock = config_clock(timing, t0)
     engine.idle_since = initial_idle_since(machine.nodes, timing)
@@ -146,6 +149,31 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
     ends = out.end - timing.release_s
     return {"id": table.id.tolist(), "start": np.floor(out.begin).tolist(), "end": ends.tolist(),
             "power_ups": counter.count, "energy_j": energy} | ({"power_log": counter.log} if trace else {})
+
+
+def power_at_start(record: dict, site: Site, t0: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(off, shutting, since): the replay machine's nodes the record shows powered down and powering down at
+    the first submit ``t0`` (the last change at or before it), and for the latter since when (seconds after
+    ``t0``: when the recorder first saw that power-down); a node first seen after ``t0`` counts as on."""
+    off, shutting, since = [], [], []
+    for k, host in enumerate(_replay_hosts(site)):
+        changes = record.get("power", {}).get(host) or []
+        seen = [(t, state) for t, state in changes if t <= t0]
+        if not seen:
+            continue
+        t, state = seen[-1]
+        if state == "off":
+            off.append(k)
+        elif state == "shutting":
+            shutting.append(k)
+            since.append(t - t0)
+    return (np.array(off, dtype=np.int64), np.array(shutting, dtype=np.int64), np.array(since, dtype=float))
+
+
+def _replay_hosts(site: Site) -> list[str]:
+    """The replay machine's hostnames in node-index order (the fidelity partition's node groups)."""
+    part = {p.name: set(p.node_groups) for p in site.partitions}.get(PARTITION)
+    return [h for g in site.node_groups if part is None or g.name in part for h in g.hostnames]
 
 
 def cycle_power_ups(record: dict, site: Site, t0: float) -> list[tuple[float, np.ndarray]]:
@@ -299,7 +327,8 @@ def power_scan_strict(version: str | None) -> bool:
 
 
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
-                  batch_passes: bool = False, power_scan: bool = POWER_SCAN) -> SlurmTiming:
+                  batch_passes: bool = False, power_scan: bool = POWER_SCAN,
+                  power_start: bool = POWER_START) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
@@ -309,7 +338,8 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
     new submits are scheduled at slurmctld's batch passes (from its recorded start) instead of ``submit_s``
     later (off: it made the power-up counts of the records worse, see the README); with ``power_scan`` the
     idle power-down runs at slurmctld's power scans (power_save_interval, whole seconds; see
-    :mod:`~slurm_plugin.sim.slurm_timing`)."""
+    :mod:`~slurm_plugin.sim.slurm_timing`); with ``power_start`` the nodes start as the record shows them at
+    the first submit (:func:`power_at_start`)."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
     check = time_limit_check_epoch(record) if power else None
@@ -325,4 +355,5 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        cycle_power=bool(record.get("cycle_journal")),
                        power_save_interval_s=power_save_interval(record) if power and power_scan else None,
                        power_scan_strict=power_scan_strict(record.get("slurm_version")),
+                       power_start=power and power_start,
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

@@ -123,6 +123,25 @@ class SlurmBackfillEngine(Engine):
                 self._changed(t)
             super()._handle(kind, data, t, more)
 
+    def set_power_start(self, off: np.ndarray, shutting: np.ndarray, since: np.ndarray) -> None:
+        """Before :meth:`run`: nodes ``off`` powered down and nodes ``shutting`` powering down since ``since``
+        (simulated seconds, <= 0) at simulated time 0, instead of on (the replay cluster's nodes as its record
+        shows them at the first submit)."""
+        c = self.cluster
+        off, shutting = np.asarray(off, dtype=np.int64), np.asarray(shutting, dtype=np.int64)
+        if len(off):
+            c.state[off] = OFF
+            c.touch(off, grew=True)
+            self.meter.refresh(off)
+            self.meter.set_powered(off, False)
+        if len(shutting):
+            c.state[shutting] = SHUTTING
+            c.ready_at[shutting] = np.asarray(since, dtype=float) + c.shutdown_s[shutting]
+            c.touch(shutting)
+            np.subtract.at(c.idle_nodes, c.group[shutting], 1)
+            self.meter.refresh(shutting)
+            self._push_grouped(shutting, np.maximum(c.ready_at[shutting], 0.0), DOWN)
+
     def _changed(self, t: float) -> None:
         """A node changed state at simulated time ``t`` (slurmctld's ``last_node_update``, whole seconds)."""
         self._node_change = math.floor(self.epoch + t)

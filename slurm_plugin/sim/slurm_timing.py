@@ -61,6 +61,12 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   (SuspendTimeout 10); the replay gives 21.0-21.7 s and 10.0 s without the switch, 21.7-22.7 s and 11-15 s
   with it (:class:`~slurm_plugin.sim.slurm_backfill.SlurmBackfillEngine`, :func:`power_scan_due`,
   :func:`suspend_due`, :func:`shutdown_done`).
+- ``power_start``: the replay starts with each node in the power state its record shows at the first submit
+  (off; powering down since the recorder first saw it so, off SuspendTimeout later at the earliest; else on,
+  idle ``idle_at_start_s``) instead of every node on. Seen in seed 13 (22.05): every node was powering down
+  2.7 s before the first submit and off by 5.8 s, where the replay, counting from on, had them powering down
+  until 10-22 s; in the 24.11 records with the suite 9 of 10 nodes were off at the first submit
+  (:func:`~slurm_plugin.sim.fidelity_replay.power_at_start`).
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
 - ``cycle_power``: the suite's cycle ran beside Slurm (the container replays, ``record["cycle_journal"]``) and
@@ -113,6 +119,7 @@ class SlurmTiming:
     plan_select: bool = False
     power_save_interval_s: float | None = None
     power_scan_strict: bool = False
+    power_start: bool = False
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",

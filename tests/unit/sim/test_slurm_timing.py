@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from slurm_plugin.site import Site
-from slurm_plugin.sim.fidelity_replay import (power_scan_strict, real_power, recorded_boot_s, recorded_idle_at_start,
-                                             replay_timing, simulate_record)
+from slurm_plugin.sim.fidelity_replay import (_replay_hosts, power_at_start, power_scan_strict, real_power,
+                                             recorded_boot_s, recorded_idle_at_start, replay_timing, simulate_record)
 from slurm_plugin.sim.fidelity_workload import hetero_workload, replay_site_data
 from slurm_plugin.sim.slurm_select import select_nodes
 from slurm_plugin.sim.slurm_timing import (OFF, SlurmSuspend, SlurmTiming, batch_passes, power_scan_due,
@@ -377,6 +377,36 @@ def test_replay_timing_power_scan_switch():
     t = replay_timing(record, data, power_scan=True)
     assert (t.power_save_interval_s, t.power_scan_strict) == (4.0, False)
     assert replay_timing({"power": {}}, replay_site_data("demo", power=False), power_scan=True).power_save_interval_s is None
+    assert replay_timing({"power": {}}, data).power_start  # on by default
+    assert not replay_timing({"power": {}}, data, power_start=False).power_start
+    assert not replay_timing({"power": {}}, replay_site_data("demo", power=False)).power_start
     assert [power_scan_strict(v) for v in ("22.05.8", "23.02.1", "24.11.5", None)] == [False, True, True, False]
     with pytest.raises(ValueError, match="power_save_interval_s"):
         SlurmTiming(power_save_interval_s=0.0)
+
+
+def test_power_at_start_reads_the_nodes_recorded_state_at_the_first_submit():
+    site = Site.model_validate(replay_site_data("demo", power=True))
+    hosts = _replay_hosts(site)
+    power = {"rvn1": [[T0 - 30, "on"], [T0 - 5, "shutting"], [T0 + 6, "off"]],
+             "x86n1": [[T0 - 30, "shutting"], [T0 - 15, "off"]],
+             "armn1": [[T0 - 30, "on"]],
+             "armn2": [[T0 + 2, "shutting"]]}  # first seen after the first submit: on
+    off, shutting, since = power_at_start({"power": power}, site, T0)
+    assert off.tolist() == [hosts.index("x86n1")]
+    assert shutting.tolist() == [hosts.index("rvn1")] and since.tolist() == [-5.0]
+
+
+def test_power_start_begins_with_the_recorded_power_states():
+    """The riscv node was powering down 5 s before the first submit (job 1 on an x86 node at 0 s) and a job for
+    it comes at 1 s. Counted from on (idle 20 s at the first submit), the replay powers it down at its first
+    check (0.2 s) and boots it at 10.2 s: the job starts at 13 s; with the recorded state it is off by 5 s
+    (SuspendTimeout 10 s) and the job starts at 8 s."""
+    jobs = [_job(1, 0, 0, 30, arch="x86_64", cores=1), _job(2, 1, 8, 20, arch="riscv64", cores=64)]
+    site = Site.model_validate(replay_site_data("demo", power=True))
+    record = {"jobs": jobs, "bf_cycles": [], "power": {"rvn1": [[T0 - 30, "on"], [T0 - 5, "shutting"]]}}
+    kw = dict(suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0, release_s=0.0, idle_at_start_s=20.0,
+              bf_resolution_s=60.0, slurm_select=True, reservations=100)
+    starts = lambda t: dict(zip(*(simulate_record(site, record, t)[k] for k in ("id", "start"))))  # noqa: E731
+    assert starts(SlurmTiming(**kw))[2] == 13
+    assert starts(SlurmTiming(**kw, power_start=True))[2] == 8
