@@ -210,7 +210,18 @@ def run(e, progress: Callable[[int], None] | None = None):
                 epoch += 1
                 continue
             if resv_job != j or resv_epoch != epoch:
-                resv_time, held = plan(k)
+                busy, need, i = 0, k - free, 0  # plan(k), inlined
+                for when, nodes in ends:
+                    i += 1
+                    busy += nodes
+                    if busy >= need:
+                        break
+                else:
+                    raise RuntimeError(f"a job of {k} nodes can never fit")
+                while i < len(ends) and ends[i][0] == when:  # every busy node planned free by then
+                    busy += ends[i][1]
+                    i += 1
+                resv_time, held = when, (k - busy if k > busy else 0)
                 resv_job, resv_epoch = j, epoch
             hi = 1 + bf_max
             if sc_epoch == epoch and sc_key == key:
@@ -370,26 +381,75 @@ def run(e, progress: Callable[[int], None] | None = None):
             while lq and free > 0:
                 x = lq[0]
                 k = l_size[x]
+                j = l_job[x]
                 if k <= free:
                     del lq[0]
-                    j = l_job[x]
-                    start(j, t)
+                    # start(j, t), inlined (as in the static pass above)
+                    free -= k
+                    watts += dw[j]
+                    r = run_eff[j]
+                    begin[j] = t
+                    core_s += cpn * r * k
+                    seq += 1
+                    entry = (t + limit[j], k)
+                    insort(ends, entry)
+                    pend_of[j] = entry
+                    heappush(heap, (t + r, seq, j))
                     epoch += 1
                     pending -= 1
                     del l_rows[bisect_left(l_rows, j)]
                     l_sum -= l_area[j]
                     l_psum -= l_procs[j]
                     continue
-                if backfill:
-                    reserve(l_job[x], k)
-                    got = backfill_jobs(lq[1:1 + bf_max], t, l_size, l_limit, l_job)
-                    pending -= len(got)
-                    for y in got:
-                        del lq[bisect_left(lq, y)]
+                if backfill and len(lq) > 1:
+                    if resv_job != j or resv_epoch != epoch:  # reserve(j, k), inlined
+                        busy, need, i = 0, k - free, 0  # plan(k), inlined
+                        for when, nodes in ends:
+                            i += 1
+                            busy += nodes
+                            if busy >= need:
+                                break
+                        else:
+                            raise RuntimeError(f"a job of {k} nodes can never fit")
+                        while i < len(ends) and ends[i][0] == when:  # every busy node planned free by then
+                            busy += ends[i][1]
+                            i += 1
+                        resv_time, held = when, (k - busy if k > busy else 0)
+                        resv_job, resv_epoch = j, epoch
+                    got = None
+                    for y in lq[1:1 + bf_max]:  # backfill_jobs(..., l_size, l_limit, l_job), inlined
+                        ky = l_size[y]
+                        if ky > free:
+                            continue
+                        if t + l_limit[y] <= resv_time:  # ends before the plan: may use the held nodes
+                            held = held - ky if held > ky else 0
+                        elif ky > free - held:  # runs past it: only on nodes the plan does not hold
+                            continue
                         j = l_job[y]
-                        del l_rows[bisect_left(l_rows, j)]
-                        l_sum -= l_area[j]
-                        l_psum -= l_procs[j]
+                        free -= ky
+                        watts += dw[j]
+                        r = run_eff[j]
+                        begin[j] = t
+                        core_s += cpn * r * ky
+                        seq += 1
+                        entry = (t + limit[j], ky)
+                        insort(ends, entry)
+                        pend_of[j] = entry
+                        heappush(heap, (t + r, seq, j))
+                        if got is None:
+                            got = [y]
+                        else:
+                            got.append(y)
+                        if free <= 0:
+                            break
+                    if got:
+                        pending -= len(got)
+                        for y in got:
+                            del lq[bisect_left(lq, y)]
+                            j = l_job[y]
+                            del l_rows[bisect_left(l_rows, j)]
+                            l_sum -= l_area[j]
+                            l_psum -= l_procs[j]
                 break
         elif pending and (free > 0 or not pure):  # no idle node: the pass would stop before its first job
             if light is not None:  # the queue's sizes read here (no counts kept per job: few passes get here)
@@ -398,6 +458,9 @@ def run(e, progress: Callable[[int], None] | None = None):
                     keys = ()  # no queued job fits: the pass starts nothing in any order (see _exact_sums)
                 elif exact and sum(sizes) <= free:
                     keys = l_rows  # all fit: all start, any order (read before the bookkeeping below changes it)
+                elif backfill and len(sizes) <= 1 + bf_max and (fit := _starts_in_any_order(
+                        l_rows, sizes, free, t, limit, plan, exact)) is not None:
+                    keys = fit  # the jobs that fit start in every order (see _starts_in_any_order)
                 else:  # scored: the whole queue in order (_order's truncated order is a prefix of it)
                     rows = np.array(l_rows, dtype=np.int64)
                     keys = rows[np.argsort(l_scores(rows, t, l_psum, l_sum), kind="stable")].tolist()
@@ -494,6 +557,37 @@ def run(e, progress: Callable[[int], None] | None = None):
     e.timeline = {"t": tl_t, "queue": tl_q, "busy_cores": busy_cores, "watts": tl_w}
     return Outcome(e.alloc, e.begin, e.end, e.group_core_s, joules, cost, int((jobs.run > jobs.limit).sum()), events,
                    e.timeline, time.perf_counter() - t0)
+
+
+def _starts_in_any_order(rows: list, sizes: list, free: int, t: float, limit: list, plan, exact: bool):
+    """The jobs of the queue ``rows`` (node counts ``sizes``) that fit the ``free`` idle nodes, when a pass starts
+    them all, and nothing else, in every order; else None. The whole queue must be in the backfill window, some job
+    must not fit, and with more than one fitting ``exact`` must hold (they start in the order's sequence, so the
+    sums must be the same in any order).
+
+    Why. Only jobs that fit now can start (idle nodes only get fewer). If those that fit fit together (their nodes
+    F at most ``free``), none ever fails to fit, so the order's first job that does not fit now, H, heads the queue
+    and the others start first (ahead of H) or are backfilled after it: a job J is backfilled iff it ends before
+    the plan of H (``plan(size of H)``: time, idle nodes held) or fits on the idle nodes the plan does not hold. A
+    plan made after starts is the plan of that state (see :func:`_exact_sums`); starts only delay its time (they
+    free at most the nodes they take, later) and only shrink the idle nodes it holds, and a larger head only delays
+    it. So J is started in every order if, for every size H may have, J ends by the time of H's plan made now, or
+    all F fit on the idle nodes that plan does not hold (the other starts take at most F - J of them)."""
+    total = sum(k for k in sizes if k <= free)
+    if total > free:
+        return None
+    fit = [j for j, k in zip(rows, sizes) if k <= free]
+    heads = sorted({k for k in sizes if k > free})
+    if not heads or (len(fit) > 1 and not exact):
+        return None
+    late = max(t + limit[j] for j in fit)
+    if late <= plan(heads[0])[0]:
+        return fit  # every job that fits ends before every plan
+    for k in heads:
+        when, held = plan(k)
+        if late > when and total > free - held:
+            return None  # under a head of k nodes a job that fits may be left waiting
+    return fit
 
 
 def _whole_watts(base: float, dw: list) -> bool:
