@@ -68,8 +68,9 @@ def run(e, progress: Callable[[int], None] | None = None):
     backfill, bf_max, static = e.backfill, e.bf_max, e.ranking.static
     pure = getattr(e.ranking, "pure", False)  # scoring has no side effect: skip it when nothing can start
     by_rank = e._by_rank_jobs if static else None  # the engine's lists of _by_rank and _rank_of
-    size_r = [knodes[j] for j in by_rank] if static else None  # static: nodes and limit per rank (backfill scans)
-    limit_r = [limit[j] for j in by_rank] if static else None
+    # static: nodes and limit per rank (backfill scans), the same numbers as knodes and limit give
+    size_r = jobs.nodes[e._by_rank].tolist() if static else None
+    limit_r = jobs.limit[e._by_rank].tolist() if static else None
     rank_of = e._rank_list if static else None
     queue = e._queue  # static: queued ranks, sorted (shared with e._order)
     # dynamic pure rankings: the queue's node counts (how many queued jobs ask k nodes, their sum, a lower bound of
@@ -89,7 +90,10 @@ def run(e, progress: Callable[[int], None] | None = None):
     l_rows: list = []  # light: queued jobs, ascending (they arrive in row order)
     l_sum = l_psum = 0.0  # light: their area and procs sums (whole numbers: exact in any order)
     begin = [np.nan] * n  # start times; NaN: never started
-    dw = [cpn * k * dyn_w for k in knodes]  # extra watts while a job runs (the meter's load_change, same floats)
+    # extra watts while a job runs (the meter's load_change, same floats: cpn x nodes, a whole number, x dyn_w); as a
+    # list only for the loops that sum them (the lean loop does not)
+    dw_a = cpn * jobs.nodes * dyn_w
+    dw = None if static else dw_a.tolist()
     exact = ask is not None and _exact_sums(e, dw, cpn)
     heappush, heappop, insort = heapq.heappush, heapq.heappop, bisect.insort
     bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
@@ -108,7 +112,7 @@ def run(e, progress: Callable[[int], None] | None = None):
     sc_epoch = sc_key = sc_last = -1  # static: epoch, head rank, last rank in its window of the last backfill scan
     # after each event time (one point per distinct time): time, pending jobs, idle nodes, watts; kept here only
     # when the watts' sums depend on their order, else rebuilt after the loop from the start times (_timeline)
-    record = not _whole_watts(e.meter.watts, dw)
+    record = not _whole_watts(e.meter.watts, dw_a)
     tl_t: list = []
     tl_q: list = []
     tl_idle: list = []
@@ -177,15 +181,19 @@ def run(e, progress: Callable[[int], None] | None = None):
     # it, exact in any order) and orders equal ends by job, not by start (nothing else reads the order of the ends
     # popped before a pass); same passes as the loop below, same starts
     lean = static and backfill and not record and _whole_core_s(e.run_eff, jobs.nodes, cpn, float(e.group_core_s[0]))
+    if dw is None and not lean:
+        dw = dw_a.tolist()
     while lean and (nxt < n or heap):
         t = submit[nxt]
-        if heap and heap[0][0] < t:
+        if heap and heap[0][0] <= t:  # the next time is an end's: pop every end at that time
             t = heap[0][0]
-        while heap and heap[0][0] <= t:
-            j = heappop(heap)[1]
-            free += knodes[j]
-            del ends[bisect_left(ends, pend_of[j])]
-            epoch += 1
+            while True:
+                j = heappop(heap)[1]
+                free += knodes[j]
+                del ends[bisect_left(ends, pend_of[j])]
+                epoch += 1
+                if not heap or heap[0][0] != t:
+                    break
         while submit[nxt] <= t:
             x = rank_of[nxt]
             if queue and x < queue[-1]:
@@ -540,7 +548,7 @@ def run(e, progress: Callable[[int], None] | None = None):
         joules, cost = _meter(tl_t, tl_w, e.meter.cost_rate)
         busy_cores = [machine_cores - f * cpn for f in tl_idle]
     else:  # the same figures from arrays (whole numbers: the same values as the loop's)
-        ta, qa, idle, wa = _timeline(jobs.submit, b, e.end, jobs.nodes, np.asarray(dw, dtype=float), total_nodes,
+        ta, qa, idle, wa = _timeline(jobs.submit, b, e.end, jobs.nodes, dw_a.astype(float), total_nodes,
                                      float(e.meter.watts))
         joules, cost = _meter(ta, wa, e.meter.cost_rate)
         tl_t, tl_q, tl_w = ta.tolist(), qa.tolist(), wa.tolist()
