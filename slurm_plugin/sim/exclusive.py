@@ -471,7 +471,7 @@ def run(e, progress: Callable[[int], None] | None = None):
                     keys = fit  # the jobs that fit start in every order (see _starts_in_any_order)
                 else:  # scored: the whole queue in order (_order's truncated order is a prefix of it)
                     rows = np.array(l_rows, dtype=np.int64)
-                    keys = rows[np.argsort(l_scores(rows, t, l_psum, l_sum), kind="stable")].tolist()
+                    keys = rows[l_scores(rows, t, l_psum, l_sum).argsort(kind="stable")].tolist()
             else:
                 if ask is not None:
                     while ask[ask_min] == 0:

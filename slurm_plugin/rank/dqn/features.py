@@ -192,7 +192,8 @@ class TableFeatures:
         waits /= _WAIT_DEN
         np.minimum(waits, 1.5, out=waits)
         if n > 1:  # _pct of the limits and of the sizes
-            srt = np.sort(t[_LIMIT:_PROCS + 1], axis=1)
+            srt = t[_LIMIT:_PROCS + 1].copy()  # np.sort(.., axis=1) without its Python wrapper
+            srt.sort(axis=1)
             np.divide(srt[0].searchsorted(t[_LIMIT]), n - 1, out=t[6])
             np.divide(srt[1].searchsorted(t[_PROCS]), n - 1, out=t[7])
         else:

@@ -124,6 +124,17 @@ class DqnRanking:
         m = self.model
         if len(x) > CHUNK or m.meta.get("margin", 0.0) > 0:
             return log_limit[rows] + DELTA * m.greedy(x)
+        if len(m.weights) == 3:  # the shipped shape, unrolled (the loop below, same operations)
+            (w0, w1, w2), (b0, b1, b2) = m.weights, m.biases
+            h = x @ w0
+            h += b0
+            np.maximum(h, 0.0, out=h)
+            h = h @ w1
+            h += b1
+            np.maximum(h, 0.0, out=h)
+            h = h @ w2
+            h += b2
+            return log_limit[rows] + DELTA * h.argmax(axis=1)
         h, last = x, len(m.weights) - 1
         for i, (w, b) in enumerate(zip(m.weights, m.biases)):  # DqnModel._forward
             h = h @ w
