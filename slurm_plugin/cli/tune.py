@@ -150,8 +150,15 @@ def _incumbent(out: Path) -> str | None:
 @click.option("--halving/--no-halving", "--race/--no-race", "race", default=None,
               help="Successive halving: replay every ranking on the first ninth of the tuning part, each family's "
                    "best third on the first third, only the survivors on all of it; the power candidates the same "
-                   "way against the idle timers (default: on when the tuning part has 40,000 jobs or more; "
+                   "way against the idle timers (default: on when the tuning part has 40,000 jobs or more, the ranking "
+                   "sweep then dropping only what --budget-cpu-s requires; --halving forces every rung's cut; "
                    "--explain lists what each rung dropped and why; slurm_plugin/tune/sweep.py, tune/power.py).")
+@click.option("--budget-cpu-s", "budget_cpu_s", type=click.FloatRange(min=0, min_open=True), default=1800.0,
+              show_default=True, metavar="SECONDS",
+              help="The whole tune's CPU budget (issue 13: 15 min on 2 cores). Unless --halving forces it, the "
+                   "ranking sweep's halving plans on half of it: after each rung it extrapolates every remaining "
+                   "candidate's replay to the whole tuning part (CPU ~ jobs^1.3) and drops nothing when all fit, "
+                   "else only what does not fit (never fewer kept than the rung's cut); --explain says which.")
 @click.option("--slurm", "slurm_array", is_flag=True,
               help="Run the replays as Slurm job arrays on the cluster SLURM_CONF names (the work directory, "
                    "$HETSCHED_ARRAY_DIR or the temp dir, must be visible from its nodes).")
@@ -160,8 +167,8 @@ def _incumbent(out: Path) -> str | None:
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
 def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, pack, candidates, drop_unfit,
-         dqn_budget, site_ranking, fidelity_tau, fidelity_wait, fidelity_records, force, race, slurm_array, plot, as_json,
-         output) -> None:
+         dqn_budget, site_ranking, fidelity_tau, fidelity_wait, fidelity_records, force, race, budget_cpu_s, slurm_array,
+         plot, as_json, output) -> None:
     """Choose the ranking by replaying the site's history (the twin); write it as a policy file."""
     from ..sim.parallel import on_slurm
     from ..sim.slurm_array import ArrayOptions
@@ -196,7 +203,7 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
         extra, note = finetuned_candidates(path, site, drop_unfit, 0.7, dqn_budget, workdir, floor_hours)
         log.info("%s", note)
         result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
-                              jobs=procs, names=names, extra=extra, notes=[note], race=race,
+                              jobs=procs, names=names, extra=extra, notes=[note], race=race, budget_cpu_s=budget_cpu_s,
                               incumbent=_incumbent(out) if out and not evaluate else None)
         if out and result.modes[backfill].choice.winner.startswith("dqn-finetuned"):
             kept = out.parent / time.strftime("dqn-finetuned-%Y%m%dT%H%M%SZ.npz", time.gmtime())

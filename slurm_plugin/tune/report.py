@@ -10,7 +10,7 @@ from pathlib import Path
 from .policyfile import sha256_of
 from .score import Score
 from .select import STRESS_LOAD
-from .sweep import ETA, KEEP, MARGIN
+from .sweep import ETA, GROWTH, KEEP, MARGIN
 from .tuner import ModeResult, TuneResult
 from .verdict import WITHIN, judge_evaluation
 
@@ -65,6 +65,11 @@ def halving_lines(result: TuneResult) -> list[str]:
                       for r, (share, jobs, n) in enumerate(h.rungs))
     out = ["", f"successive halving ({rungs}; then the whole tuning part): each family (fixed / weighted grid) "
                f"kept its best 1/{ETA}, at least {KEEP}, and any within {MARGIN:.0%} of its best, per backfill mode"]
+    out.append(budget_line(h))
+    g = h.growth_measured()
+    if g:
+        out.append(f"replay CPU growth measured (rung 1 -> the whole tuning part, {len(g)} candidates): jobs^a with a "
+                   f"median {sorted(g)[len(g) // 2]:.2f}, max {max(g):.2f} (the estimate assumed {GROWTH:g})")
     if h.dropped:
         out += ["| backfill | rung | candidate | objective on the rung | max wait s | family's best | why dropped |",
                 "|" + "---|" * 7]
@@ -73,12 +78,27 @@ def halving_lines(result: TuneResult) -> list[str]:
     return out
 
 
+def budget_line(h) -> str:
+    """What the budget rule decided (the last rung it ran on), or that the halving was forced."""
+    if h.budget_s is None:
+        return "budget rule not applied (--halving forced the cut at every rung)"
+    return h.decisions[-1].text() if h.decisions else "budget rule: no rung ran"
+
+
 def halving_doc(result: TuneResult) -> dict | None:
     h = result.halving
-    return None if h is None else {
+    if h is None:
+        return None
+    g = h.growth_measured()
+    return {
         "rungs": [{"share": share, "jobs": jobs, "replays": n} for share, jobs, n in h.rungs],
         "kept": {("on" if bf else "off"): [c.label for c in cands] for bf, cands in h.kept.items()},
-        "dropped": [d.as_dict() for d in h.dropped]}
+        "dropped": [d.as_dict() for d in h.dropped],
+        "budget_cpu_s": h.budget_s, "budget": [d.as_dict() for d in h.decisions], "text": budget_line(h),
+        "growth_assumed": GROWTH,
+        "growth_measured": {"candidates": len(g), "median": sorted(g)[len(g) // 2], "max": max(g)} if g else None,
+        "replay_cpu_s": [{"label": lab, "backfill": bf, "rung": r + 1, "cpu_s": c} for (lab, bf, r), c in h.cpu.items()]
+        + [{"label": lab, "backfill": bf, "rung": "tuning part", "cpu_s": c} for (lab, bf), c in h.full_cpu.items()]}
 
 
 def _row(m: ModeResult, lab: str, s: Score, default_label: str) -> dict:

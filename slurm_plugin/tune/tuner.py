@@ -35,7 +35,7 @@ from .candidates import Candidate, fixed_candidates, label, shipped_default, wei
 from .score import Score, objective_for
 from .select import STRESS_LOAD, Choice, Entry, choose
 from .stress import compressed, stress_factor
-from .sweep import RACE_MIN_JOBS, Halving, Twin, halve, replay
+from .sweep import BUDGET_CPU_S, RACE_MIN_JOBS, RANKING_SHARE, Halving, Twin, halve, replay
 
 
 @dataclass
@@ -94,13 +94,15 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
                  evaluate_all: bool = False, z: float = 1.0, jobs: int | None = None,
                  tune_fraction: float = 0.7, extra: list[Candidate] | None = None,
                  notes: list[str] | None = None, race: bool | None = None, incumbent: str | None = None,
-                 stress_load: float = STRESS_LOAD) -> TuneResult:
+                 stress_load: float = STRESS_LOAD, budget_cpu_s: float = BUDGET_CPU_S) -> TuneResult:
     """Tune the ranking for each backfill mode in ``backfills``. ``evaluate_all`` also replays every fixed
     candidate on the whole history (the evaluation protocol); otherwise only the winner and the runner-up are.
     ``extra``: more candidates judged like the fixed ones (the DQN fine-tuned on the jobs before the first
     rolling origin: it has seen no validation job). ``race`` (None: when the tuning part has
     ``sweep.RACE_MIN_JOBS`` jobs or more) runs successive halving on growing prefixes first and replays only the
-    last rung's survivors on the whole tuning part (:func:`.sweep.halve`). ``incumbent``: the label of the
+    last rung's survivors on the whole tuning part (:func:`.sweep.halve`); when it was not forced (``race`` None)
+    it drops only what ``budget_cpu_s`` (the whole tune's; the ranking sweep plans on
+    :data:`.sweep.RANKING_SHARE` of it) requires, by the estimate after each rung (:func:`.sweep.budget_cut`). ``incumbent``: the label of the
     ranking the site runs now (default: the shipped default's), kept on a tie nothing else breaks;
     ``stress_load``: the offered load of the tie-break replay (:mod:`.select`, rule 4)."""
     incumbent = incumbent or label(shipped_default(floor_hours))
@@ -109,12 +111,14 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     fixed = (fixed_candidates(floor_hours, names) if names else fixed_candidates(floor_hours)) + list(extra or [])
     grid = weighted_grid(floor_hours)
     bound = max_wait_bound(twin, floor_hours) if bounded else None
+    forced = race is True
     if race is None:
         race = twin.split.tune_jobs >= RACE_MIN_JOBS
     halving, cpu = None, {}
     if race:  # long history: the whole tuning part only for the survivors of the halving (sweep.halve)
         halving = halve(twin, {"fixed": (fixed, "val"), "weighted": (grid, "all")}, backfills, bound, jobs,
-                        desc=f"tune {p.workload.name}", ledger=cpu)
+                        desc=f"tune {p.workload.name}", ledger=cpu,
+                        budget_s=None if forced else RANKING_SHARE * budget_cpu_s)
         kept = halving.kept
     else:
         kept = {bf: fixed + grid for bf in backfills}
@@ -124,7 +128,10 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     n_tune = sum(t[2] == "tune" for t in tasks)
     phase = f"tuning part ({twin.split.tune_jobs} jobs, {n_tune} replays)" + (
         f" and held back (whole history, {len(tasks) - n_tune})" if evaluate_all else "")
-    results = replay(twin, tasks, jobs, f"tune {p.workload.name}", cpu, phase)
+    each: list[float] = []
+    results = replay(twin, tasks, jobs, f"tune {p.workload.name}", cpu, phase, each)
+    if halving is not None:
+        halving.full_cpu = {(c.label, bf): t for (c, bf, scope), t in zip(tasks, each) if scope == "tune"}
     got = {(c.label, b, scope): r for (c, b, scope), r in zip(tasks, results)}
     # the weighted member fitted at each rolling origin and on the whole tuning part, then each with the floor
     parts = [f"fit{k}" for k in range(twin.folds)] + ["all"]
