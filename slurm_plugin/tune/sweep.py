@@ -136,7 +136,8 @@ class BudgetDecision:
     growth: float
 
     def text(self) -> str:
-        parts = (f"rungs measured {self.spent_s:.1f} + tuning-part replays + {self.after_s:.1f} after them, "
+        parts = (f"rungs measured {self.spent_s:.1f} + {self.kept} tuning-part replays "
+                 f"{self.estimate_s - self.spent_s - self.after_s:.1f} + {self.after_s:.1f} after them, "
                  f"growth jobs^{self.growth:g}")
         if self.outcome == "skipped":
             return (f"halving skipped after rung {self.rung + 1}: full sweep estimated {self.estimate_s:.0f} CPU s "

@@ -68,6 +68,7 @@ def test_candidates_are_added_back_within_the_bound_first_then_by_gap_behind_the
 def test_the_decision_says_what_it_did():
     d = sweep.BudgetDecision(0, "skipped", 180.4, 900.0, 11.4, 180.4, 20.0, 72, 72, 1.3)
     assert d.text().startswith("halving skipped after rung 1: full sweep estimated 180 CPU s within budget 900")
+    assert "(rungs measured 11.4 + 72 tuning-part replays 149.0 + 20.0 after them, growth jobs^1.3)" in d.text()
     d = sweep.BudgetDecision(0, "filled", 850.0, 900.0, 11.4, 2000.0, 20.0, 30, 72, 1.3)
     assert "over budget 900" in d.text() and "kept 30 of 72" in d.text()
     assert d.as_dict()["outcome"] == "filled" and d.as_dict()["text"] == d.text()
