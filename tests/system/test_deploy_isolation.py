@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +32,7 @@ def test_sensitive_jobs_never_share_a_node_and_the_node_is_cycled_before_reuse(c
     client = cluster.client()
     trace = cluster.root / "trace.log"
     trace.unlink(missing_ok=True)
+    shutil.rmtree(cluster.root / "cycle", ignore_errors=True)  # an earlier run's journal and wipe memory
     # the power cycle after sensitive work is the steering cycle's wipe step (no process of its own)
     steering = spawn_detached(wipe_cycle_argv(sys.executable, cluster.root / "site.yaml", cluster.root / "cycle"),
                               cluster.root / "log" / "cycle.log", env={**os.environ, "SLURM_CONF": str(cluster.conf)})
