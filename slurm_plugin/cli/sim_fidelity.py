@@ -227,7 +227,7 @@ def record_on(client, jobs: list, ctld_log: Path, timeout_s: float, log_out: Pat
     record["slurm_version"] = str(client.version)
     record["slurm_conf"] = {k: v for k, v in _show_config(client).items()
                             if k in ("SchedulerParameters", "SuspendTime", "SuspendTimeout", "ResumeTimeout",
-                                     "PriorityWeightAge", "PriorityWeightJobSize", "PriorityMaxAge",
+                                     "PriorityWeightAge", "PriorityWeightJobSize", "PriorityMaxAge", "PriorityCalcPeriod",
                                      "MinJobAge", "KillWait", "OverTimeLimit", "BatchStartTimeout")}
     return record
 

@@ -27,11 +27,14 @@ from .power import BOOTING, STATE_NAMES
 from .slurm_backfill import SlurmBackfillEngine
 from .slurm_timing import (BATCH_SCHED_DELAY_S, PERIODIC_TIMEOUT_S, POWER_SAVE_INTERVAL_S, SlurmTiming,
                            batch_passes, config_clock,
-                           effective_runs, initial_idle_since, scaling_for, timed_machine, with_site_factor)
+                           effective_runs, initial_idle_since, scaling_for, timed_machine, with_calc_period,
+                           with_site_factor)
 from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
 POWER_SCAN = True  # replay_timing's power_scan default (slurmctld's power scans; README: issue 22 figures)
+PRIORITY_CALC = True  # replay_timing's priority_calc default (ages set at slurmctld's priority recalculations)
+PRIORITY_CALC_PERIOD_S = 300.0  # PriorityCalcPeriod default, 5 minutes (man slurm.conf 22.05.8 and 24.11.5)
 POWER_START = True  # replay_timing's power_start default (the nodes' recorded power states at the first submit)
 BF_RESOLUTION_S = 60.0  # Slurm's bf_resolution default (the replay cluster sets no SchedulerParameters)
 _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
@@ -115,7 +118,7 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
     table = replay_table(site, jobs, t0, timing)
     machine = timed_machine(machine_from_site(site, PARTITION), timing)
     total = float(sum(g.count * g.cores for g in machine.groups))
-    rank = with_site_factor(ranking("multifactor", site, total), timing)
+    rank = with_calc_period(with_site_factor(ranking("multifactor", site, total), timing), timing, t0)
     scaling = scaling_for(timing, t0)
     counter = PowerUpCounter(trace)
     bf_times = [c - t0 for c in record.get("bf_cycles", [])] or None
@@ -326,9 +329,20 @@ def power_scan_strict(version: str | None) -> bool:
     return bool(m) and int(m[1]) >= 23
 
 
+def priority_calc_period(record: dict) -> float:
+    """slurmctld's PriorityCalcPeriod in the record's cluster (seconds): as recorded (``slurm_conf``, records
+    from now on), else as the suite rendered it: 1 minute where it runs slurmdbd (the container clusters,
+    ``args.containers``), 5 minutes (Slurm's default) on the local cluster."""
+    text = (record.get("slurm_conf") or {}).get("PriorityCalcPeriod") or ""
+    m = re.fullmatch(r"\s*(\d+):(\d+):(\d+)\s*", text)  # scontrol show config: 00:05:00
+    if m and int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3]) > 0:
+        return float(int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3]))
+    return 60.0 if record.get("containers") else PRIORITY_CALC_PERIOD_S
+
+
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
                   batch_passes: bool = False, power_scan: bool = POWER_SCAN,
-                  power_start: bool = POWER_START) -> SlurmTiming:
+                  power_start: bool = POWER_START, priority_calc: bool = PRIORITY_CALC) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
@@ -339,7 +353,9 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
     later (off: it made the power-up counts of the records worse, see the README); with ``power_scan`` the
     idle power-down runs at slurmctld's power scans (power_save_interval, whole seconds; see
     :mod:`~slurm_plugin.sim.slurm_timing`); with ``power_start`` the nodes start as the record shows them at
-    the first submit (:func:`power_at_start`)."""
+    the first submit (:func:`power_at_start`); with ``priority_calc`` a pending job's age factor changes at
+    slurmctld's priority recalculations (PriorityCalcPeriod from slurmctld's start, :func:`priority_calc_period`)
+    instead of continuously."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
     check = time_limit_check_epoch(record) if power else None
@@ -356,4 +372,6 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        power_save_interval_s=power_save_interval(record) if power and power_scan else None,
                        power_scan_strict=power_scan_strict(record.get("slurm_version")),
                        power_start=power and power_start,
+                       priority_calc_period_s=priority_calc_period(record) if priority_calc else None,
+                       priority_epoch=float(start),
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

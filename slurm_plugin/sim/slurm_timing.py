@@ -67,6 +67,16 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   2.7 s before the first submit and off by 5.8 s, where the replay, counting from on, had them powering down
   until 10-22 s; in the 24.11 records with the suite 9 of 10 nodes were off at the first submit
   (:func:`~slurm_plugin.sim.fidelity_replay.power_at_start`).
+- ``priority_calc_period_s``/``priority_epoch``: a pending job's age factor changes only when slurmctld's
+  priority thread recalculates it (src/plugins/priority/multifactor/priority_multifactor.c ``_decay_thread``,
+  read in Debian's 22.05.8 source package: it sets every pending job's priority from its age at the
+  thread's wake, then sleeps until ``PriorityCalcPeriod`` after the previous wake; man slurm.conf 22.05.8:
+  PriorityCalcPeriod, 5 minutes by default; the suite renders 1 minute where it runs slurmdbd, the
+  container cluster). Between wakes a job keeps the priority it was given at submit (age 0) or at the last
+  wake, where the engine's multifactor counts the age continuously. ``priority_epoch`` is the epoch second
+  of one wake (the thread starts with slurmctld). With PriorityWeightAge 1000 and PriorityMaxAge 7 days a
+  job gains a point per 604.8 s of wait: in Slurm at the first wake after that (:func:`priority_calc_time`,
+  :class:`CalcPeriodPriority`).
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
   its multifactor priority one for one, in the order they were recorded.
 - ``cycle_power``: the suite's cycle ran beside Slurm (the container replays, ``record["cycle_journal"]``) and
@@ -120,10 +130,13 @@ class SlurmTiming:
     power_save_interval_s: float | None = None
     power_scan_strict: bool = False
     power_start: bool = False
+    priority_calc_period_s: float | None = None
+    priority_epoch: float = 0.0
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",
-                     "bf_resolution_s", "idle_at_start_s", "batch_sched_delay_s", "power_save_interval_s"):
+                     "bf_resolution_s", "idle_at_start_s", "batch_sched_delay_s", "power_save_interval_s",
+                     "priority_calc_period_s"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
@@ -131,7 +144,7 @@ class SlurmTiming:
             raise ValueError(f"SlurmTiming.reservations must be >= 1, got {self.reservations!r}")
         if self.suspend_tick_s <= 0:
             raise ValueError(f"SlurmTiming.suspend_tick_s must be > 0, got {self.suspend_tick_s!r}")
-        for name in ("config_tick_s", "bf_resolution_s", "power_save_interval_s"):
+        for name in ("config_tick_s", "bf_resolution_s", "power_save_interval_s", "priority_calc_period_s"):
             if getattr(self, name) == 0:
                 raise ValueError(f"SlurmTiming.{name} must be > 0 (None: switched off)")
 
@@ -198,6 +211,37 @@ def with_site_factor(ranking: ScoreRanking, timing: SlurmTiming) -> ScoreRanking
     if not timing.site_factor:
         return ranking
     return dataclasses.replace(ranking, scorer=dataclasses.replace(ranking.scorer, weight_qos=1.0, max_qos=1.0))
+
+
+def priority_calc_time(now: float, phase: float, period: float) -> float:
+    """The last wake of slurmctld's priority thread at or before simulated time ``now``, the thread waking at
+    ``phase`` + k * ``period`` (simulated seconds; module docstring, ``priority_calc_period_s``)."""
+    return phase + math.floor((now - phase) / period) * period
+
+
+@dataclass(frozen=True)
+class CalcPeriodPriority:
+    """A multifactor scorer whose age factor is the one slurmctld's priority thread set at its last wake
+    (:func:`priority_calc_time`): ``inner`` scores the queue as at that wake, a job submitted since then at
+    age 0 (its priority at submit). Used by :func:`with_calc_period`."""
+
+    inner: Callable
+    period_s: float
+    phase_s: float = 0.0
+
+    def __call__(self, q):
+        tick = priority_calc_time(q.now, self.phase_s, self.period_s)
+        return self.inner(dataclasses.replace(q, now=tick, submit=np.minimum(q.submit, tick)))
+
+
+def with_calc_period(ranking: ScoreRanking, timing: SlurmTiming, t0: float = 0.0) -> ScoreRanking:
+    """``ranking`` with ``priority_calc_period_s``'s age (:class:`CalcPeriodPriority`; its wakes at
+    ``priority_epoch``, simulated 0 being epoch second ``t0``); unchanged without the switch."""
+    if timing.priority_calc_period_s is None:
+        return ranking
+    phase = (timing.priority_epoch - t0) % timing.priority_calc_period_s
+    return dataclasses.replace(ranking, scorer=CalcPeriodPriority(ranking.scorer, timing.priority_calc_period_s,
+                                                                  phase))
 
 
 def initial_idle_since(nodes: int, timing: SlurmTiming) -> np.ndarray:

@@ -2,7 +2,7 @@
 issue-22 figures of both into one JSON, and print the README table from such a JSON (run from the repository
 root; no cluster is started):
 
-nice -n 15 python3 results/sim/fidelity/rescore.py run [--variant FIELD=VALUE ...] [--replay-arg NAME=VALUE ...] [--replay-only] OUT.json [RECORD.json ...]
+nice -n 15 python3 results/sim/fidelity/rescore.py run [--variant FIELD=VALUE ...] [--replay-arg NAME=VALUE ...] [--variant-arg NAME=VALUE ...] [--replay-only] OUT.json [RECORD.json ...]
 python3 results/sim/fidelity/rescore.py table OUT.json
 python3 -m slurm_plugin sim fidelity --from-record R.json --output NEW.json && \
     python3 results/sim/fidelity/rescore.py history R.json NEW.json
@@ -10,7 +10,8 @@ python3 -m slurm_plugin sim fidelity --from-record R.json --output NEW.json && \
 Each record's real side is what it recorded; only the simulation changes: "replay" is ``replay_timing`` of the
 record (with ``--replay-arg`` its keyword arguments, e.g. ``power_scan=false``), "variant" the same with the
 ``--variant`` fields replaced (default: slurmctld's batch passes for new submits instead of a fixed 1.5 s
-submit latency). Records run smallest first; OUT is rewritten after each
+submit latency); with ``--variant-arg`` the variant is ``replay_timing`` with those keyword arguments over
+``--replay-arg``'s (then ``--variant``'s fields, if any, replaced; no default fields). Records run smallest first; OUT is rewritten after each
 record, so an interrupted run keeps what it finished. ``history`` replaces record R's figures by a re-scored
 copy's (NEW, from ``--from-record``) and keeps R's earlier figures under ``history`` (oldest first)."""
 
@@ -42,14 +43,17 @@ def targets(r: dict) -> dict:
             "energy": abs(rel(r["energy_sim_kwh"], r["energy_real_kwh"])) <= 0.05}
 
 
-def rescore(path: Path, variant: dict | None, replay_args: dict | None = None) -> dict:
+def rescore(path: Path, variant: dict | None, replay_args: dict | None = None,
+            variant_args: dict | None = None) -> dict:
     """One record's figures with the replay (``replay_timing`` with ``replay_args``) and (unless ``variant`` is
-    None) the variant."""
+    None) the variant (``replay_timing`` with ``variant_args`` over ``replay_args`` if given, then
+    ``variant``'s fields)."""
     data = json.loads(path.read_text())
     site, record = Site.model_validate(data["site"]), data["record"]
     timing = replay_timing(record, data["site"], **(replay_args or {}))
+    base = timing if not variant_args else replay_timing(record, data["site"], **((replay_args or {}) | variant_args))
     out = {}
-    runs = [("replay", timing)] + ([] if variant is None else [("variant", dataclasses.replace(timing, **variant))])
+    runs = [("replay", timing)] + ([] if variant is None else [("variant", dataclasses.replace(base, **variant))])
     for label, t in runs:
         cpu = time.process_time()
         result = compare_record(site, record, t)
@@ -63,11 +67,13 @@ def _value(text: str):
     return None if text == "None" else json.loads(text)
 
 
-def run(target: Path, paths: list[Path], variant: dict | None, replay_args: dict | None = None) -> None:
+def run(target: Path, paths: list[Path], variant: dict | None, replay_args: dict | None = None,
+        variant_args: dict | None = None) -> None:
     paths = sorted(paths or HERE.glob("fidelity_*.json"), key=lambda p: (p.stat().st_size, p.name))
-    doc = {"variant": variant, "replay_args": replay_args, "provenance": provenance(), "records": {}}
+    doc = {"variant": variant, "replay_args": replay_args, "variant_args": variant_args,
+           "provenance": provenance(), "records": {}}
     for p in paths:
-        row = doc["records"][p.name] = rescore(p, variant, replay_args)
+        row = doc["records"][p.name] = rescore(p, variant, replay_args, variant_args)
         b = row["replay"]
         a = row.get("variant", b)
         print(f"{p.name}: tau {b['kendall_tau']:.3f} -> {a['kendall_tau']:.3f}, mean wait "
@@ -158,6 +164,8 @@ if __name__ == "__main__":
     r.add_argument("--replay-only", action="store_true", help="no variant (the 1,000-job records take long)")
     r.add_argument("--replay-arg", action="append", default=[], metavar="NAME=VALUE",
                    help="a keyword argument of replay_timing (JSON value), e.g. power_scan=false")
+    r.add_argument("--variant-arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="a keyword argument of replay_timing for the variant only, e.g. priority_calc=true")
     t = sub.add_parser("table")
     t.add_argument("source", type=Path)
     h = sub.add_parser("history")
@@ -165,9 +173,10 @@ if __name__ == "__main__":
     h.add_argument("rescored", type=Path)
     a = ap.parse_args()
     if a.cmd == "run":
-        variant = {k: _value(v) for k, v in (x.split("=", 1) for x in a.variant)} or VARIANT
+        variant_args = {k: _value(v) for k, v in (x.split("=", 1) for x in a.variant_arg)}
+        variant = {k: _value(v) for k, v in (x.split("=", 1) for x in a.variant)} or ({} if variant_args else VARIANT)
         replay_args = {k: _value(v) for k, v in (x.split("=", 1) for x in a.replay_arg)}
-        run(a.out, a.records, None if a.replay_only else variant, replay_args)
+        run(a.out, a.records, None if a.replay_only else variant, replay_args, variant_args)
     elif a.cmd == "history":
         history(a.record, a.rescored)
     else:

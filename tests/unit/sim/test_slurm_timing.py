@@ -3,16 +3,22 @@ schedule the way slurmctld does, and the default (OFF) changes nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import numpy as np
 import pytest
 
 from slurm_plugin.site import Site
-from slurm_plugin.sim.fidelity_replay import (_replay_hosts, power_at_start, power_scan_strict, real_power,
-                                             recorded_boot_s, recorded_idle_at_start, replay_timing, simulate_record)
+from slurm_plugin.rank.heuristics import Multifactor, QueueView
+from slurm_plugin.sim.fidelity_replay import (_replay_hosts, power_at_start, power_scan_strict, priority_calc_period,
+                                             real_power, recorded_boot_s, recorded_idle_at_start, replay_timing,
+                                             simulate_record)
+from slurm_plugin.sim.fidelity_workload import PARTITION
+from slurm_plugin.sim.hooks import ranking
+from slurm_plugin.sim.machine import machine_from_site
 from slurm_plugin.sim.fidelity_workload import hetero_workload, replay_site_data
 from slurm_plugin.sim.slurm_select import select_nodes
-from slurm_plugin.sim.slurm_timing import (OFF, SlurmSuspend, SlurmTiming, batch_passes, power_scan_due,
-                                           shutdown_done, suspend_due)
+from slurm_plugin.sim.slurm_timing import (OFF, CalcPeriodPriority, SlurmSuspend, SlurmTiming, batch_passes,
+                                           power_scan_due, priority_calc_time, shutdown_done, suspend_due)
 from slurm_plugin.sim.views import PowerView
 
 T0 = 1_800_000_000.0
@@ -410,3 +416,78 @@ def test_power_start_begins_with_the_recorded_power_states():
     starts = lambda t: dict(zip(*(simulate_record(site, record, t)[k] for k in ("id", "start"))))  # noqa: E731
     assert starts(SlurmTiming(**kw))[2] == 13
     assert starts(SlurmTiming(**kw, power_start=True))[2] == 8
+
+
+# --- PriorityCalcPeriod: a pending job's age factor changes at slurmctld's priority recalculations -------------
+
+def test_priority_calc_time_is_the_last_wake_at_or_before_now():
+    assert priority_calc_time(0.0, 0.0, 300.0) == 0.0
+    assert priority_calc_time(299.9, 0.0, 300.0) == 0.0
+    assert priority_calc_time(300.0, 0.0, 300.0) == 300.0
+    assert priority_calc_time(700.0, 40.0, 300.0) == 640.0
+    assert priority_calc_time(30.0, 40.0, 300.0) == -260.0  # before the first wake after 0: the one before it
+
+
+def _view(submit, now, procs=(8,), nodes=(1,)):
+    n = len(submit)
+    return QueueView(submit=np.asarray(submit, dtype=float), limit=np.full(n, 60.0),
+                     procs=np.asarray(procs, dtype=float), qos=np.zeros(n), now=now,
+                     nodes=np.asarray(nodes, dtype=float))
+
+
+def test_calc_period_priority_counts_the_age_at_the_last_wake_only():
+    mf = Multifactor(weight_age=1000.0, weight_size=100.0, max_age_s=7 * 86400.0, total_procs=456.0,
+                     total_nodes=10.0)
+    calc = CalcPeriodPriority(mf, period_s=300.0, phase_s=0.0)
+    # an 8-core 1-node job: 5.88 points of job size, plus 1000 / 604,800 s of age a second. Continuously it
+    # has 7 at 700 s; with Slurm's wakes (0, 300, 600, 900 s) it has the 6 of the 600 s wake until 900 s
+    assert mf(_view([0.0], 0.0))[0] == -5 and mf(_view([0.0], 700.0))[0] == -7
+    assert calc(_view([0.0], 700.0))[0] == mf(_view([0.0], 600.0))[0] == -6
+    assert calc(_view([0.0], 899.0))[0] == -6 and calc(_view([0.0], 900.0))[0] == mf(_view([0.0], 900.0))[0] == -7
+    # a job submitted since the last wake keeps its priority at submit (age 0), not a negative age
+    assert calc(_view([650.0], 700.0))[0] == mf(_view([650.0], 650.0))[0] == -5
+
+
+def _prio_jobs(cores_b):
+    # the h100 node (all 4 GPUs) is held by job 9 until 700 s; job 1 (8 cores: 5.88 points of job size,
+    # submitted at 0.7 s) and job 2 (16 cores: 6.75 points, submitted at 100.2 s) both want it then. At 700 s
+    # their ages make 7.03 and 7.74, a tie at 7 that job 1 wins by its submit time; but slurmctld's priority
+    # thread last set the ages at 600 s (PriorityCalcPeriod 300 s from slurmctld's start at 0): 6.87 and 7.58,
+    # so job 2 first
+    return [_job(9, 0, 0, 700, H100, limit_min=20), _job(1, 0.5, 701, 711, H100, limit_min=1),
+            _job(2, 100, 711, 721, H100, limit_min=1, cores=cores_b)]
+
+
+def test_priority_calc_period_orders_jobs_by_the_age_slurmctld_last_computed():
+    site = Site.model_validate(replay_site_data("demo", power=False))
+    total = float(sum(g.count * g.cores for g in machine_from_site(site, PARTITION).groups))
+    mf = ranking("multifactor", site, total).scorer
+    # the premise (the comment of _prio_jobs)
+    view = _view([0.7, 100.2], 700.0, procs=(8, 16), nodes=(1, 1))
+    assert mf(view)[0] == mf(view)[1] == -7
+    assert mf(dataclasses.replace(view, now=600.0))[0] == mf(dataclasses.replace(view, now=600.0))[1] + 1
+    jobs = _prio_jobs(16)
+    cont, _ = _starts(jobs, OFF)
+    assert cont[1] < cont[2]  # the engine's continuous age: job 1 wins the tie at 700 s by its earlier submit
+    calc, _ = _starts(jobs, SlurmTiming(priority_calc_period_s=300.0, priority_epoch=T0))
+    assert calc[2] < calc[1]
+    # the wakes' phase counts: a wake at 690 s (job 1's 7th point came at 679.9 s) makes the tie again
+    for period, epoch in ((10.0, T0), (300.0, T0 + 90.0)):
+        late, _ = _starts(jobs, SlurmTiming(priority_calc_period_s=period, priority_epoch=epoch))
+        assert late[1] < late[2], (period, epoch)
+    # a wake at 660 s is still before it
+    early, _ = _starts(jobs, SlurmTiming(priority_calc_period_s=60.0, priority_epoch=T0))
+    assert early[2] < early[1]
+
+
+def test_priority_calc_period_of_a_record():
+    assert priority_calc_period({"slurm_conf": {"PriorityCalcPeriod": "00:01:00"}}) == 60.0
+    assert priority_calc_period({"slurm_conf": {"PriorityCalcPeriod": "00:05:00"}, "containers": "trixie"}) == 300.0
+    assert priority_calc_period({"containers": "trixie"}) == 60.0  # the suite renders 1 minute with slurmdbd
+    assert priority_calc_period({"slurm_conf": {}}) == 300.0  # Slurm's default, 5 minutes
+    t = replay_timing({"jobs": [], "slurmctld_start": T0 - 17.0}, replay_site_data("demo", power=False))
+    assert t.priority_calc_period_s == 300.0 and t.priority_epoch == T0 - 17.0
+    assert replay_timing({"jobs": []}, replay_site_data("demo", power=False),
+                         priority_calc=False).priority_calc_period_s is None
+    with pytest.raises(ValueError):
+        SlurmTiming(priority_calc_period_s=0.0)
