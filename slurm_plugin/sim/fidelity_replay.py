@@ -33,6 +33,7 @@ from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
 POWER_SCAN = True  # replay_timing's power_scan default (slurmctld's power scans; README: issue 22 figures)
+FACTOR_AT_SUBMIT = True  # replay_timing's factor_at_submit default (the first SiteFactor seen counts from submit)
 PRIORITY_CALC = True  # replay_timing's priority_calc default (ages set at slurmctld's priority recalculations)
 PRIORITY_CALC_PERIOD_S = 300.0  # PriorityCalcPeriod default, 5 minutes (man slurm.conf 22.05.8 and 24.11.5)
 POWER_START = True  # replay_timing's power_start default (the nodes' recorded power states at the first submit)
@@ -48,6 +49,17 @@ def ran_jobs(record: dict) -> list[dict]:
 def _features(features: str, gres_types: set[str]) -> tuple[list[str], list[str]]:
     tokens = [t for t in re.split(r"[|&,()\[\]*\s]+", features or "") if t and t != "(null)"]
     return [t for t in tokens if t in ARCHES], [t for t in tokens if t in gres_types]
+
+
+def site_factor_at_start(seen: list, start: float, at_submit: bool = False) -> list[float]:
+    """The SiteFactor values of a job in effect by its ``start`` (epoch seconds), from the recorder's
+    (first-seen time, value) pairs: those seen by then; with ``at_submit`` the first value seen counts from the
+    job's submit even when the recorder first polled the job after its start (start is truncated to whole
+    seconds, the poll came up to a few seconds later): the suite's job_submit shim sets the band at submit, as
+    slurmctld's log shows (seed 41: job 1219 ``InitPrio=4120005`` at submit, its SiteFactor 4,120,000 first
+    polled 0.3 s after its recorded start; the replay gave it none and started it 785 s late)."""
+    factors = [v for when, v in seen if when <= start]
+    return factors or ([v for _, v in seen[:1]] if at_submit else [])
 
 
 def replay_table(site: Site, jobs: list[dict], t0: float, timing: SlurmTiming) -> JobTable:
@@ -70,7 +82,7 @@ def replay_table(site: Site, jobs: list[dict], t0: float, timing: SlurmTiming) -
             if gtype_s:
                 types += [gtype_s] if gtype_s not in types else []
                 gtype = types.index(gtype_s)
-        factors = [v for when, v in j.get("site_factor", []) if when <= j["start"]]
+        factors = site_factor_at_start(j.get("site_factor", []), j["start"], timing.site_factor_submit)
         rows["id"].append(j["id"])
         rows["submit"].append(min(max(j["submit_wall"], j["submit"]), j["submit"] + 0.999) - t0 + timing.submit_s)
         rows["run"].append(j["end"] - j["start"])
@@ -342,7 +354,8 @@ def priority_calc_period(record: dict) -> float:
 
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
                   batch_passes: bool = False, power_scan: bool = POWER_SCAN,
-                  power_start: bool = POWER_START, priority_calc: bool = PRIORITY_CALC) -> SlurmTiming:
+                  power_start: bool = POWER_START, priority_calc: bool = PRIORITY_CALC,
+                  factor_at_submit: bool = FACTOR_AT_SUBMIT) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
@@ -355,7 +368,8 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
     :mod:`~slurm_plugin.sim.slurm_timing`); with ``power_start`` the nodes start as the record shows them at
     the first submit (:func:`power_at_start`); with ``priority_calc`` a pending job's age factor changes at
     slurmctld's priority recalculations (PriorityCalcPeriod from slurmctld's start, :func:`priority_calc_period`)
-    instead of continuously."""
+    instead of continuously; with ``factor_at_submit`` a job's first recorded SiteFactor counts from its submit
+    (:func:`site_factor_at_start`)."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
     check = time_limit_check_epoch(record) if power else None
@@ -373,5 +387,5 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        power_scan_strict=power_scan_strict(record.get("slurm_version")),
                        power_start=power and power_start,
                        priority_calc_period_s=priority_calc_period(record) if priority_calc else None,
-                       priority_epoch=float(start),
+                       priority_epoch=float(start), site_factor_submit=factor_at_submit,
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

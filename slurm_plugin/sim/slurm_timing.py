@@ -78,7 +78,9 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   job gains a point per 604.8 s of wait: in Slurm at the first wake after that (:func:`priority_calc_time`,
   :class:`CalcPeriodPriority`).
 - ``site_factor``: each job's SiteFactor (the suite's bands, set through ``scontrol update``) is added to
-  its multifactor priority one for one, in the order they were recorded.
+  its multifactor priority one for one, in the order they were recorded; with ``site_factor_submit`` the first
+  value recorded counts from the job's submit even when the recorder first saw it after the job's start
+  (:func:`~slurm_plugin.sim.fidelity_replay.site_factor_at_start`).
 - ``cycle_power``: the suite's cycle ran beside Slurm (the container replays, ``record["cycle_journal"]``) and
   its power-ups are replayed at their recorded times: a node the cycle powered up (``scontrol update
   state=power_up``: slurmctld runs ResumeProgram at once, as its log's ``powering up node`` shows) boots then
@@ -132,6 +134,7 @@ class SlurmTiming:
     power_start: bool = False
     priority_calc_period_s: float | None = None
     priority_epoch: float = 0.0
+    site_factor_submit: bool = False
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",

@@ -10,6 +10,7 @@ import pytest
 from slurm_plugin.site import Site
 from slurm_plugin.rank.heuristics import Multifactor, QueueView
 from slurm_plugin.sim.fidelity_replay import (_replay_hosts, power_at_start, power_scan_strict, priority_calc_period,
+                                             replay_table, site_factor_at_start,
                                              real_power, recorded_boot_s, recorded_idle_at_start, replay_timing,
                                              simulate_record)
 from slurm_plugin.sim.fidelity_workload import PARTITION
@@ -491,3 +492,21 @@ def test_priority_calc_period_of_a_record():
                          priority_calc=False).priority_calc_period_s is None
     with pytest.raises(ValueError):
         SlurmTiming(priority_calc_period_s=0.0)
+
+
+def test_site_factor_first_seen_after_the_start_counts_from_submit():
+    # the recorder polls every few seconds: a job that starts within a second of its submit is first seen
+    # (with the band its job_submit shim gave it at submit) after its start, truncated to whole seconds
+    seen = [[T0 + 20.27, 4120000]]
+    assert site_factor_at_start(seen, T0 + 20.0) == []
+    assert site_factor_at_start(seen, T0 + 20.0, at_submit=True) == [4120000]
+    # a value seen later than the start is left out when an earlier one was seen (a change after the start)
+    later = [[T0 + 5.0, 2040000], [T0 + 30.0, 4120000]]
+    assert site_factor_at_start(later, T0 + 20.0, at_submit=True) == [2040000]
+    assert site_factor_at_start([], T0 + 20.0, at_submit=True) == []
+    site = Site.model_validate(replay_site_data("demo", power=False))
+    job = _job(1, 0, 0, 10, factor=7)  # the factor seen at 0.5 s, after the start at 0 s
+    off = replay_table(site, [job], T0, SlurmTiming(site_factor=True))
+    on = replay_table(site, [job], T0, SlurmTiming(site_factor=True, site_factor_submit=True))
+    assert off.qos_priority.tolist() == [0.0] and on.qos_priority.tolist() == [7.0]
+    assert replay_timing({"jobs": []}, replay_site_data("demo", power=False)).site_factor_submit
