@@ -4,19 +4,18 @@ schedule the way slurmctld does, and the default (OFF) changes nothing."""
 from __future__ import annotations
 
 import dataclasses
+
 import numpy as np
 import pytest
 
 from slurm_plugin.site import Site
 from slurm_plugin.rank.heuristics import Multifactor, QueueView
 from slurm_plugin.sim.fidelity_replay import (_replay_hosts, power_at_start, power_scan_strict, priority_calc_period,
-                                             replay_table, site_factor_at_start,
-                                             real_power, recorded_boot_s, recorded_idle_at_start, replay_timing,
-                                             simulate_record)
-from slurm_plugin.sim.fidelity_workload import PARTITION
+                                             real_power, recorded_boot_s, recorded_idle_at_start, replay_table,
+                                             replay_timing, simulate_record, site_factor_at_start)
+from slurm_plugin.sim.fidelity_workload import PARTITION, hetero_workload, replay_site_data
 from slurm_plugin.sim.hooks import ranking
 from slurm_plugin.sim.machine import machine_from_site
-from slurm_plugin.sim.fidelity_workload import hetero_workload, replay_site_data
 from slurm_plugin.sim.slurm_select import select_nodes
 from slurm_plugin.sim.slurm_timing import (OFF, CalcPeriodPriority, SlurmSuspend, SlurmTiming, batch_passes,
                                            power_scan_due, priority_calc_time, shutdown_done, suspend_due)
