@@ -446,6 +446,8 @@ def test_calc_period_priority_counts_the_age_at_the_last_wake_only():
     assert calc(_view([0.0], 899.0))[0] == -6 and calc(_view([0.0], 900.0))[0] == mf(_view([0.0], 900.0))[0] == -7
     # a job submitted since the last wake keeps its priority at submit (age 0), not a negative age
     assert calc(_view([650.0], 700.0))[0] == mf(_view([650.0], 650.0))[0] == -5
+    # (a 1-core job, 5.11 points: 299 s of negative age would cost it one)
+    assert calc(_view([899.0], 899.0, procs=(1,)))[0] == mf(_view([899.0], 899.0, procs=(1,)))[0] == -5
 
 
 def _prio_jobs(cores_b):
