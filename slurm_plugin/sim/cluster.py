@@ -101,6 +101,7 @@ class ClusterState:
         # per group, a counter bumped only when capacity may have grown (a release, a node done shutting down):
         # a request that fit nowhere in its groups fits nowhere while their counters stay (see Engine._fit_now)
         self.grown = np.zeros(len(gs), dtype=np.int64)
+        self.grown_n = 0  # bumped with any of ``grown``: sums over ``grown`` may be cached while it stays
         self._plans: dict = {}
         # the free room in node Weight order, kept by :meth:`touch` and the one-node allocate/release
         self.by_weight = WeightOrder(self, [g.cost_per_hour for g in gs])
@@ -354,6 +355,7 @@ class ClusterState:
         self.version[g] += 1
         self.by_weight.update_one(self, i)
         self.grown[g] += 1
+        self.grown_n += 1
         if self.njobs[i] == 0:
             self.idle_nodes[g] += 1
             self.est_free[i] = -INF
@@ -385,11 +387,13 @@ class ClusterState:
             self.version[r.options[0][0]] += 1
             if grew:
                 self.grown[r.options[0][0]] += 1
+                self.grown_n += 1
         else:
             g = self.group[nodes]
             self.version[g] += 1
             if grew:
                 self.grown[g] += 1
+                self.grown_n += 1
 
     def _refresh_est_free(self, idx: np.ndarray) -> None:
         """Recompute est_free of the stale nodes among ``idx`` from the planning records."""

@@ -85,6 +85,7 @@ class Engine:
         self._shape_groups: list[list[int]] = []  # per shape: its option groups
         # per shape: the sum of its groups' ``grown`` when it fit nowhere, or -1 (grown as shapes appear)
         self._unfit_at = np.full(64, -1, dtype=np.int64)
+        self._grown_at, self._grown_sums = -1, {}  # :meth:`_grown_of`'s sums, valid while cluster.grown_n stays
         self._all_on = self.scaling.interval_s is None
         self.reservations = reservations  # 1 = EASY; more = Slurm-like, one per blocked job in order
         if reservations > 1 and not self._all_on:
@@ -364,8 +365,13 @@ class Engine:
         if started:
             self._dequeue(started)
 
-    def _window_jobs(self, window: list[int], to_job) -> list[int]:
-        """The jobs of the backfill window's keys (:meth:`_order`: keys are jobs, or ranks of static rankings)."""
+    def _window_jobs(self, window: list[int], to_job) -> list[int] | np.ndarray:
+        """The jobs of the backfill window's keys (:meth:`_order`: keys are jobs, or ranks of static rankings).
+        A window of more than 64 keys comes as an array (:meth:`_backfill` filters it on arrays first), the
+        ranks mapped to jobs by one gather."""
+        if len(window) > 64:
+            keys = np.fromiter(window, np.int64, len(window))
+            return keys if to_job is None else to_job[keys]
         return window if to_job is None else list(map(self._by_rank_jobs.__getitem__, window))
 
     def _bf_settled(self, seen: tuple) -> bool:
@@ -399,7 +405,7 @@ class Engine:
         short on most passes (~17 jobs on large.yaml at 20,000 jobs), so this is a plain loop: nothing in it is
         per shape or per window when few jobs wait."""
         c = self.cluster
-        if not rest or c.total_free_cores <= 0:
+        if not len(rest) or c.total_free_cores <= 0:
             return
         fits_not_outside = self._failed_shapes(resv)  # carried over from earlier passes with this reservation
         if len(rest) > 64:
@@ -465,11 +471,11 @@ class Engine:
             started.append(j)
             outside.clear()
 
-    def _may_start(self, rest: list[int], resv: Reservation, t: float, fits_not_outside: set) -> list[int]:
+    def _may_start(self, rest, resv: Reservation, t: float, fits_not_outside: set) -> list[int]:
         """The jobs of a long window that :meth:`_backfill`'s loop would not skip at once, found on arrays: not
         more cores than are free (free only shrinks in a pass), a shape not known to fit nowhere, and a shape
         not known to fit nowhere outside ``resv`` unless the job ends before it. The loop checks each again."""
-        idx = np.fromiter(rest, np.int64, len(rest))
+        idx = rest if isinstance(rest, np.ndarray) else np.fromiter(rest, np.int64, len(rest))
         keep = self.procs[idx] <= self.cluster.total_free_cores
         shape = self._shape_arr[idx]
         dead = np.zeros(len(self._shape_req) + 1, dtype=bool)  # last slot: shape -1 (not resolved yet)
@@ -547,8 +553,15 @@ class Engine:
         return self._unfit_at[s] == self._grown_of(s)
 
     def _grown_of(self, s: int) -> int:
-        g = self.cluster.grown
-        return int(sum(g[i] for i in self._shape_groups[s]))
+        """The sum of shape ``s``'s groups' ``grown`` counters (kept per shape until any counter moves)."""
+        c = self.cluster
+        if c.grown_n != self._grown_at:
+            self._grown_at, self._grown_sums = c.grown_n, {}
+        v = self._grown_sums.get(s)
+        if v is None:
+            g = c.grown
+            v = self._grown_sums[s] = int(sum(g[i] for i in self._shape_groups[s]))
+        return v
 
     def _req_of(self, j: int):
         r = self._req[j]
