@@ -402,7 +402,9 @@ class ClusterState:
             return
         self._stale[nodes] = False
         alive = self._rec[self._rec_alive]
-        on = alive[np.isin(alive[:, 0], nodes)]
+        pick = np.zeros(len(self.state), dtype=bool)
+        pick[nodes] = True
+        on = alive[pick[alive[:, 0].astype(np.int64)]]  # the records on ``nodes``, in record order (as np.isin)
         self.est_free[nodes] = -INF
         np.maximum.at(self.est_free, on[:, 0].astype(np.int64), on[:, 1])
 
@@ -452,6 +454,7 @@ class ClusterState:
             mask[idx[within[np.argsort(-avail[within], kind="stable")[:k]]]] = True
         else:
             mask[choose(idx[within], k)] = True
+        mask.flags.writeable = False  # a plan's nodes never change (fit checks keep views of it by identity)
         plan = Reservation(job, t, mask)
         if memo is not None:
             self._plans[r] = (memo, plan)

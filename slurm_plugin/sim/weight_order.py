@@ -39,6 +39,8 @@ class WeightOrder:
         self.mem = cluster.cap_m[self.nodes].copy()
         self.on = np.ones(len(self.nodes), dtype=bool)
         self._spans: dict[tuple[int, ...], tuple | None] = {}
+        self._kept_src: np.ndarray | None = None  # the last read-only ``exclude`` of :meth:`fitting`
+        self._kept = np.empty(0, dtype=bool)  # its complement, in Weight order
         self.update(cluster, np.arange(len(self.nodes)))
 
     def update(self, cluster, nodes: np.ndarray) -> None:
@@ -82,7 +84,12 @@ class WeightOrder:
         if mask is not None:
             ok &= mask
         if exclude is not None:
-            ok &= ~exclude[self.nodes[lo:hi]]
+            if exclude.flags.writeable:
+                ok &= ~exclude[self.nodes[lo:hi]]
+            else:  # a read-only mask (a reservation's) cannot change: its complement in Weight order is kept
+                if exclude is not self._kept_src:
+                    self._kept_src, self._kept = exclude, ~exclude[self.nodes]
+                ok &= self._kept[lo:hi]
         return ok
 
     def first(self, span: tuple, ok: np.ndarray) -> np.ndarray | None:
