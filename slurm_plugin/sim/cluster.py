@@ -33,6 +33,13 @@ class Req:
     options: tuple[tuple[int, int], ...]
     whole: bool  # every option group is filled by one share (exclusive nodes): fast paths apply
 
+    def __hash__(self) -> int:  # the dataclass's own hash (of the fields in order), computed once
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.nodes, self.cores, self.mem, self.gcount, self.options, self.whole))
+
     @cached_property
     def groups(self) -> tuple[int, ...]:
         """The option groups, in option order."""

@@ -86,6 +86,9 @@ class Engine:
         # per shape: the sum of its groups' ``grown`` when it fit nowhere, or -1 (grown as shapes appear)
         self._unfit_at = np.full(64, -1, dtype=np.int64)
         self._grown_at, self._grown_sums = -1, {}  # :meth:`_grown_of`'s sums, valid while cluster.grown_n stays
+        self._unfit_n = 0  # writes to ``_unfit_at`` (:meth:`_unfit_shapes` keeps its answer while none)
+        self._unfit_key: tuple = ()
+        self._unfit_marks = np.zeros(0, dtype=bool)
         self._all_on = self.scaling.interval_s is None
         self.reservations = reservations  # 1 = EASY; more = Slurm-like, one per blocked job in order
         if reservations > 1 and not self._all_on:
@@ -495,7 +498,11 @@ class Engine:
             for i, groups in enumerate(self._shape_groups):
                 m[i, groups] = 1
             self._shape_member = m
-        return self._unfit_at[:n] == self._shape_member @ self.cluster.grown
+        key = (self.cluster.grown_n, self._unfit_n, n)  # the marks and the counters it reads are unchanged
+        if self._unfit_key != key:
+            self._unfit_key = key
+            self._unfit_marks = self._unfit_at[:n] == self._shape_member @ self.cluster.grown
+        return self._unfit_marks
 
     def _backfill_multi(self, rest, resv: Reservation, t: float, started: list[int]) -> None:
         """Like Slurm's backfill: each job of ``rest`` that cannot start without delaying an earlier
@@ -539,6 +546,7 @@ class Engine:
         cand = self._candidates(r)
         if cand is None:
             self._unfit_at[s] = grown
+            self._unfit_n += 1
         return cand
 
     def _candidates(self, r, exclude: np.ndarray | None = None) -> np.ndarray | None:
