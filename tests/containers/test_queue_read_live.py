@@ -30,13 +30,18 @@ def test_the_compact_reader_reads_what_the_json_says(cluster, caplog):
 
 def test_a_stepped_array_is_read_whole(cluster):
     """``--array=1-13:2`` is kept as ``1-13:2``, which ``squeue -r`` prints one task short on both releases; the
-    reader takes that array from the JSON (seven tasks), logged at INFO."""
+    reader takes that array from the JSON (seven tasks), logged at INFO. The record is named to scontrol by its
+    tasks without the step (slurmctld's parser leaves out a step's last task the same way), and an update by that
+    name changes all seven tasks as one record."""
     s = cluster.client("alice")
     job = s.sbatch(*QUIET, "-p", "x86", "-t", "5", "--array=1-13:2", "--begin=now+3600", wrap="true")
     try:
         assert len(s.run("squeue", "-r", "-h", "-o", "%K", "-j", str(job)).stdout.split()) == 6  # Slurm's cut
         (array,) = [j for j in read_jobs(s) if j.job_id == job]
-        assert array.task_count == 7 and array.slurm_id == f"{job}_[1-13:2]"
+        assert array.task_count == 7 and array.slurm_id == f"{job}_[1,3,5,7,9,11,13]"
+        s.run("scontrol", "update", f"jobid={array.slurm_id}", "timelimit=4")
+        records = [j for j in read_jobs(s) if j.array_job_id == job or j.job_id == job]
+        assert [(r.task_count, r.time_limit_min) for r in records] == [(7, 4)], records
     finally:
         s.cancel(job)
 
