@@ -6,7 +6,7 @@
 # Writes NAME.{json,explain.md,time.txt} here. Then: python3 results/tune/diagnose.py results/tune/rerun-session11/*.json
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-out=results/tune/rerun-session11
+out=${OUT:-results/tune/rerun-session11}  # OUT: another directory (budget-session12/run.sh)
 W=${W:-../shared/workloads}
 run() {  # name trace [extra args]
   local f=$out/$1 t=$2; shift 2
