@@ -68,10 +68,14 @@ case $role in
     for dev in ${HETSCHED_DEVICES:-}; do
       [[ -e $dev ]] || { mkdir -p "$(dirname "$dev")"; mknod "$dev" c 1 3 2>/dev/null || touch "$dev"; }
     done
-    # a started container is a booted node: slurmd in a fresh time namespace whose boot clock starts now, so
-    # slurmctld sees a boot after its resume request (the host's boot time would be ignored until ResumeTimeout)
+    # a started container is a booted node: slurmd -b reports its uptime from its own start, so slurmctld sees
+    # a boot after its resume request (the host's boot time would be ignored until ResumeTimeout). slurmctld
+    # reads that boot time in whole seconds and may place it up to 2 s before slurmd's start: 2 s of "boot"
+    # keep it after the request (a container started 1.7 s after the request, with only the time namespace
+    # below, was ignored: a CI run). Its jobs see a fresh boot clock (the time namespace).
+    sleep 2
     say "slurmd $(hostname)"
-    exec unshare --time --boottime "-$(cut -d. -f1 /proc/uptime)" slurmd -D
+    exec unshare --time --boottime "-$(cut -d. -f1 /proc/uptime)" slurmd -D -b
     ;;
   suite)
     start_munge

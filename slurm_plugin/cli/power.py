@@ -83,7 +83,11 @@ def _run(action: str, hosts: tuple[str, ...], backend: str | None, cluster: str 
             report[host] = {"host": host, "action": action, "backend": name, "ok": False,
                             "seconds": seconds.get(host, 0.0), "said": "", "error": failed[host]}
     if mark and action in ("resume", "resume-fail") and failed:
-        for host, why in mark_down(failed, backend_of, slurm_conf).items():
+        client = None
+        if backend == "container" and cluster:  # its Slurm answers inside its ctl container, not on the host
+            from ..cluster.containers import ContainerCluster
+            client = ContainerCluster(cluster).client()
+        for host, why in mark_down(failed, backend_of, slurm_conf, client=client).items():
             if why is None:
                 say(f"{action} {host}: set DOWN (reason '{PREFIX} ({backend_of.get(host, 'none')}): ...')",
                     err=True)

@@ -328,14 +328,27 @@ class ContainerCluster(RecordedState):
         self._save_state(state)
 
     def power_node(self, host: str, on: bool) -> str:
-        """Start (boot) or stop (shut down) ``host``'s container by its recorded id; idempotent."""
+        """Start (boot) or stop (shut down) ``host``'s container by its recorded id; idempotent, except that a
+        node Slurm is booting (POWERING_UP) whose container already runs is restarted: its slurmd, started
+        before the request, would never count as booted (e.g. after a boot Slurm gave up on at ResumeTimeout,
+        which leaves the container running and the node "powered down"), and the node would fail every resume."""
         cid, status = self.container_states().get(host, ("", "missing"))
         if status == "missing":
             raise ContainerError(f"{host}: no recorded container (run `hetsched cluster up --containers`)")
+        if on and status == "running" and self._booting(host):
+            self.podman("restart", "-t", "10", cid, timeout=60)
+            return f"container {cid[:12]} restarted (it ran while Slurm booted the node)"
         if (status == "running") == on:
             return f"already {'on' if on else 'off'}"
         self.podman(*(("start", cid) if on else ("stop", "-t", "10", cid)), timeout=60)
         return f"container {cid[:12]} {'started' if on else 'stopped'}"
+
+    def _booting(self, host: str) -> bool:
+        """Whether slurmctld has ``host`` POWERING_UP (False when it cannot be asked)."""
+        try:
+            return "POWERING_UP" in self.client().show_node(host).get("State", "")
+        except SlurmError:
+            return False
 
     def _remove_leftovers(self, p: cc.Plan) -> None:
         """Remove this cluster's containers that exist but are not running (after a crash or a host reboot),

@@ -49,12 +49,15 @@ def daemon_path(name: str) -> str:
 
 
 def boot_command(argv: list[str], delay: float) -> list[str]:
-    """Wrap a slurmd command line so it starts like a node that just booted: after ``delay`` seconds, in a
-    new time namespace whose boot clock starts then.
+    """Wrap a slurmd command line so it starts like a node that just booted: after ``delay`` seconds, with
+    ``-b`` (slurmd reports its uptime from its own start), in a new time namespace whose boot clock starts then
+    (what its jobs see, e.g. the isolation audit's boot time).
 
-    slurmctld only counts a powered-up node as resumed when its slurmd reports a boot time later than the
-    resume request (whole seconds); a slurmd restarted on a running host would report the host's boot time
-    and be ignored until ResumeTimeout. Needs Linux >= 5.6 time namespaces; without them, a plain start.
+    slurmctld only counts a powered-up (or rebooted) node as up when its slurmd reports a boot time no older
+    than the request, in whole seconds (its clock truncated, minus an uptime rounded up); a slurmd restarted
+    on a running host would report the host's boot time and be ignored until ResumeTimeout. With ``-b`` that
+    boot time is at most 2 s before slurmd's start, so a ``delay`` of 2 s after the request always counts; the
+    namespace's clock alone could lose 3 s. Time namespaces need Linux >= 5.6; without them, a plain start.
     """
     unshare = shutil.which("unshare", path=SYSTEM_PATH)
     fresh = ""
@@ -64,8 +67,8 @@ def boot_command(argv: list[str], delay: float) -> list[str]:
         fresh = (f"{unshare} --time --boottime -$(($(cut -d. -f1 /proc/uptime) - "
                  f"$(awk '/^boottime/{{print $2}}' /proc/self/timens_offsets 2>/dev/null || echo 0))) ")
     else:
-        log.warning("no time namespaces here: a resumed node is only seen after ResumeTimeout")
-    return ["/bin/sh", "-c", f'sleep {delay:g}; exec {fresh}"$@"', "boot", *argv]
+        log.warning("no time namespaces here: a node's jobs see the host's boot time")
+    return ["/bin/sh", "-c", f'sleep {delay:g}; exec {fresh}"$@" -b', "boot", *argv]
 
 
 class ClusterError(RuntimeError):

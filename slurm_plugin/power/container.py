@@ -1,8 +1,10 @@
 """Power backend of the container cluster: a node is "on" while its container runs.
 
-Starting a node's container is its boot: slurmd starts in a fresh Linux time namespace (containers/entry.sh),
-so slurmctld sees a boot time after its resume request. Containers are started and stopped by the ids the
-cluster recorded at ``up``.
+Starting a node's container is its boot: slurmd starts with ``-b`` (containers/entry.sh), so slurmctld sees a
+boot time after its resume request; a node Slurm boots whose container already runs is restarted (see
+:meth:`~slurm_plugin.cluster.containers.ContainerCluster.power_node`). Containers are started and stopped by the
+ids the cluster recorded at ``up``. ``hetsched power`` sets a node that failed to boot DOWN through the
+cluster's ctl container: the host may run no munged, or one with another key.
 """
 
 from __future__ import annotations

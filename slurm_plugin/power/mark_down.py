@@ -11,7 +11,6 @@ retry with backoff; ``hetsched: resume failed N times`` is its own give-up text.
 from __future__ import annotations
 
 import os
-import subprocess
 
 PREFIX = "resume failed"
 MAX_REASON = 240
@@ -25,29 +24,35 @@ def reason_for(error: str, backend: str) -> str:
 
 
 def mark_down(errors: dict[str, str], backends: dict[str, str], slurm_conf: str | None = None,
-              timeout: float = 20.0) -> dict[str, str | None]:
+              timeout: float = 20.0, client=None) -> dict[str, str | None]:
     """``{host: None if marked, else why not}`` after setting each host of ``errors`` (host -> error) DOWN with
     :func:`reason_for` its error and backend (``backends``: host -> name). Hosts that share a reason are set in
     one ``scontrol`` (a hostlist): a power-up of 255 nodes refused alike is one command, not 255, each of which
-    would parse slurm.conf and take slurmctld's node write lock."""
+    would parse slurm.conf and take slurmctld's node write lock. ``client``: the
+    :class:`~slurm_plugin.slurm.SlurmClient` to run ``scontrol`` with (e.g. a container cluster's); default the
+    host's, with ``slurm_conf`` or $SLURM_CONF."""
     import hostlist
 
+    from ..slurm import SlurmClient, SlurmError
     from .pool import run_bounded
 
-    env = {**os.environ, **({"SLURM_CONF": slurm_conf} if slurm_conf else {})}
-    conf = env.get("SLURM_CONF")
-    if not conf or not os.path.exists(conf):  # scontrol would fall back to DNS SRV lookups and hang
-        why = f"no slurm.conf at {conf}" if conf else "SLURM_CONF is not set (--slurm-conf)"
-        return {host: f"cannot set DOWN: {why}" for host in errors}
+    if client is None:
+        conf = slurm_conf or os.environ.get("SLURM_CONF")
+        if not conf or not os.path.exists(conf):  # scontrol would fall back to DNS SRV lookups and hang
+            why = f"no slurm.conf at {conf}" if conf else "SLURM_CONF is not set (--slurm-conf)"
+            return {host: f"cannot set DOWN: {why}" for host in errors}
+        client = SlurmClient(conf, timeout=timeout)
     reason_of = {host: reason_for(error, backends.get(host, "none")) for host, error in errors.items()}
     hosts_of: dict[str, list[str]] = {}
     for host, reason in reason_of.items():
         hosts_of.setdefault(reason, []).append(host)
 
     def set_down(hosts: list[str], reason: str) -> str | None:
-        proc = subprocess.run(["scontrol", "update", f"nodename={hostlist.collect_hostlist(hosts)}", "state=DOWN",
-                               f"reason={reason}"], env=env, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        try:
+            proc = client.run("scontrol", "update", f"nodename={hostlist.collect_hostlist(hosts)}", "state=DOWN",
+                              f"reason={reason}", timeout=timeout, check=False)
+        except SlurmError as err:  # not installed, timed out
+            return err.stderr
         return ((proc.stderr or proc.stdout).strip() or f"scontrol exit {proc.returncode}") if proc.returncode else None
 
     failed: dict[str, str] = {}
@@ -61,6 +66,6 @@ def mark_down(errors: dict[str, str], backends: dict[str, str], slurm_conf: str 
             failed[hosts[0]] = why
         return "down"
 
-    outcomes = run_bounded(hosts_of, one, workers=8, timeout=timeout + 5)
+    outcomes = run_bounded(hosts_of, one, workers=8, timeout=timeout + 30)  # scontrol retries a transient answer
     return {host: (None if outcomes[reason].ok else outcomes[reason].text) if host not in failed else failed[host]
             for host, reason in reason_of.items()}
