@@ -37,6 +37,7 @@ METRICS_PORT = 9817  # the daemon's Prometheus endpoint, on the suite's address
 FIRST_NODE = 10  # host part of the first node's address
 MAX_NODES = 250 - FIRST_NODE
 ROLES = ("db", "dbd", "ctl", SUITE)
+HOST_NAME = "hetsched-host"  # the host (the network's gateway) in the containers' /etc/hosts
 
 
 class ComposeError(RuntimeError):
@@ -199,6 +200,11 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
     root = p.root
     user_list = " ".join(f"{u}:{uid}" for u, uid in sorted(users.items()))
     devices = node_devices(site, layout(p))
+    gateway = str(ipaddress.ip_network(p.subnet).network_address + 1)
+    # every address of the cluster (and the host's, the gateway) in every container's /etc/hosts: slurmctld looks
+    # up the name of each RPC's sender, and a DNS lookup of a container's address hung 10 s once (Podman's DNS
+    # reloading as a node container restarted), holding the job write lock: a CI run's `scontrol show job` timed out
+    names = {**p.addrs, HOST_NAME: gateway}
 
     def service(name: str, env: dict[str, str], volumes: list[str], privileged: bool = False,
                 release: str = p.release) -> dict:
@@ -214,6 +220,7 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
             "volumes": [f"{root}/etc:/etc/slurm:ro", *volumes],
             "command": ["/etc/slurm/entry.sh"],
             "networks": {"net": {"ipv4_address": p.addrs[name]}},
+            "extra_hosts": [f"{n}:{a}" for n, a in names.items() if n != name],
             "labels": {"io.hetsched.root": str(root)},
             "stop_grace_period": "10s",
         }
@@ -236,8 +243,7 @@ def compose(site: Site, p: Plan, users: dict[str, int], containers_dir: Path, co
     for host in p.nodes:
         services[host] = service(host, {"HETSCHED_ROLE": "node", "HETSCHED_DEVICES": " ".join(devices.get(host, []))},
                                  [f"{root}/log/{host}:/var/log/slurm"], privileged=True)
-    net = {"name": p.network, "ipam": {"config": [
-        {"subnet": p.subnet, "gateway": str(ipaddress.ip_network(p.subnet).network_address + 1)}]}}
+    net = {"name": p.network, "ipam": {"config": [{"subnet": p.subnet, "gateway": gateway}]}}
     return {"name": p.prefix, "services": services,
             "networks": {"net": net if p.own_db else {"name": p.network, "external": True}}}
 
