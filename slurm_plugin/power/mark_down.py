@@ -50,7 +50,7 @@ def mark_down(errors: dict[str, str], backends: dict[str, str], slurm_conf: str 
     def set_down(hosts: list[str], reason: str) -> str | None:
         try:
             proc = client.run("scontrol", "update", f"nodename={hostlist.collect_hostlist(hosts)}", "state=DOWN",
-                              f"reason={reason}", timeout=timeout, check=False)
+                              f"reason={reason}", input="", timeout=timeout, check=False)  # stdin empty, as before
         except SlurmError as err:  # not installed, timed out
             return err.stderr
         return ((proc.stderr or proc.stdout).strip() or f"scontrol exit {proc.returncode}") if proc.returncode else None
