@@ -106,6 +106,10 @@ def main() -> int:
     ap.add_argument("--cycle-code", default=None, help="the checkout the cycles run from (default: this one)")
     ap.add_argument("--cycle-nice", type=int, default=0, help="run the cycles under nice -n N (a background job "
                     "beside the daemon)")
+    ap.add_argument("--daemon-nice", type=int, default=0, help="run the daemon under nice -n N (negative: ahead "
+                    "of slurmctld and the cycle)")
+    ap.add_argument("--cpu-latency-us", type=int, default=None, help="the daemon's --cpu-latency-us (hold "
+                    "/dev/cpu_dma_latency at N µs while it serves; the floor phases then run with it held too)")
     args = ap.parse_args()
     policy = args.root / "bench-policy.json"
     if not policy.exists():
@@ -114,11 +118,14 @@ def main() -> int:
     trace = args.root / "admission-trace.txt"
     trace.unlink(missing_ok=True)
     os.environ[TRACE_ENV] = str(trace)  # the daemon inherits it
-    daemon = DaemonProcess(args.root, refresh_s=5.0, metrics_listen=f"127.0.0.1:{args.metrics_port}")
+    extra = ("--cpu-latency-us", str(args.cpu_latency_us)) if args.cpu_latency_us is not None else ()
+    daemon = DaemonProcess(args.root, refresh_s=5.0, metrics_listen=f"127.0.0.1:{args.metrics_port}",
+                           extra=extra, niceness=args.daemon_nice)
     doc: dict = {"machine": machine(), "daemon_code": os.environ.get("PYTHONPATH") or str(REPO),
                  "cycle_code": args.cycle_code or os.environ.get("PYTHONPATH") or str(REPO), "rate": args.rate,
                  "seconds": args.seconds, "load_start": load(), "niceness": os.nice(0),
-                 "cycle_nice": args.cycle_nice}
+                 "cycle_nice": args.cycle_nice, "daemon_nice": args.daemon_nice,
+                 "cpu_latency_us": args.cpu_latency_us}
     try:
         daemon.start(wait_for_snapshot=False, timeout=120)  # its partitions are DOWN: nothing is routed
         wait_for_snapshot(args.metrics_port)

@@ -20,6 +20,7 @@ import click
 from ..admission.trust import Accounting
 from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
 from ..daemon.config import MetricsSettings
+from ..daemon.cpu_latency import CpuLatencyHold
 from ..daemon.peercred import resolve_uid
 from ..daemon.pool import prepare_pool
 from ..scale.rightsize import apply_table
@@ -49,18 +50,22 @@ def daemon() -> None:
 @click.option("--metrics-listen", help="HOST:PORT serving Prometheus /metrics, or 'off' (default: the config's "
                                        "metrics.listen, 127.0.0.1:9817).")
 @click.option("--metrics-textfile", help="Also rewrite this file for node_exporter's textfile collector.")
+@click.option("--cpu-latency-us", type=click.IntRange(0, 2_000_000_000),
+              help="Hold the CPU wake-up latency limit (/dev/cpu_dma_latency) at this many µs while serving "
+                   "(default: the config's cpu_latency_us, off).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 @handle_errors()
 def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, refresh_s, metrics_listen,
-            metrics_textfile, log_level) -> None:
+            metrics_textfile, cpu_latency_us, log_level) -> None:
     """Serve admission requests until SIGTERM/SIGINT (foreground; systemd runs it as hetsched.service).
     SIGUSR1 writes every thread's stack to stderr (the journal or log) without stopping it: what a daemon that
     does not answer is doing."""
     logging.getLogger().setLevel(log_level.upper())
     _stacks_on_sigusr1()
     cfg = DaemonConfig.load(config_path, socket=socket_path, site=site, slurm_conf=slurm_conf,
-                            allow_users=allow_users or None, pid_file=pid_file, refresh_s=refresh_s)
+                            allow_users=allow_users or None, pid_file=pid_file, refresh_s=refresh_s,
+                            cpu_latency_us=cpu_latency_us)
     cfg = cfg.model_copy(update={"site": resolve_site(cfg.site)})
     if metrics_listen is not None or metrics_textfile is not None:
         try:
@@ -118,7 +123,7 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     server.metrics.serve(cfg.metrics.listen)
     server.metrics.start_textfile(cfg.metrics.textfile, cfg.metrics.textfile_interval_s)
     try:
-        with PidFile(cfg.pid_file):
+        with PidFile(cfg.pid_file), CpuLatencyHold(cfg.cpu_latency_us):
             _event_loop_runner()(run_until_signal(server))
     except RuntimeError as err:
         fail(str(err))

@@ -61,6 +61,8 @@ class DaemonConfig(BaseModel):
     max_connections_per_user: Annotated[int, Field(ge=1, le=100000)] = 8
     slurmctld_user: str | int | None = None
     idle_timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    # hold the kernel's CPU wake-up latency limit at this many µs while serving (daemon/cpu_latency.py); None: off
+    cpu_latency_us: Annotated[int, Field(ge=0, le=2_000_000_000)] | None = None
 
     @property
     def priority_user(self) -> str | int | None:

@@ -31,23 +31,26 @@ class DaemonProcess:
     Only the process this object started is ever signalled. ``start`` waits until the daemon answers and,
     with ``wait_for_snapshot``, until its first snapshot is in (an untyped GPU request is routed to a
     partition). ``hang``/``resume`` send SIGSTOP/SIGCONT; ``kill`` sends SIGKILL and removes the socket file.
-    ``metrics_listen``: the daemon's ``--metrics-listen`` (None: its default, 127.0.0.1:9817).
+    ``metrics_listen``: the daemon's ``--metrics-listen`` (None: its default, 127.0.0.1:9817); ``extra``: more
+    options of ``daemon run``; ``niceness``: run it under ``nice -n`` (negative: ahead of other processes).
     """
 
     def __init__(self, root: str | Path, refresh_s: float = 1.0, allow_user: str = "root",
-                 metrics_listen: str | None = None):
+                 metrics_listen: str | None = None, extra: tuple[str, ...] = (), niceness: int = 0):
         self.root = Path(root)
         self.socket = self.root / "run" / "hetsched.sock"
         self.pid_file = self.root / "run" / "hetsched-daemon.pid"
         self.log = self.root / "log" / "hetsched-daemon.log"
         self.refresh_s, self.allow_user, self.metrics_listen = refresh_s, allow_user, metrics_listen
+        self.extra, self.niceness = tuple(extra), niceness
         self.proc: subprocess.Popen | None = None
 
     def argv(self) -> list[str]:
-        return [sys.executable, "-m", "slurm_plugin", "daemon", "run", "--socket", str(self.socket),
+        return [*(("nice", "-n", str(self.niceness)) if self.niceness else ()),
+                sys.executable, "-m", "slurm_plugin", "daemon", "run", "--socket", str(self.socket),
                 "--site", str(self.root / "site.yaml"), "--slurm-conf", str(self.root / "etc" / "slurm.conf"),
                 "--allow-user", self.allow_user, "--pid-file", str(self.pid_file), "--refresh", str(self.refresh_s),
-                *(("--metrics-listen", self.metrics_listen) if self.metrics_listen else ())]
+                *(("--metrics-listen", self.metrics_listen) if self.metrics_listen else ()), *self.extra]
 
     def start(self, wait_for_snapshot: bool = True, timeout: float = 30.0) -> None:
         """(Re)start the daemon; raises RuntimeError naming the log if it does not answer in time."""
