@@ -11,11 +11,10 @@ import logging
 import threading
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
-
 from .fsio import write_file_atomic
 
 log = logging.getLogger(__name__)
+DEFAULT_LISTEN = "127.0.0.1:9817"  # the admission daemon's /metrics (hetsched.yaml metrics.listen)
 
 
 def parse_listen(value: str | None, example: str = "127.0.0.1:9817") -> tuple[str, int] | None:
@@ -37,12 +36,16 @@ class Exposition:
     """``registry``'s series as text, over HTTP (:meth:`serve`) and/or in a textfile (:meth:`start_textfile`)."""
 
     def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry  # imported with the first registry: `--help` needs none
+
         self.registry = CollectorRegistry(auto_describe=True)
         self._http = None
         self._textfile: tuple[threading.Thread, threading.Event, str | Path] | None = None
 
     def text(self) -> bytes:
         """The Prometheus text exposition of every series."""
+        from prometheus_client import generate_latest
+
         return generate_latest(self.registry)
 
     def serve(self, listen: str | None) -> str | None:
@@ -52,6 +55,8 @@ class Exposition:
         if where is None:
             return None
         try:
+            from prometheus_client import start_http_server
+
             self._http, _ = start_http_server(where[1], addr=where[0], registry=self.registry)
         except OSError as err:
             log.warning("metrics: cannot listen on %s:%d (%s); running on without an endpoint", *where, err)

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..conf.accounting import apply_site
-from ..site import load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
 from .common import handle_errors
 
@@ -44,6 +42,9 @@ def apply(site_name: str | None, users: tuple[str, ...], dry_run: bool, root: Pa
     """Make slurmdbd hold what the site file says: a QOS per QoS tier (priority, preemption, MaxWall, GrpTRES),
     an account per workload class (its tier the default QOS), users in their accounts. Idempotent: only the
     commands that change something run (printed one per line); nothing is removed."""
+    from ..conf.accounting import apply_site
+    from ..site import load_site, resolve_site_path
+
     site = load_site(resolve_site_path(site_name))
     client, known = accounting_client(root)
     users = (*known, *users)

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..cluster import deps
-from ..cluster.local import DEFAULT_ROOT, ClusterError, LocalCluster
-from ..site import load_site
+from ..cluster import DEFAULT_ROOT, ClusterError, deps
 from ..slurm import SlurmError
 from .common import fail, handle_errors
 from .output import TABLE_CONTEXT, emit_table, table_options
@@ -85,6 +83,8 @@ def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: 
 
     With --containers: the container cluster (images built when missing, configs rendered and mounted,
     accounting set up from the site file, the suite's daemon and cycle in their own container)."""
+    from ..cluster.local import LocalCluster
+
     from ..cluster.containers import DEFAULT_CYCLE_ARGS
 
     cycle_args = DEFAULT_CYCLE_ARGS if cycle_args is None else cycle_args
@@ -110,6 +110,8 @@ def up(site: str | None, root: Path, job_submit: bool, wait: float, containers: 
 
 def _containers_up(site: str | None, root: Path, release: str, users: tuple[str, ...], wait: float, suite: bool,
                    cycle_args: str, member_of: Path | None = None) -> None:
+    from ..site import load_site
+
     import os
     import resource
     import time
@@ -152,6 +154,8 @@ def status(root: Path, containers: bool, fields, noheader, parsable, as_json) ->
 
     Fields (-o): name, type (process or node; container with --containers), pid (the container's id with
     --containers), state (running/stopped, or Slurm's node state), features."""
+    from ..cluster.local import LocalCluster
+
     if containers:
         from ..cluster.containers import ContainerCluster
 
@@ -187,6 +191,8 @@ def status(root: Path, containers: bool, fields, noheader, parsable, as_json) ->
 def down(root: Path, containers: bool) -> None:
     """Cancel jobs and stop every process the cluster started, by pid (with --containers: every container
     it started, by id; configs, logs and the accounting database stay)."""
+    from ..cluster.local import LocalCluster
+
     if containers:
         from ..cluster.containers import ContainerCluster
 
@@ -206,6 +212,8 @@ def demo(root: Path, seconds: int, fields, noheader, parsable, as_json) -> None:
 
     Fields (-o): job_id, what (asked for), args (sbatch directives), state, partition, nodes (ran on), features
     (of those nodes). Exit 1 unless every job completed."""
+    from ..cluster.local import LocalCluster
+
     from dataclasses import asdict
 
     from ..cluster.demo import run_demo

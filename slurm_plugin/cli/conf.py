@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..conf import DeployPaths
-from ..site import load_site, resolve_site_path
+from ..conf.paths import DeployPaths
 from .common import EXIT_USAGE, emit_json, fail, handle_errors, resolve_site
 
 
@@ -25,6 +24,8 @@ def conf() -> None:
 def check(site: str | None, as_json: bool) -> None:
     """Validate SITE (a path, or a bundled name such as 'demo'; default $HETSCHED_SITE, then
     /etc/hetsched/site.yaml); exit 2 with every problem if invalid."""
+    from ..site import load_site
+
     parsed = load_site(resolve_site(site))
     if as_json:
         emit_json(parsed.model_dump(mode="json"))
@@ -57,6 +58,8 @@ def render(site: str | None, out_dir: Path, socket: str, no_job_submit: bool, po
     site file). A setting of the site's own that a part also sets is reported (file:line) and nothing is
     written; any file replaced is backed up first (NAME.hetsched-<time>.bak).
     """
+    from ..site import load_site, resolve_site_path
+
     from ..conf.merge import MergeError, apply_merge, plan_merge, render_diff
 
     path = resolve_site_path(resolve_site(site))  # named ('demo' too), $HETSCHED_SITE or /etc/hetsched/site.yaml

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import click
 
-from ..cycle import CycleRunner
-from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
 from . import actions
 from .common import handle_errors, one_writer, scale_options, site_arguments, site_from, stack
@@ -86,6 +84,9 @@ def _active_policy(policy_file: str | None, flags: tuple[str, ...], guard_margin
 
 def _runner(site, site_option, state_dir, model, no_pack, no_reshape, no_power, dry_run, policy_file,
             guard_margin, guard_min_jobs, **knobs) -> CycleRunner:
+    from ..cycle import CycleRunner
+    from ..site import load_site
+
     from ..cycle.policy import cycle_config, live_ranker
     from ..policy.capacity import group_sizes
 

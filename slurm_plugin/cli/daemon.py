@@ -17,16 +17,6 @@ from dataclasses import replace
 
 import click
 
-from ..admission.trust import Accounting
-from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
-from ..daemon.config import MetricsSettings
-from ..daemon.cpu_latency import CpuLatencyHold
-from ..daemon.peercred import resolve_uid
-from ..daemon.pool import prepare_pool
-from ..scale.rightsize import apply_table
-from ..site import load_site, resolve_site_path
-from ..slurm.associations import ASSOC_REFRESH_S
-from ..snapshot import ProcessCollector, SnapshotRefresher
 from .common import fail, handle_errors, resolve_site
 
 log = logging.getLogger(__name__)
@@ -61,6 +51,17 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     """Serve admission requests until SIGTERM/SIGINT (foreground; systemd runs it as hetsched.service).
     SIGUSR1 writes every thread's stack to stderr (the journal or log) without stopping it: what a daemon that
     does not answer is doing."""
+    from ..admission.trust import Accounting
+    from ..daemon import AdmissionServer, DaemonConfig, PidFile, run_until_signal
+    from ..daemon.config import MetricsSettings
+    from ..daemon.cpu_latency import CpuLatencyHold
+    from ..daemon.peercred import resolve_uid
+    from ..daemon.pool import prepare_pool
+    from ..scale.rightsize import apply_table
+    from ..site import load_site, resolve_site_path
+    from ..slurm.associations import ASSOC_REFRESH_S
+    from ..snapshot import ProcessCollector, SnapshotRefresher
+
     logging.getLogger().setLevel(log_level.upper())
     _stacks_on_sigusr1()
     cfg = DaemonConfig.load(config_path, socket=socket_path, site=site, slurm_conf=slurm_conf,

@@ -6,16 +6,15 @@ from pathlib import Path
 
 import click
 
-from ..scale.rightsize import RightsizeParams, history_path, holdout, suggest
-from ..sim.run import provenance
-from ..site import load_site, resolve_site_path
-from ..workload.usage import load_usage
 from .common import emit_json, handle_errors
 
 
 def from_site(site: str | None, history: Path | None, **given) -> tuple[RightsizeParams, Path]:
     """The site's ``policy.rightsize`` numbers and history (defaults without a site), overridden by those
     ``given``; raises ValueError when no history is named anywhere."""
+    from ..scale.rightsize import RightsizeParams, history_path
+    from ..site import load_site, resolve_site_path
+
     base: dict = {}
     if site:
         rs = load_site(site).policy.rightsize
@@ -49,6 +48,10 @@ def rightsize_cmd(history: Path | None, site: str | None, percentile, margin, mi
                   min_elapsed: float, train_share: float, as_json: bool) -> None:
     """Suggest, per workload class, the share of its CPU and memory requests to keep (read-only; the daemon
     applies them only in the site's ``policy.rightsize.mode: apply``)."""
+    from ..scale.rightsize import holdout, suggest
+    from ..sim.run import provenance
+    from ..workload.usage import load_usage
+
     params, history = from_site(site, history, percentile=percentile, margin=margin, min_jobs=min_jobs,
                                 min_saving=min_saving)
     hist = load_usage(history, min_elapsed)

@@ -8,13 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..cycle import CycleConfig, CycleMemory, decide
-from ..decision import Journal, SlurmApplier
-from ..scale.memory_store import load_memory, save_memory
 from ..scale.warm import DEFAULT_WAIT_PRICE_W
-from ..site import load_site
 from ..slurm import SlurmClient, SlurmError
-from ..snapshot import collect_snapshot
 from . import actions
 from .common import handle_errors, one_writer, scale_config, scale_options, site_arguments, site_from, stack
 from .output import TABLE_CONTEXT, deliver, json_output_options
@@ -33,6 +28,12 @@ def scale() -> None:
 
 def _plan(site: str, state: Path, **knobs):
     """This cycle's reshape + power decision through the cycle's own decide() (no ranking, no packing)."""
+    from ..scale.memory_store import load_memory
+    from ..snapshot import collect_snapshot
+
+    from ..cycle.decide import CycleConfig, CycleMemory, decide
+    from ..site import load_site
+
     config = CycleConfig(pack=False, scale=scale_config(**knobs))
     decision, memory = decide(collect_snapshot(SlurmClient()), load_site(site), config,
                               CycleMemory(load_memory(state)), time.time())
@@ -66,6 +67,9 @@ def apply(site: str | None, site_option: str | None, state: Path, journal: Path,
 
     Fields (-o) as in ``scale plan``. Exit 0 if every action was applied, 1 if one failed, 3 if another writer
     holds the lock, 4 if slurmctld stopped answering (the remaining actions are reported as not-attempted)."""
+    from ..decision import Journal, SlurmApplier
+    from ..scale.memory_store import save_memory
+
     site = site_from(site, site_option)
     with one_writer(state.parent):
         client = SlurmClient()

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..site import load_site, resolve_site_path
 from ..slurm import SlurmError
 from ..workload import WorkloadError
 from .accounting import accounting_client, containers_root_option
@@ -36,6 +35,8 @@ def report(site_name: str | None, since: str, until: str, root: Path | None, fie
     """Per QoS tier (a job's Slurm QOS): the share of its jobs that started within the tier's max_wait (jobs
     still pending past it count as missed), wait percentiles, and the verdict against target_pct. Exit 1 if a
     tier with a target missed it."""
+    from ..site import load_site, resolve_site_path
+
     from ..sla import sla_rows
     from ..workload.slurmdbd import read_waits
 

@@ -14,17 +14,16 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..cycle.state import parse_cycle_state
-from ..daemon.config import DaemonConfig
-from ..daemon.pool import node_groups, pending_queue
-from ..site import Site, load_site
-from ..slurm import SlurmClient, SlurmError
-from ..snapshot import Snapshot, collect_snapshot
 from .common import emit_json, handle_errors, site_arguments, site_from
 from .output import json_option
+
+if TYPE_CHECKING:
+    from ..site import Site
 
 DEFAULT_STATE_DIR = "/var/lib/hetsched"
 SCRAPE_TIMEOUT_S = 2.0
@@ -134,6 +133,9 @@ def _text(doc: dict) -> None:
 def status(site, site_option, slurm_conf, state_dir, daemon_config, metrics_url, cycle_metrics_url, watch,
            as_json) -> None:
     """One screen for the whole pool: node groups, power states, queue, last cycle, daemon health."""
+    from ..daemon.config import DaemonConfig
+    from ..site import load_site
+
     site_path = site_from(site, site_option)
     site_model = load_site(site_path)
     url = metrics_url or DaemonConfig.load(daemon_config).metrics.url
@@ -156,6 +158,10 @@ def status(site, site_option, slurm_conf, state_dir, daemon_config, metrics_url,
 def _collect(site_path: str, site_model: Site, slurm_conf: str | None, state_dir: Path, url: str | None,
              cycle_url: str | None = None) -> dict:
     """Everything ``status`` shows, as one JSON-ready document."""
+    from ..daemon.pool import node_groups, pending_queue
+    from ..slurm import SlurmClient, SlurmError
+    from ..snapshot import Snapshot, collect_snapshot
+
     now = time.time()
     try:
         client = SlurmClient(slurm_conf)

@@ -26,12 +26,11 @@ from ..fsio import write_file_atomic
 from ..deploy.programs import deploy_files
 from ..site import Site, load_site, resolve_site_path
 from ..slurm import SlurmClient, SlurmError
-from . import deps
+from . import DEFAULT_ROOT, ClusterError, deps  # noqa: F401 - both named here too (cli, tests)
 from .procs import (NODE_UNREADY, RecordedState, cmdline, how_it_ended, is_running, read_pid, spawn_detached,
                     stop_pid, wait_nodes_ready)
 
 log = logging.getLogger(__name__)
-DEFAULT_ROOT = Path("/var/lib/hetsched/cluster")
 JOB_SUBMIT_LUA = data_file("job_submit", "job_submit.lua")
 MUNGED = "/usr/sbin/munged"
 # Local clusters on this host share one munged: each running cluster registers here, and the munged the
@@ -69,10 +68,6 @@ def boot_command(argv: list[str], delay: float) -> list[str]:
     else:
         log.warning("no time namespaces here: a node's jobs see the host's boot time")
     return ["/bin/sh", "-c", f'sleep {delay:g}; exec {fresh}"$@" -b', "boot", *argv]
-
-
-class ClusterError(RuntimeError):
-    """The local cluster could not be brought to the asked state; the message says why and what to do."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ..deploy.programs import deploys
 from ..fsio import write_atomic  # noqa: F401  (re-exported by slurm_plugin.conf)
 from ..site import NodeGroup, Site
 from .billing import site_billing_weights
+from .paths import DeployPaths
 
 TEMPLATES = data_dir("gres_templates")
 SHIM_CONFIG = "hetsched-shim.json"
@@ -36,29 +37,6 @@ DEVICE_PATTERNS: dict[tuple[str, str], str] = {
 # First device index per vendor (DRM render nodes start at 128).
 DEVICE_BASE = {("gpu", "amd"): 128, ("gpu", "intel"): 128}
 AUTODETECT = {"nvidia": "nvml", "amd": "rsmi", "intel": "oneapi"}
-
-
-@dataclass(frozen=True)
-class DeployPaths:
-    """Where a real deployment keeps things (Debian's slurm-wlm packages)."""
-
-    etc: str = "/etc/slurm"
-    state_save: str = "/var/spool/slurmctld"
-    slurmd_spool: str = "/var/spool/slurmd"
-    log_dir: str = "/var/log/slurm"
-    run_dir: str = "/run"
-    slurm_user: str = "slurm"
-    resume_program: str = "/usr/lib/hetsched/resume"
-    suspend_program: str = "/usr/lib/hetsched/suspend"
-    resume_fail_program: str = "/usr/lib/hetsched/resume-fail"
-    health_check_program: str = "/usr/lib/hetsched/healthcheck"
-    reboot_program: str = "/sbin/reboot"  # what the health check's drain_reboot has Slurm run on the node
-    prolog_program: str = "/usr/lib/hetsched/prolog"
-    epilog_program: str = "/usr/lib/hetsched/epilog"
-    oci_run: str = "/usr/lib/hetsched/oci-run"
-    oci_state: str = "/run/hetsched/oci"
-    daemon_socket: str = "/run/hetsched/hetsched.sock"
-    job_submit: bool = True
 
 
 def loopback_addr(index: int) -> str:

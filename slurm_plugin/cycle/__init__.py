@@ -1,7 +1,13 @@
-"""The daemon's cycle: snapshot -> rank -> pack -> reshape -> power -> guard -> one Decision -> the applier."""
+"""The daemon's cycle: snapshot -> rank -> pack -> reshape -> power -> guard -> one Decision -> the applier.
 
-from . import dag_step, guard  # noqa: F401  (register the "dag" and "guard" steps)
-from .decide import CycleConfig, CycleMemory, decide
-from .runner import CycleRunner
+Names are imported on first use (:func:`~slurm_plugin._lazy.lazy_exports`): reading the cycle's state file
+(``hetsched status``) does not import the steps; the steps that register themselves (``dag``, ``guard``) are
+imported when a step is first made (:func:`.steps.make_step`). The pure decision is
+``slurm_plugin.cycle.decide.decide``: once its module is imported, ``slurm_plugin.cycle.decide`` names the module."""
 
-__all__ = ["CycleConfig", "CycleMemory", "CycleRunner", "decide"]
+from .._lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
+    ".decide": ["CycleConfig", "CycleMemory"],  # decide() itself: from .decide (the name is its module's here)
+    ".runner": ["CycleRunner"],
+})

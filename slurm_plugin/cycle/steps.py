@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import importlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -205,8 +206,14 @@ def register_step(name: str, factory: Callable[..., CycleStep]) -> None:
         STEP_NAMES.append(name)
 
 
+# steps built in but registered by their own modules (register_step), imported when the first step is made
+_SELF_REGISTERING = (".dag_step", ".guard")
+
+
 def make_step(name: str, **args) -> CycleStep:
     """The step registered as ``name`` with ``args``; ValueError lists the valid names (and arguments)."""
+    for module in _SELF_REGISTERING:
+        importlib.import_module(module, __package__)
     if name not in STEPS:
         raise ValueError(f"unknown cycle step '{name}' (valid: {', '.join(sorted(STEPS))})")
     factory = STEPS[name]

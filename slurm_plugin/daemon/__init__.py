@@ -1,8 +1,12 @@
-"""The admission daemon (``hetsched daemon run``): wire protocol, config, Unix-socket server."""
+"""The admission daemon (``hetsched daemon run``): wire protocol, config, Unix-socket server.
 
-from .config import DaemonConfig
-from .protocol import MAX_REQUEST_BYTES, VERSION, ProtocolError, encode_decision, encode_error, parse_request
-from .server import AdmissionServer, PidFile, run_until_signal
+Names are imported on first use (:func:`~slurm_plugin._lazy.lazy_exports`): reading the daemon's config (``hetsched
+status``) does not import the server and admission."""
 
-__all__ = ["MAX_REQUEST_BYTES", "VERSION", "AdmissionServer", "DaemonConfig", "PidFile", "ProtocolError",
-           "encode_decision", "encode_error", "parse_request", "run_until_signal"]
+from .._lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), {
+    ".config": ["DaemonConfig"],
+    ".protocol": ["MAX_REQUEST_BYTES", "VERSION", "ProtocolError", "encode_decision", "encode_error", "parse_request"],
+    ".server": ["AdmissionServer", "PidFile", "run_until_signal"],
+})

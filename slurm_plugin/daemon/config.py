@@ -5,11 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+from typing import TYPE_CHECKING
+
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..admission import AdmissionOptions
-from .metrics import DEFAULT_LISTEN, metrics_url, parse_listen
+from ..metrics import DEFAULT_LISTEN, metrics_url, parse_listen
+
+if TYPE_CHECKING:
+    from ..admission import AdmissionOptions
 
 
 class AdmissionSettings(BaseModel):
@@ -19,6 +23,8 @@ class AdmissionSettings(BaseModel):
     annotate_comment: bool = True
 
     def options(self) -> AdmissionOptions:
+        from ..admission import AdmissionOptions  # the admission code only when a daemon runs, not to read settings
+
         return AdmissionOptions(**self.model_dump())
 
 

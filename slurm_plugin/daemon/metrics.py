@@ -16,13 +16,12 @@ from collections.abc import Callable, Iterator
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from ..metrics import Exposition, metrics_url, parse_listen
+from ..metrics import DEFAULT_LISTEN, Exposition, metrics_url, parse_listen
 from ..site import Site
 from ..snapshot import Snapshot
 from .pool import drained_faults, node_groups, pending_groups, sla_attainment
 
 
-DEFAULT_LISTEN = "127.0.0.1:9817"
 DECISIONS = ("accept", "modify", "reject", "error")  # modify: accepted with job_desc changes
 # Requests answered with an error line before any decision; see server.py for where each is counted.
 BAD_REQUESTS = ("malformed", "unauthorised", "busy", "too_large", "timeout", "internal")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from slurm_plugin.cli import GROUPS
+
 REPO = Path(__file__).resolve().parents[3]
 HEAVY = ("pyomo", "torch", "matplotlib", "scipy", "highspy", "numpy", "pandas", "networkx")
 # The bare CLI needs click and nothing of the suite's own dependencies.
@@ -68,6 +70,16 @@ def test_no_heavy_imports(args, forbidden):
     assert not heavy, (f"`{what}` imports {sorted(heavy)}: import them inside the function that needs them, or "
                        "under `if TYPE_CHECKING:` when only annotations use them (python3 -X importtime shows who "
                        "pulls them in)")
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_no_group_help_imports_the_suites_heavy_parts(group):
+    """Every command group lists its commands without the site model, the renderer, the daemon's server or the
+    numeric stack (session 14: `cycle`, `daemon`, `status`, `scale`, `conf`, `cluster`, `sla`, `cost` and
+    `accounting` took 180-375 ms for --help, now 50-90 ms); their commands import what they use."""
+    heavy = loaded_modules([group, "--help"]) & {*HEAVY, "pydantic", "jinja2", "prometheus_client"}
+    assert not heavy, (f"`hetsched {group} --help` imports {sorted(heavy)}: import them inside the command "
+                       "that needs them (python3 -X importtime shows who pulls them in)")
 
 
 def test_probe_sees_what_a_command_imports():

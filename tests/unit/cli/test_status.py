@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from slurm_plugin.cli.status import last_cycle, node_groups, pending_queue
+from slurm_plugin.cli.status import last_cycle
+from slurm_plugin.daemon.pool import node_groups, pending_queue
 from slurm_plugin.site import load_site
 from slurm_plugin.snapshot import JobState, Snapshot
 from tests.unit.admission.builders import demo, drained, node

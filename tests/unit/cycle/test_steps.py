@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from slurm_plugin.cycle import CycleConfig, CycleMemory, decide
+from slurm_plugin.cycle.decide import CycleConfig, CycleMemory, decide
 from slurm_plugin.cycle.steps import STEPS, CycleStep, StepInputs, make_step, register_step, run_steps
 from slurm_plugin.decision import Decision, MoveJob, PowerNodes, SetSiteFactor
 from slurm_plugin.scale.planner import ScaleMemory
