@@ -71,11 +71,7 @@ def main() -> int:
         if hold.held:
             doc["rows"] += rows(server, line, gaps, args.calls, True)
     doc["load_end"] = [round(x, 2) for x in os.getloadavg()]
-    text = json.dumps(doc, indent=1)
-    if args.output:
-        args.output.write_text(text + "\n")
-    else:
-        print(text)
+    (args.output.write_text if args.output else sys.stdout.write)(json.dumps(doc, indent=1) + "\n")
     return 0
 
 
