@@ -21,8 +21,14 @@ def lazy_exports(package: str, namespace: dict, modules: dict[str, list[str]], e
                  ) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
     """``(__getattr__, __dir__, __all__)`` for ``package``: each name in ``modules[sub]`` comes from ``sub``
     (relative to ``package``), imported on first access and then cached in the package's ``namespace``;
-    ``eager`` names are already bound there and only join ``__all__``."""
+    ``eager`` names are already bound there and only join ``__all__``. A name may not be the name of one of the
+    package's own submodules listed (ValueError): importing that submodule binds the module to the name, so the
+    export would stop working as soon as anything imports it (``slurm_plugin.cycle.decide``)."""
     where = {name: sub for sub, names in modules.items() for name in names}
+    shadowed = sorted(n for n in where if n in {s.lstrip(".").split(".")[0] for s in modules})
+    if shadowed:
+        raise ValueError(f"{package}: lazy export(s) {', '.join(shadowed)} share a submodule's name; import them "
+                         "from the submodule instead")
 
     def __getattr__(name: str) -> object:
         sub = where.get(name)
