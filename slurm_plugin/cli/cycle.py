@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from . import actions
 from .common import handle_errors, one_writer, scale_options, site_arguments, site_from, stack
 from .output import TABLE_CONTEXT
 from .policyfile import load_policy_file, policy_file_option
+
+if TYPE_CHECKING:
+    from ..cycle.runner import CycleRunner
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +43,9 @@ _options = stack(
     click.option("--guard-min-jobs", type=click.IntRange(min=1), default=20, show_default=True,
                  help="Jobs since the policy went live before the guard judges it."),
     click.option("--dry-run", is_flag=True, help="Decide and log, change nothing (shadow mode; takes no lock)."),
+    click.option("--queue-file", type=click.Path(dir_okay=False, path_type=Path),
+                 help="Publish the job queue each cycle reads here, for the admission daemon's metrics "
+                      "(hetsched.yaml queue_file): slurmctld then answers one full queue read per cycle, not two."),
 )
 
 
@@ -83,12 +90,12 @@ def _active_policy(policy_file: str | None, flags: tuple[str, ...], guard_margin
 
 
 def _runner(site, site_option, state_dir, model, no_pack, no_reshape, no_power, dry_run, policy_file,
-            guard_margin, guard_min_jobs, **knobs) -> CycleRunner:
+            guard_margin, guard_min_jobs, queue_file, **knobs) -> CycleRunner:
     from ..cycle import CycleRunner
-    from ..site import load_site
-
     from ..cycle.policy import cycle_config, live_ranker
     from ..policy.capacity import group_sizes
+    from ..site import load_site
+    from ..snapshot.shared import QueueFile
 
     client = SlurmClient()
     site = load_site(site_from(site, site_option))
@@ -102,8 +109,8 @@ def _runner(site, site_option, state_dir, model, no_pack, no_reshape, no_power, 
         # a DQN model that cannot be loaded is reported here, once, and the cycle runs without ranking
         config, ranker = cycle_config(spec), live_ranker(spec.ranking, client.conf)
     state_dir.mkdir(parents=True, exist_ok=True)
-    return CycleRunner(site, client, config, state_dir, ranker=ranker,
-                       dry_run=dry_run, active=active)
+    return CycleRunner(site, client, config, state_dir, ranker=ranker, dry_run=dry_run, active=active,
+                       queue_file=QueueFile(queue_file) if queue_file is not None else None)
 
 
 def _writer(state_dir: Path, dry_run: bool):

@@ -40,6 +40,9 @@ def daemon() -> None:
 @click.option("--metrics-listen", help="HOST:PORT serving Prometheus /metrics, or 'off' (default: the config's "
                                        "metrics.listen, 127.0.0.1:9817).")
 @click.option("--metrics-textfile", help="Also rewrite this file for node_exporter's textfile collector.")
+@click.option("--queue-file", type=click.Path(dir_okay=False),
+              help="Take the job queue from this file while it is young enough (what `cycle run --queue-file` "
+                   "publishes; default: the config's queue_file, none).")
 @click.option("--cpu-latency-us", type=click.IntRange(0, 2_000_000_000),
               help="Hold the CPU wake-up latency limit (/dev/cpu_dma_latency) at this many µs while serving "
                    "(default: the config's cpu_latency_us, off).")
@@ -47,7 +50,7 @@ def daemon() -> None:
               type=click.Choice(["debug", "info", "warning", "error"]))
 @handle_errors()
 def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, refresh_s, metrics_listen,
-            metrics_textfile, cpu_latency_us, log_level) -> None:
+            metrics_textfile, queue_file, cpu_latency_us, log_level) -> None:
     """Serve admission requests until SIGTERM/SIGINT (foreground; systemd runs it as hetsched.service).
     SIGUSR1 writes every thread's stack to stderr (the journal or log) without stopping it: what a daemon that
     does not answer is doing."""
@@ -66,7 +69,7 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     _stacks_on_sigusr1()
     cfg = DaemonConfig.load(config_path, socket=socket_path, site=site, slurm_conf=slurm_conf,
                             allow_users=allow_users or None, pid_file=pid_file, refresh_s=refresh_s,
-                            cpu_latency_us=cpu_latency_us)
+                            queue_file=queue_file, cpu_latency_us=cpu_latency_us)
     cfg = cfg.model_copy(update={"site": resolve_site(cfg.site)})
     if metrics_listen is not None or metrics_textfile is not None:
         try:
@@ -102,7 +105,11 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     # Admission reads nodes and partitions only: the whole job queue (the costly RPC) is read every
     # jobs_refresh_s for the metrics, not at every refresh.
     collector = ProcessCollector(conf, prepare=functools.partial(prepare_pool, str(resolve_site_path(cfg.site))),
-                                 jobs_max_age_s=cfg.jobs_refresh_s)
+                                 jobs_max_age_s=cfg.jobs_refresh_s, queue_file=cfg.queue_file,
+                                 queue_file_max_age_s=cfg.queue_file_max_age_s)
+    if cfg.queue_file:
+        log.info("jobs from %s while at most %.0f s old (the cycle's), else read every %.0f s", cfg.queue_file,
+                 cfg.queue_file_max_age_s, cfg.jobs_refresh_s)
     refresher = SnapshotRefresher(collector, interval=cfg.refresh_s)
     refresher.start()  # the first snapshot comes in the background: until then nothing is refused or moved
     federation = None

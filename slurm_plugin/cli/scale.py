@@ -28,11 +28,10 @@ def scale() -> None:
 
 def _plan(site: str, state: Path, **knobs):
     """This cycle's reshape + power decision through the cycle's own decide() (no ranking, no packing)."""
-    from ..scale.memory_store import load_memory
-    from ..snapshot import collect_snapshot
-
     from ..cycle.decide import CycleConfig, CycleMemory, decide
+    from ..scale.memory_store import load_memory
     from ..site import load_site
+    from ..snapshot import collect_snapshot
 
     config = CycleConfig(pack=False, scale=scale_config(**knobs))
     decision, memory = decide(collect_snapshot(SlurmClient()), load_site(site), config,

@@ -19,6 +19,7 @@ from ..deploy.wipe import applied_wipe_memory, load_wipe_memory, save_wipe_memor
 from ..scale.memory_store import load_memory, save_memory
 from ..slurm import SlurmClient
 from ..snapshot import collect_snapshot
+from ..snapshot.shared import QueueFile
 from .decide import CycleConfig, CycleMemory, Ranker, decide
 from .guard_memory import load_guard_memory, save_guard_memory
 from .site_factors import applied_site_factors, load_deferred, load_site_factors, save_deferred, save_site_factors
@@ -38,7 +39,7 @@ class CycleRunner:
 
     def __init__(self, site: Site, client: SlurmClient, config: CycleConfig, state_dir: Path,
                  ranker: Ranker | None = None, dry_run: bool = False, active: ActivePolicy | None = None,
-                 metrics: CycleMetrics | None = None):
+                 metrics: CycleMetrics | None = None, queue_file: QueueFile | None = None):
         self.site, self.client, self.config, self.ranker, self.dry_run = site, client, config, ranker, dry_run
         self.metrics = metrics or CycleMetrics()  # served by 'cycle run' when asked
         self.active = active  # a policy file re-read each cycle (config and ranker then follow it)
@@ -51,6 +52,7 @@ class CycleRunner:
         self.wipe_file = self.state_dir / WIPE_FILE
         self.applier = SlurmApplier(client, Journal(self.state_dir / "journal.jsonl"), dry_run=dry_run)
         self.state = load_cycle_state(self.state_file)
+        self.queue_file = queue_file  # the queue each cycle reads is published here for the daemon (snapshot/shared.py)
 
     def run_once(self, now: float | None = None):
         """One cycle; returns the decision and one result per action. Any error propagates to the caller after
@@ -61,6 +63,7 @@ class CycleRunner:
                 self.config, self.ranker = self.active.refresh()
             with gc_paused():  # allocation-heavy: the collector's full passes over 100k jobs grow faster than them
                 snapshot = collect_snapshot(self.client)
+                self._publish(snapshot)
             t_read = time.perf_counter()
             site_factors = load_site_factors(self.site_factor_file)
             memory = CycleMemory(load_memory(self.memory_file), load_guard_memory(self.guard_file), site_factors,
@@ -104,6 +107,16 @@ class CycleRunner:
         log.info("cycle phases: read %.3f s, decide %.3f s, apply %.3f s%s", t_read - t0, t_apply - t_read, apply_s,
                  f" ({deferred} job update(s) deferred to the next cycle)" if deferred else "")
         return decision, results
+
+    def _publish(self, snapshot) -> None:
+        """Hand the queue just read to the daemon (:mod:`..snapshot.shared`); a failure costs the daemon a read of
+        its own, never this cycle."""
+        if self.queue_file is None:
+            return
+        try:
+            self.queue_file.publish((*snapshot.jobs, *snapshot.finished), snapshot.jobs_taken_at or snapshot.taken_at)
+        except OSError as err:
+            log.warning("could not publish the queue to %s: %s", self.queue_file.path, err)
 
     def _inputs(self, snapshot, decision) -> dict:
         """What this cycle's decisions were made from, journaled with each action (``hetsched decisions``)."""

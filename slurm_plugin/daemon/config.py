@@ -61,6 +61,8 @@ class DaemonConfig(BaseModel):
     slurm_conf: str | None = None
     refresh_s: Annotated[float, Field(gt=0)] = 5.0
     jobs_refresh_s: Annotated[float, Field(ge=0)] = 30.0  # the job queue (metrics only) at most this often
+    queue_file: str | None = None  # the queue the cycle read (`cycle run --queue-file`), used while young enough
+    queue_file_max_age_s: Annotated[float, Field(gt=0)] = 60.0  # ... at most this old (a cycle period and its read)
     pid_file: str | None = None
     read_timeout_s: Annotated[float, Field(gt=0)] = 1.0
     max_connections: Annotated[int, Field(ge=1, le=100000)] = 64

@@ -18,6 +18,7 @@ from ..slurm import SlurmClient, SlurmError
 from .model import JobState, Snapshot
 from .parse import ACTIVE_STATES, parse_jobs, parse_nodes, parse_partitions
 from .queue_text import read_jobs
+from .shared import QueueFile
 
 log = logging.getLogger(__name__)
 
@@ -56,18 +57,29 @@ class JobsCache:
     reads the whole queue (the costly RPC: every job record, under slurmctld's job read lock) on a slower period
     than the node state its answers need (issue 23 item 2)."""
 
-    def __init__(self, max_age_s: float = 0.0):
-        self.max_age_s = max_age_s
+    def __init__(self, max_age_s: float = 0.0, shared: QueueFile | None = None, shared_max_age_s: float | None = None):
+        self.max_age_s, self.shared = max_age_s, shared
+        # how old the published queue may be (default max_age_s): a cycle period plus its read, so that the
+        # daemon is not ahead of the cycle by a few seconds and reads Slurm itself before each publish
+        self.shared_max_age_s = max_age_s if shared_max_age_s is None else shared_max_age_s
         self.read_at: float | None = None
-        self.reads = 0
+        self.reads = 0  # from Slurm
+        self.shared_reads = 0  # from ``shared`` (the queue the cycle read and published)
         self._jobs: tuple[JobState, ...] = ()
 
     def jobs(self, client: SlurmClient, now: float) -> tuple[tuple[JobState, ...], float]:
-        """(every job Slurm remembers, when they were read): from Slurm when the cache is older than
-        ``max_age_s``, else the cached ones."""
+        """(every job Slurm remembers, when they were read): when the cache is older than ``max_age_s``, from
+        ``shared`` if that holds a queue read at most ``shared_max_age_s`` ago (kept as it is when not newer than
+        the cached copy), else from Slurm; else the cached ones."""
         if self.read_at is None or now - self.read_at >= self.max_age_s:
-            self._jobs, self.read_at = tuple(read_jobs(client)), now
-            self.reads += 1
+            got = self.shared.read(self.shared_max_age_s, now) if self.shared is not None else None
+            if got is None:
+                self._jobs, self.read_at = tuple(read_jobs(client)), now
+                self.reads += 1
+            elif self.read_at is None or got[1] > self.read_at:
+                self._jobs, self.read_at = got
+                self.shared_reads += 1
+            # else: the cycle has not published since; the copy held is as new and within shared_max_age_s
         return self._jobs, self.read_at
 
 
@@ -90,19 +102,27 @@ def collect_snapshot(client: SlurmClient, with_jobs: bool = True, cache: JobsCac
                           jobs_taken_at=None if read_at == started else read_at)
 
 
-_CACHES: dict[tuple[str | None, float], JobsCache] = {}  # one per (slurm.conf, max age) in a worker process
+# one per (slurm.conf, max age, queue file, its max age) in a worker process
+_CACHES: dict[tuple, JobsCache] = {}
 
 
-def collect_snapshot_for(conf: str | None, jobs_max_age_s: float = 0.0) -> Snapshot:
+def collect_snapshot_for(conf: str | None, jobs_max_age_s: float = 0.0, queue_file: str | None = None,
+                         queue_file_max_age_s: float | None = None) -> Snapshot:
     """:func:`collect_snapshot` for the cluster of slurm.conf ``conf``; picklable, for a worker process, which
-    keeps the jobs it read for ``jobs_max_age_s`` (:class:`JobsCache`)."""
-    cache = _CACHES.setdefault((conf, jobs_max_age_s), JobsCache(jobs_max_age_s)) if jobs_max_age_s > 0 else None
+    keeps the jobs it read for ``jobs_max_age_s`` and takes them from ``queue_file`` (:class:`.shared.QueueFile`,
+    the cycle's) while it is at most ``queue_file_max_age_s`` old (:class:`JobsCache`)."""
+    cache = None
+    if jobs_max_age_s > 0:
+        key = (conf, jobs_max_age_s, queue_file, queue_file_max_age_s)
+        cache = _CACHES.setdefault(key, JobsCache(jobs_max_age_s, QueueFile(queue_file) if queue_file else None,
+                                                  queue_file_max_age_s))
     return collect_snapshot(SlurmClient(conf), cache=cache)
 
 
 def _collect_prepared(conf: str | None, prepare: Callable[[Snapshot], Snapshot] | None,
-                      jobs_max_age_s: float = 0.0) -> Snapshot:
-    snap = collect_snapshot_for(conf, jobs_max_age_s)
+                      jobs_max_age_s: float = 0.0, queue_file: str | None = None,
+                      queue_file_max_age_s: float | None = None) -> Snapshot:
+    snap = collect_snapshot_for(conf, jobs_max_age_s, queue_file, queue_file_max_age_s)
     return prepare(snap) if prepare is not None else snap
 
 
@@ -112,12 +132,15 @@ class ProcessCollector:
     Call it to get a Snapshot; a worker that died (killed, OOM) is replaced on the next call. ``close()``
     terminates the worker without waiting for a Slurm command that may hang. ``prepare`` (picklable) runs in
     the worker on each snapshot before it is sent back, e.g. to fill its memo with derived answers.
-    ``jobs_max_age_s``: the worker reads the job queue at most that often (:class:`JobsCache`).
+    ``jobs_max_age_s``: the worker reads the job queue at most that often (:class:`JobsCache`), from
+    ``queue_file`` (the queue the cycle read, :mod:`.shared`) when that is young enough.
     """
 
     def __init__(self, conf: str | None, timeout: float = 120.0,
-                 prepare: Callable[[Snapshot], Snapshot] | None = None, jobs_max_age_s: float = 0.0):
+                 prepare: Callable[[Snapshot], Snapshot] | None = None, jobs_max_age_s: float = 0.0,
+                 queue_file: str | None = None, queue_file_max_age_s: float | None = None):
         self.conf, self.timeout, self.prepare, self.jobs_max_age_s = conf, timeout, prepare, jobs_max_age_s
+        self.queue_file, self.queue_file_max_age_s = queue_file, queue_file_max_age_s
         self._pool: ProcessPoolExecutor | None = None
 
     def __call__(self) -> Snapshot:
@@ -125,8 +148,8 @@ class ProcessCollector:
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=die_with_parent, initargs=(os.getpid(),))
         try:
-            return self._pool.submit(_collect_prepared, self.conf, self.prepare,
-                                     self.jobs_max_age_s).result(timeout=self.timeout)
+            return self._pool.submit(_collect_prepared, self.conf, self.prepare, self.jobs_max_age_s,
+                                     self.queue_file, self.queue_file_max_age_s).result(timeout=self.timeout)
         except (BrokenProcessPool, FutureTimeout):
             self.close()
             raise

@@ -169,6 +169,9 @@ def test_shipped_config_loads_with_safe_defaults():
 
     cfg = DaemonConfig.load(Path(__file__).resolve().parents[3] / "daemon" / "hetsched.yaml")
     assert cfg.socket_mode == 0o600 and cfg.allow_users == ("slurm",) and not cfg.admission.set_qos
+    # the daemon takes the queue from the file the shipped cycle unit publishes (snapshot/shared.py)
+    unit = (Path(__file__).resolve().parents[3] / "daemon" / "hetsched-cycle.service").read_text()
+    assert cfg.queue_file and f"--queue-file {cfg.queue_file}" in unit
 
 
 def test_snapshot_worker_dies_with_a_killed_daemon(tmp_path):
