@@ -63,7 +63,7 @@ def test_the_daemons_queue_comes_from_the_cycles_file(slurm, cluster, tmp_path):
         assert job in {j.job_id for j in snap.jobs} and snap.jobs_taken_at == published[1]
         assert (cache.reads, cache.shared_reads) == (0, 1)
         time.sleep(1.5)
-        cache.max_age_s = 1.0  # the file is now older than the period: Slurm is asked
+        cache.max_age_s = cache.shared_max_age_s = 1.0  # the file is now older than it may be: Slurm is asked
         collect_snapshot(slurm, cache=cache)
         assert _job_info_rpcs(slurm) == before + 1 and cache.reads == 1
     finally:
