@@ -57,7 +57,7 @@ def one_mode(root: Path, shared: bool, seconds: float, port: int) -> dict:
     before = sdiag(client)
     t0 = time.time()
     daemon.start(wait_for_snapshot=False, timeout=120)
-    cycle = subprocess.Popen(["nice", "-n", "15", sys.executable, "-m", "slurm_plugin", "cycle", "run", "--site",
+    cycle = subprocess.Popen(["nice", "-n", "15", sys.executable, "-m", "slurm_plugin", "-v", "cycle", "run", "--site",
                               str(root / "site.yaml"), "--state-dir", str(work / "state"), "--interval", "30",
                               "--metrics-listen", "off", "--policy-file", str(root / "bench-policy.json"),
                               *(("--queue-file", str(queue)) if shared else ())],

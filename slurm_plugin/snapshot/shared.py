@@ -58,8 +58,9 @@ class QueueFile:
                 else:
                     self._refused = None
                     return doc["jobs"], doc["read_at"]
-        if why is not None and why != self._refused:
-            log.warning("queue file %s not used (%s): reading the queue from Slurm", self.path, why)
+        if why is not None and why != self._refused:  # missing: the cycle has not published yet (not a fault)
+            log.log(logging.INFO if why == "missing" else logging.WARNING,
+                    "queue file %s not used (%s): reading the queue from Slurm", self.path, why)
         self._refused = why
         return None
 
