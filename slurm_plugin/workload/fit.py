@@ -36,6 +36,9 @@ def able_cores(jobs: JobTable, machine) -> np.ndarray:
     """Per job, the cores of the machine's groups whose arch and GRES kinds suit it (computed once per shape)."""
     if not len(jobs):
         return np.empty(0)
+    if not np.any(jobs.arch_mask) and not np.any(np.asarray(jobs.gres_name) >= 0):  # one shape: every group suits
+        return np.full(len(jobs), float(sum(machine.groups[g].count * machine.groups[g].cores
+                                            for g in eligible_groups(jobs, 0, machine))))
     keys = np.column_stack([np.asarray(jobs.arch_mask, dtype=np.int64), np.asarray(jobs.gres_name, dtype=np.int64),
                             np.asarray(jobs.gres_type, dtype=np.int64)])
     _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
