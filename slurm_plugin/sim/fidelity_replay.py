@@ -37,6 +37,7 @@ FACTOR_AT_SUBMIT = True  # replay_timing's factor_at_submit default (the first S
 PRIORITY_CALC = True  # replay_timing's priority_calc default (ages set at slurmctld's priority recalculations)
 PRIORITY_CALC_PERIOD_S = 300.0  # PriorityCalcPeriod default, 5 minutes (man slurm.conf 22.05.8 and 24.11.5)
 POWER_START = True  # replay_timing's power_start default (the nodes' recorded power states at the first submit)
+BF_SEES_SUBMIT = False  # replay_timing's bf_sees_submit default (a backfill cycle sees a job from its submit)
 BF_RESOLUTION_S = 60.0  # Slurm's bf_resolution default (the replay cluster sets no SchedulerParameters)
 _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
 
@@ -84,7 +85,8 @@ def replay_table(site: Site, jobs: list[dict], t0: float, timing: SlurmTiming) -
                 gtype = types.index(gtype_s)
         factors = site_factor_at_start(j.get("site_factor", []), j["start"], timing.site_factor_submit)
         rows["id"].append(j["id"])
-        rows["submit"].append(min(max(j["submit_wall"], j["submit"]), j["submit"] + 0.999) - t0 + timing.submit_s)
+        rows["submit"].append(min(max(j["submit_wall"], j["submit"]), j["submit"] + 0.999) - t0
+                              + (0.0 if timing.bf_sees_submit else timing.submit_s))
         rows["run"].append(j["end"] - j["start"])
         rows["limit"].append(spec["limit_min"] * 60.0)
         rows["nodes"].append(spec["nodes"])
@@ -146,6 +148,7 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
         engine = SlurmBackfillEngine(machine, table, rank, resolution_s=timing.bf_resolution_s, epoch=t0,
                                      slurm_select=timing.slurm_select, passes=passes, power_ups=ups,
                                      plan_select=timing.plan_select, power_scan_s=timing.power_save_interval_s,
+                                     main_delay_s=timing.submit_s if timing.bf_sees_submit else 0.0,
                                      power_scan_strict=timing.power_scan_strict, **kw)
         if timing.power_start and scaling:
             engine.set_power_start(*power_at_start(record, site, t0))
@@ -355,7 +358,7 @@ def priority_calc_period(record: dict) -> float:
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
                   batch_passes: bool = False, power_scan: bool = POWER_SCAN,
                   power_start: bool = POWER_START, priority_calc: bool = PRIORITY_CALC,
-                  factor_at_submit: bool = FACTOR_AT_SUBMIT) -> SlurmTiming:
+                  factor_at_submit: bool = FACTOR_AT_SUBMIT, bf_sees_submit: bool = BF_SEES_SUBMIT) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
@@ -388,4 +391,5 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        power_start=power and power_start,
                        priority_calc_period_s=priority_calc_period(record) if priority_calc else None,
                        priority_epoch=float(start), site_factor_submit=factor_at_submit,
+                       bf_sees_submit=bf_sees_submit and not batch_passes,
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

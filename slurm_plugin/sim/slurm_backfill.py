@@ -39,6 +39,10 @@ state (a job started or ended, a node came up, began or ended powering down) sin
 ``power_scan_s`` has passed (``power_scan_strict``: 24.11's comparisons); and a node powering down is off at
 the first scan after SuspendTimeout (whole seconds), not exactly SuspendTimeout after it began.
 
+With ``main_delay_s`` the jobs are in the table at their submit: a backfill cycle sees them at once, the main
+pass only ``main_delay_s`` later (a pass runs then), as slurmctld's backfill tests every pending job while a
+new one waits for the main scheduler (:mod:`~slurm_plugin.sim.slurm_timing`, ``bf_sees_submit``).
+
 With ``passes`` (simulated times, :func:`~slurm_plugin.sim.slurm_timing.batch_passes`) a submit runs no main
 pass of its own: the queue is scheduled at those times, and at any other event that changed the cluster (a job
 ended, a node came up or went down, a job started) or a backfill cycle, as slurmctld does.
@@ -81,8 +85,10 @@ class SlurmBackfillEngine(Engine):
     def __init__(self, *args, resolution_s: float = 60.0, epoch: float = 0.0, slurm_select: bool = False,
                  passes: np.ndarray | None = None, power_ups: list[tuple[float, np.ndarray]] = (),
                  plan_select: bool = False, power_scan_s: float | None = None, power_scan_strict: bool = False,
-                 **kw):
+                 main_delay_s: float = 0.0, **kw):
         super().__init__(*args, **kw)
+        self.main_delay_s = float(main_delay_s)
+        self._main_sees = (self.jobs.submit + self.main_delay_s).tolist()  # when the main pass sees each job
         self.power_scan_s, self.power_scan_strict = power_scan_s, power_scan_strict
         self._last_scan, self._node_change = -math.inf, -math.inf  # whole epoch seconds
         self.plan_select = plan_select
@@ -105,6 +111,9 @@ class SlurmBackfillEngine(Engine):
                 self._push(when, BATCH, None)
         for when, nodes in self.power_ups:
             self._push(when, POWER_UP, nodes)
+        if self.main_delay_s:
+            for when in sorted(set(self._main_sees)):
+                self._push(when, BATCH, None)  # the pass a submit asks for
         return super().run(*args, **kw)
 
     def _handle(self, kind: int, data, t: float, more: bool) -> None:
@@ -179,6 +188,17 @@ class SlurmBackfillEngine(Engine):
         self._pass_due = False
         super()._schedule(t)
         self._seen_epoch = self._epoch
+
+    def _order(self, t: float, head: int | None = None):
+        """The engine's priority order; with ``main_delay_s`` a main pass (not a backfill cycle) leaves out the
+        jobs submitted less than ``main_delay_s`` ago."""
+        keys, to_job = super()._order(t, head)
+        if not self.main_delay_s or self._bf_due:
+            return keys, to_job
+        sees = self._main_sees
+        if to_job is None:
+            return [j for j in keys if sees[j] <= t], None
+        return [k for k in keys if sees[self._by_rank_jobs[k]] <= t], to_job
 
     def _ready_time(self, nodes: np.ndarray, now: float) -> np.ndarray:
         """The cluster's ready times with a node powering down never ready (see the module docstring)."""

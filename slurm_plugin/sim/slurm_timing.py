@@ -9,6 +9,12 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
 - ``submit_s``: a submitted job waits this long for slurmctld's main scheduler (which runs at most every
   ``batch_sched_delay``, 3 s by default, for new batch jobs; the engine runs it at every submit). Seen on
   22.05 as 0.3-3 s between sbatch and the "sched: Allocate" of a job that fit at once.
+- ``bf_sees_submit`` (with ``submit_s`` and ``bf_resolution_s``): ``submit_s`` delays the main scheduler only:
+  a backfill cycle tests every job pending when it begins, also one submitted a moment before (backfill.c
+  builds its queue from the job list at the cycle's start). Without it a job reaches the backfill queue
+  ``submit_s`` late too. Seen on 22.05 (seed 63): a 64-core arm job submitted 0.74 s before a backfill cycle
+  was started by that cycle on a powered-down node; the replay, holding it back 1.5 s, planned it behind the
+  other arm jobs and started it 1,050 s late.
 - ``overrun``: a job past its time limit holds its nodes until slurmctld kills it, which happens at the next
   time-limit check (every 30 s on slurmctld's clock, PERIODIC_TIMEOUT), not at the limit: the replay gives
   such jobs their recorded run (end - start) instead of min(run, limit).
@@ -135,6 +141,7 @@ class SlurmTiming:
     priority_calc_period_s: float | None = None
     priority_epoch: float = 0.0
     site_factor_submit: bool = False
+    bf_sees_submit: bool = False
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",
@@ -147,6 +154,8 @@ class SlurmTiming:
             raise ValueError(f"SlurmTiming.reservations must be >= 1, got {self.reservations!r}")
         if self.suspend_tick_s <= 0:
             raise ValueError(f"SlurmTiming.suspend_tick_s must be > 0, got {self.suspend_tick_s!r}")
+        if self.bf_sees_submit and self.bf_resolution_s is None:
+            raise ValueError("SlurmTiming.bf_sees_submit needs bf_resolution_s (Slurm's backfill engine)")
         for name in ("config_tick_s", "bf_resolution_s", "power_save_interval_s", "priority_calc_period_s"):
             if getattr(self, name) == 0:
                 raise ValueError(f"SlurmTiming.{name} must be > 0 (None: switched off)")

@@ -78,6 +78,23 @@ def test_a_submit_waits_for_the_batch_pass_but_other_events_see_it():
     assert _starts(jobs, batch, bf_cycles=cycles)[0] == {3: 1, 4: 3}
 
 
+def test_bf_sees_submit_lets_a_backfill_cycle_see_a_job_at_once():
+    """Seed 63's job 633, small: job 2 (submitted at 10.2 s) fits on the idle riscv node and a backfill cycle
+    runs at 10.5 s. With ``submit_s`` alone the job reaches the queue at 11.7 s and starts at its own main
+    pass; with ``bf_sees_submit`` the cycle tests it and starts it (as slurmctld's did). Without a cycle in the
+    way the main pass still waits ``submit_s``; a job's end within it (job 3's, 10.9 s) does not see it."""
+    jobs = [_job(1, 0, 0, 30, H100), _job(2, 10, 10, 20, arch="riscv64", cores=64)]
+    late = SlurmTiming(submit_s=1.5, bf_resolution_s=60.0)
+    seen = dataclasses.replace(late, bf_sees_submit=True)
+    assert _starts(jobs, late, bf_cycles=[10.5])[0][2] == 11
+    assert _starts(jobs, seen, bf_cycles=[10.5])[0][2] == 10
+    assert _starts(jobs, seen, bf_cycles=[40.0])[0][2] == 11
+    jobs.append(_job(3, 9, 9, 10.9, arch="x86_64", cores=1))
+    assert _starts(jobs, seen, bf_cycles=[40.0])[0][2] == 11
+    with pytest.raises(ValueError, match="bf_sees_submit needs bf_resolution_s"):
+        SlurmTiming(bf_sees_submit=True)
+
+
 def test_overrun_holds_the_nodes_until_the_recorded_kill():
     jobs = [_job(1, 0, 0, 75, H100, state="TIMEOUT"), _job(2, 1, 75, 80, H100)]
     assert _starts(jobs, OFF)[0][2] == 60  # killed exactly at its one-minute limit
