@@ -50,6 +50,8 @@ FIRST_UID = 2001
 # The suite's Python packages as the host installs them for the images (cluster/suite_deps.py), kept across builds
 BUILD_CACHE = Path(os.environ.get("HETSCHED_BUILD_CACHE", "/var/cache/hetsched-build"))
 RELAY = "slurm_plugin.cluster.power_relay"
+# What Podman prints when two of its objects share a lock (its lock table was lost while its database was kept)
+LOCK_MISMATCH = "podman system renumber"
 # The suite container's cycle: every 30 s (power actions go through slurmctld's programs and the power relay)
 DEFAULT_CYCLE_ARGS = "--interval 30"
 
@@ -93,29 +95,63 @@ class ContainerCluster(RecordedState):
 
     # --- podman -----------------------------------------------------------------------------------------
     def podman(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
-        proc = subprocess.run(["podman", *args], capture_output=True, text=True, env=self.engine_env, timeout=timeout)
+        """Run ``podman args``; a lock mismatch is repaired once (``_renumber``) and the command run again."""
+        proc = self._podman(args, timeout)
+        if proc.returncode != 0 and LOCK_MISMATCH in proc.stderr:
+            self._renumber(" ".join(args[:3]))
+            proc = self._podman(args, timeout)
         if check and proc.returncode != 0:
             raise ContainerError(f"podman {' '.join(args[:3])} failed: {proc.stderr.strip()[-800:]}")
         return proc
 
+    def _podman(self, args: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess:
+        return subprocess.run(["podman", *args], capture_output=True, text=True, env=self.engine_env, timeout=timeout)
+
+    def _renumber(self, what: str) -> None:
+        """``podman system renumber``, as Podman asks when two of its objects hold one lock: its lock table (shared
+        memory, emptied by a reboot) no longer matches its database, which kept its containers: on a host whose
+        /run is not a tmpfs (these VMs) Podman does not see the reboot. Every command on those objects fails until
+        then. Podman's own remedy; it renumbers every container's lock, ours or not."""
+        log.warning("podman %s: Podman's locks do not match its containers (a reboot it did not see); "
+                    "running `podman system renumber`", what)
+        proc = self._podman(("system", "renumber"), 300)
+        if proc.returncode != 0:
+            raise ContainerError(f"podman {what}: Podman's locks do not match its containers and `podman system "
+                                 f"renumber` failed: {proc.stderr.strip()[-800:]}")
+
     def _compose(self, *args: str, timeout: float = 600) -> None:
+        """``podman-compose args`` for this root's project; a lock mismatch is repaired once, as in ``podman``."""
         state = self.state()
         argv = [*compose_command(), "-p", state["prefix"], "-f", str(self.root / "compose.yaml"), *args]
-        with open(self.root / "log" / "compose.log", "a") as out:
-            out.write(f"$ {' '.join(argv)}\n")
-            out.flush()
-            proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=self.engine_env, timeout=timeout)
-        if proc.returncode != 0:
+        for attempt in (1, 2):
+            with open(self.root / "log" / "compose.log", "a+") as out:
+                start = out.tell()
+                out.write(f"$ {' '.join(argv)}\n")
+                out.flush()
+                proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, env=self.engine_env, timeout=timeout)
+                out.seek(start)
+                mismatch = LOCK_MISMATCH in out.read()
+            if proc.returncode == 0:
+                return
+            if attempt == 1 and mismatch:
+                self._renumber(f"compose {args[0]}")
+                continue
             raise ContainerError(f"`podman-compose {' '.join(args)}` failed (exit {proc.returncode}); "
                                  f"see {self.root}/log/compose.log")
 
     def container_states(self) -> dict[str, tuple[str, str]]:
-        """Recorded service -> (container id, podman's state: running, exited, ... or 'missing')."""
+        """Recorded service -> (container id, podman's state: running, exited, ..., 'missing', or 'stale': running
+        by Podman's records while its conmon is gone, as after a host reboot Podman did not see)."""
         ids = self.state().get("containers", {})
         if not ids:
             return {}
-        proc = self.podman("inspect", "--format", "{{.Id}} {{.State.Status}}", *ids.values(), check=False)
-        status = dict(line.split() for line in proc.stdout.splitlines() if len(line.split()) == 2)
+        proc = self.podman("inspect", "--format", "{{.Id}} {{.State.Status}} {{.State.ConmonPid}}", *ids.values(),
+                           check=False)
+        status = {}
+        for line in proc.stdout.splitlines():
+            if len(fields := line.split()) == 3:
+                cid, st, conmon = fields
+                status[cid] = "stale" if st == "running" and not is_running(int(conmon), "conmon") else st
         return {svc: (cid, status.get(cid, "missing")) for svc, cid in ids.items()}
 
     def _taken_subnets(self, own: str) -> list[str]:
@@ -353,10 +389,27 @@ class ContainerCluster(RecordedState):
     def _remove_leftovers(self, p: cc.Plan) -> None:
         """Remove this cluster's containers that exist but are not running (after a crash or a host reboot),
         by the exact names only this root uses."""
-        names = [p.container(svc) for svc in p.services]
-        found = self.podman("container", "inspect", "--format", "{{.Name}}", *names, check=False).stdout.split()
-        if found:
-            self.podman("rm", "-f", *[n for n in found if n in names])
+        self._remove([p.container(svc) for svc in p.services])
+
+    def _remove(self, refs: list[str], check: bool = True) -> None:
+        """``podman rm -f`` those of ``refs`` (names or ids) that exist, a second time for what the first left:
+        a container Podman still counts as running after a crash (its conmon died with it) fails its first
+        removal, which records it stopped. Only existing ones are named: Podman 4.3 given one missing container
+        removes none of the others and exits 0."""
+        for attempt in (1, 2, 3):
+            found = set(self.podman("container", "inspect", "--format", "{{.Name}} {{.Id}}", *refs,
+                                    check=False).stdout.split())
+            left = [r for r in refs if r in found]
+            if not left:
+                return
+            if attempt == 3:
+                break
+            proc = self.podman("rm", "-f", *left, check=False)
+            if proc.returncode != 0:
+                log.info("removing %s: %s", ", ".join(left), proc.stderr.strip()[-300:])
+        if check:
+            raise ContainerError(f"podman rm -f left {', '.join(left)}: {proc.stderr.strip()[-800:]}")
+        log.warning("podman rm -f left %s", ", ".join(left))
 
     def _wait(self, client: SlurmClient, hosts: list[str], wait: float, done: images.Report) -> None:
         t0 = time.monotonic()
@@ -420,7 +473,7 @@ class ContainerCluster(RecordedState):
         ids = [cid for cid, st in states.values() if st != "missing"]
         if ids:
             self.podman("stop", "-t", "10", *ids, check=False, timeout=120)
-            self.podman("rm", "-f", *ids, check=False)
+            self._remove(ids, check=False)
             stopped += [svc for svc, (_, st) in states.items() if st == "running"]
         state = self.state()
         if state.get("prefix") and not state.get("shared_net"):  # a member leaves the shared network alone

@@ -33,6 +33,17 @@ steps: [rank]
 """
 
 
+def bring_up(c: ContainerCluster) -> dict:
+    """``up`` as the session's cluster is started (idempotent: a test that broke the cluster brings it back so)."""
+    return c.up(str(c.root / "site.yaml"), release=RELEASE, users=USERS, wait=180,
+                cycle_args="--interval 5 --policy-file /etc/slurm/policy.yaml")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``host_crash`` run last: they kill the session cluster's containers (and bring it back)."""
+    items.sort(key=lambda item: item.get_closest_marker("host_crash") is not None)
+
+
 @pytest.fixture(scope="session")
 def cluster() -> ContainerCluster:
     root = TEST_ROOT / "containers"
@@ -49,8 +60,7 @@ def cluster() -> ContainerCluster:
     # actions or reshaping under the other tests
     (root / "etc").mkdir(exist_ok=True)
     (root / "etc" / "policy.yaml").write_text(POLICY)
-    state = c.up(str(site_file), release=RELEASE, users=USERS, wait=180,
-                 cycle_args="--interval 5 --policy-file /etc/slurm/policy.yaml")
+    state = bring_up(c)
     apply_site(c.client(), load_site(site_file), state["users"])
     print(f"container cluster up in {time.monotonic() - t0:.0f} s ({RELEASE}, Slurm {state['slurm_version']})")
     yield c

@@ -1,0 +1,57 @@
+"""A host crash under the container cluster: every container's processes and the power relay die at once, and
+Podman's records still say "running" (its conmon died too, so no exit was recorded; after a reboot the same
+holds here, where /run is on disk and Podman does not see the reboot). ``up`` must tell those containers from
+running ones, remove them and bring the cluster back with its state: slurmctld's job ids go on and the
+accounting database keeps the jobs run before the crash. Runs last (it brings the session's cluster back)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from slurm_plugin.cluster.procs import is_running
+from tests.containers.conftest import bring_up, until
+
+pytestmark = [pytest.mark.containers, pytest.mark.host_crash]
+JOB = ("-p", "x86", "-D", "/tmp", "-o", "/dev/null")
+
+
+def _crash(cluster) -> None:
+    """SIGKILL each container's conmon, then its init (its whole pid namespace), then the power relay."""
+    ids = [cid for cid, _ in cluster.container_states().values()]
+    pids = cluster.podman("inspect", "--format", "{{.State.ConmonPid}} {{.State.Pid}}", *ids).stdout.split()
+    for pid in pids:
+        os.kill(int(pid), signal.SIGKILL)
+    relay = cluster.state().get("relay_pid")
+    if relay:
+        os.kill(relay, signal.SIGKILL)
+
+
+def _in_accounting(cluster, *jobs: int) -> bool:
+    out = cluster.client().run("sacct", "-X", "-n", "-P", "-a", "-o", "JobID,State",
+                               "-j", ",".join(map(str, jobs))).stdout.split()
+    return sorted(out) == sorted(f"{j}|COMPLETED" for j in jobs)
+
+
+def test_up_brings_the_cluster_back_after_its_host_crashed(cluster):
+    root = cluster.client()
+    before = root.sbatch(*JOB, wrap="hostname")
+    assert root.wait_job(before, 120)["JobState"] == "COMPLETED"
+    assert until(lambda: _in_accounting(cluster, before), 30)
+    assert {st for _, st in cluster.container_states().values()} == {"running"}
+
+    _crash(cluster)
+    states = cluster.container_states()
+    assert {st for _, st in states.values()} == {"stale"}, states
+    assert not is_running(cluster.state().get("relay_pid"))
+
+    bring_up(cluster)
+    assert {st for _, st in cluster.container_states().values()} == {"running"}
+    root = cluster.client()
+    after = root.sbatch(*JOB, wrap="hostname")
+    assert root.wait_job(after, 120)["JobState"] == "COMPLETED"
+    assert after > before  # slurmctld's state (its next job id) survived
+    assert until(lambda: _in_accounting(cluster, before, after), 30)  # MariaDB kept the job run before
+    assert is_running(cluster.state().get("relay_pid"))
