@@ -29,7 +29,7 @@ MEASURED: dict[str, list[str]] = {
     "power_group_startup_ms": ["-m", "slurm_plugin", "power", "--help"],
     "cycle_import_ms": ["-c", "import slurm_plugin.cycle.runner"],  # issue 20: the steering cycle's modules
     # the groups whose modules once imported the site model, the renderer or the server at import (issue 14):
-    # their --help needs none of it (tests/unit/cli/test_lazy.py holds every group to that)
+    # their --help needs none of it (tests/unit/cli/test_startup.py holds every group to that)
     "cycle_help_startup_ms": ["-m", "slurm_plugin", "cycle", "--help"],
     "daemon_help_startup_ms": ["-m", "slurm_plugin", "daemon", "--help"],
     "status_help_startup_ms": ["-m", "slurm_plugin", "status", "--help"],
