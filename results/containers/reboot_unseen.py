@@ -10,8 +10,6 @@ state and the seconds ``up`` took to come back. Usage: python3 results/container
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from slurm_plugin.cluster.containers import ContainerCluster  # noqa: E402
-from tests.containers.conftest import TEST_ROOT, bring_up  # noqa: E402
+from tests.containers.conftest import TEST_ROOT, bring_up, crash  # noqa: E402
 
 
 def main() -> None:
@@ -30,10 +28,7 @@ def main() -> None:
     bring_up(c)
     states = lambda: {s: st for s, (_, st) in c.container_states().items()}  # noqa: E731
     print("up:", states())
-    ids = [cid for cid, _ in c.container_states().values()]
-    for pid in c.podman("inspect", "--format", "{{.State.ConmonPid}} {{.State.Pid}}", *ids).stdout.split():
-        os.kill(int(pid), signal.SIGKILL)
-    os.kill(c.state()["relay_pid"], signal.SIGKILL)
+    crash(c)
     Path("/dev/shm/libpod_lock").unlink()
     print("after the 'reboot':", states())
     t0 = time.monotonic()

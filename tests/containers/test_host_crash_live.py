@@ -7,28 +7,15 @@ cluster back)."""
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 
 import pytest
 
 from slurm_plugin.cluster.procs import is_running
-from tests.containers.conftest import bring_up, until
+from tests.containers.conftest import bring_up, crash, until
 
 pytestmark = [pytest.mark.containers, pytest.mark.host_crash]
 JOB = ("-p", "x86", "-D", "/tmp", "-o", "/dev/null")
-
-
-def _crash(cluster) -> None:
-    """SIGKILL each container's conmon, then its init (its whole pid namespace), then the power relay."""
-    ids = [cid for cid, _ in cluster.container_states().values()]
-    pids = cluster.podman("inspect", "--format", "{{.State.ConmonPid}} {{.State.Pid}}", *ids).stdout.split()
-    for pid in pids:
-        os.kill(int(pid), signal.SIGKILL)
-    relay = cluster.state().get("relay_pid")
-    if relay:
-        os.kill(relay, signal.SIGKILL)
 
 
 def _in_accounting(cluster, *jobs: int) -> bool:
@@ -49,7 +36,7 @@ def test_up_brings_the_cluster_back_after_its_host_crashed(cluster):
     assert until(lambda: job_state.stat().st_mtime > submitted, 60), "slurmctld did not save its job state"
     assert {st for _, st in cluster.container_states().values()} == {"running"}
 
-    _crash(cluster)
+    crash(cluster)
     states = cluster.container_states()
     assert {st for _, st in states.values()} == {"stale"}, states
     assert not is_running(cluster.state().get("relay_pid"))
