@@ -15,7 +15,8 @@ daemon runs from the PYTHONPATH this script gets (so an older checkout can be me
 stopped by its pid at the end.
 
 Usage: python3 results/cycle/admission_during_cycle.py --root DIR [--rate 100] [--seconds 60]
-       [--metrics-port 18150] [--no-cycle] [--cycle-code DIR] [--output F]
+       [--metrics-port 18150] [--no-cycle] [--cycle-code DIR] [--cycle-nice N] [--cycle-sched idle]
+       [--daemon-nice N] [--cpu-latency-us N] [--output F]
 """
 
 from __future__ import annotations
@@ -46,16 +47,18 @@ def load() -> list[float]:
 
 
 def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list, code: str | None,
-                 niceness: int = 0) -> None:
+                 niceness: int = 0, sched: str = "other") -> None:
     """``cycle once`` back to back until ``stop``: wall seconds and exit code of each (``code``: the checkout
-    the cycle runs from, else this one's)."""
+    the cycle runs from, else this one's; ``sched`` "idle": under ``chrt --idle 0``, what the shipped unit's
+    ``CPUSchedulingPolicy=idle`` gives)."""
     state = root / "admission-cycle"
     shutil.rmtree(state, ignore_errors=True)
     env = {**os.environ, "SLURM_CONF": str(root / "etc" / "slurm.conf"), "HETSCHED_SLURM_TIMEOUT": "600",
            **({"PYTHONPATH": code} if code else {})}
     while not stop.is_set():
         t0 = time.perf_counter()
-        proc = subprocess.run([*(["nice", "-n", str(niceness)] if niceness else []),
+        proc = subprocess.run([*(["chrt", "--idle", "0"] if sched == "idle" else []),
+                               *(["nice", "-n", str(niceness)] if niceness else []),
                                sys.executable, "-m", "slurm_plugin", "-v", "cycle", "once", "--site",
                                str(root / "site.yaml"), "--state-dir", str(state), "--policy-file", str(policy)],
                               env=env, capture_output=True, text=True)
@@ -106,6 +109,8 @@ def main() -> int:
     ap.add_argument("--cycle-code", default=None, help="the checkout the cycles run from (default: this one)")
     ap.add_argument("--cycle-nice", type=int, default=0, help="run the cycles under nice -n N (a background job "
                     "beside the daemon)")
+    ap.add_argument("--cycle-sched", choices=("other", "idle"), default="other", help="the cycles' CPU "
+                    "scheduling policy: idle (SCHED_IDLE) yields a core at once to any normal task that wakes")
     ap.add_argument("--daemon-nice", type=int, default=0, help="run the daemon under nice -n N (negative: ahead "
                     "of slurmctld and the cycle)")
     ap.add_argument("--cpu-latency-us", type=int, default=None, help="the daemon's --cpu-latency-us (hold "
@@ -124,7 +129,7 @@ def main() -> int:
     doc: dict = {"machine": machine(), "daemon_code": os.environ.get("PYTHONPATH") or str(REPO),
                  "cycle_code": args.cycle_code or os.environ.get("PYTHONPATH") or str(REPO), "rate": args.rate,
                  "seconds": args.seconds, "load_start": load(), "niceness": os.nice(0),
-                 "cycle_nice": args.cycle_nice, "daemon_nice": args.daemon_nice,
+                 "cycle_nice": args.cycle_nice, "cycle_sched": args.cycle_sched, "daemon_nice": args.daemon_nice,
                  "cpu_latency_us": args.cpu_latency_us}
     try:
         daemon.start(wait_for_snapshot=False, timeout=120)  # its partitions are DOWN: nothing is routed
@@ -138,7 +143,7 @@ def main() -> int:
             return 0
         stop, runs = threading.Event(), []
         worker = threading.Thread(target=cycles_until, args=(stop, args.root, policy, runs, args.cycle_code,
-                                                                args.cycle_nice))
+                                                                args.cycle_nice, args.cycle_sched))
         worker.start()
         time.sleep(5)  # the first cycle is reading the queue
         doc["with_cycle"] = measured(daemon.socket, args.rate, args.seconds, trace)
