@@ -16,7 +16,7 @@ stopped by its pid at the end.
 
 Usage: python3 results/cycle/admission_during_cycle.py --root DIR [--rate 100] [--seconds 60]
        [--metrics-port 18150] [--no-cycle] [--cycle-code DIR] [--cycle-nice N] [--cycle-sched idle]
-       [--daemon-nice N] [--cpu-latency-us N] [--sched-slice-us N] [--output F]
+       [--daemon-nice N] [--cpu-latency-us N] [--output F]
 """
 
 from __future__ import annotations
@@ -115,8 +115,6 @@ def main() -> int:
                     "of slurmctld and the cycle)")
     ap.add_argument("--cpu-latency-us", type=int, default=None, help="the daemon's --cpu-latency-us (hold "
                     "/dev/cpu_dma_latency at N µs while it serves; the floor phases then run with it held too)")
-    ap.add_argument("--sched-slice-us", type=int, default=None, help="the daemon's --sched-slice-us (its serving "
-                    "thread's CPU time slice, Linux 6.12+)")
     args = ap.parse_args()
     policy = args.root / "bench-policy.json"
     if not policy.exists():
@@ -125,15 +123,14 @@ def main() -> int:
     trace = args.root / "admission-trace.txt"
     trace.unlink(missing_ok=True)
     os.environ[TRACE_ENV] = str(trace)  # the daemon inherits it
-    extra = (*(("--cpu-latency-us", str(args.cpu_latency_us)) if args.cpu_latency_us is not None else ()),
-             *(("--sched-slice-us", str(args.sched_slice_us)) if args.sched_slice_us is not None else ()))
+    extra = ("--cpu-latency-us", str(args.cpu_latency_us)) if args.cpu_latency_us is not None else ()
     daemon = DaemonProcess(args.root, refresh_s=5.0, metrics_listen=f"127.0.0.1:{args.metrics_port}",
                            extra=extra, niceness=args.daemon_nice)
     doc: dict = {"machine": machine(), "daemon_code": os.environ.get("PYTHONPATH") or str(REPO),
                  "cycle_code": args.cycle_code or os.environ.get("PYTHONPATH") or str(REPO), "rate": args.rate,
                  "seconds": args.seconds, "load_start": load(), "niceness": os.nice(0),
                  "cycle_nice": args.cycle_nice, "cycle_sched": args.cycle_sched, "daemon_nice": args.daemon_nice,
-                 "cpu_latency_us": args.cpu_latency_us, "sched_slice_us": args.sched_slice_us}
+                 "cpu_latency_us": args.cpu_latency_us}
     try:
         daemon.start(wait_for_snapshot=False, timeout=120)  # its partitions are DOWN: nothing is routed
         wait_for_snapshot(args.metrics_port)

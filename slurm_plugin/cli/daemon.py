@@ -46,14 +46,11 @@ def daemon() -> None:
 @click.option("--cpu-latency-us", type=click.IntRange(0, 2_000_000_000),
               help="Hold the CPU wake-up latency limit (/dev/cpu_dma_latency) at this many µs while serving "
                    "(default: the config's cpu_latency_us, off).")
-@click.option("--sched-slice-us", type=click.IntRange(100, 100_000),
-              help="The serving thread's CPU time slice in µs (sched_setattr, Linux 6.12+; default: the config's "
-                   "sched_slice_us, the kernel's).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 @handle_errors()
 def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, refresh_s, metrics_listen,
-            metrics_textfile, queue_file, cpu_latency_us, sched_slice_us, log_level) -> None:
+            metrics_textfile, queue_file, cpu_latency_us, log_level) -> None:
     """Serve admission requests until SIGTERM/SIGINT (foreground; systemd runs it as hetsched.service).
     SIGUSR1 writes every thread's stack to stderr (the journal or log) without stopping it: what a daemon that
     does not answer is doing."""
@@ -62,7 +59,6 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     from ..daemon.config import MetricsSettings
     from ..daemon.cpu_latency import CpuLatencyHold
     from ..daemon.peercred import resolve_uid
-    from ..daemon.sched_slice import set_slice
     from ..daemon.pool import prepare_pool
     from ..scale.rightsize import apply_table
     from ..site import load_site, resolve_site_path
@@ -73,7 +69,7 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     _stacks_on_sigusr1()
     cfg = DaemonConfig.load(config_path, socket=socket_path, site=site, slurm_conf=slurm_conf,
                             allow_users=allow_users or None, pid_file=pid_file, refresh_s=refresh_s,
-                            queue_file=queue_file, cpu_latency_us=cpu_latency_us, sched_slice_us=sched_slice_us)
+                            queue_file=queue_file, cpu_latency_us=cpu_latency_us)
     cfg = cfg.model_copy(update={"site": resolve_site(cfg.site)})
     if metrics_listen is not None or metrics_textfile is not None:
         try:
@@ -136,8 +132,6 @@ def run_cmd(config_path, socket_path, site, slurm_conf, allow_users, pid_file, r
     server.metrics.start_textfile(cfg.metrics.textfile, cfg.metrics.textfile_interval_s)
     try:
         with PidFile(cfg.pid_file), CpuLatencyHold(cfg.cpu_latency_us):
-            if cfg.sched_slice_us is not None:  # this thread runs the event loop that answers
-                set_slice(cfg.sched_slice_us)
             _event_loop_runner()(run_until_signal(server))
     except RuntimeError as err:
         fail(str(err))

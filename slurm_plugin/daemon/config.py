@@ -71,8 +71,6 @@ class DaemonConfig(BaseModel):
     idle_timeout_s: Annotated[float, Field(gt=0)] = 600.0
     # hold the kernel's CPU wake-up latency limit at this many µs while serving (daemon/cpu_latency.py); None: off
     cpu_latency_us: Annotated[int, Field(ge=0, le=2_000_000_000)] | None = None
-    # the serving thread's own CPU time slice in µs (daemon/sched_slice.py, Linux 6.12+); None: the kernel's
-    sched_slice_us: Annotated[int, Field(ge=100, le=100_000)] | None = None
 
     @property
     def priority_user(self) -> str | int | None:
