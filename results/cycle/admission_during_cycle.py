@@ -49,8 +49,8 @@ def load() -> list[float]:
 def cycles_until(stop: threading.Event, root: Path, policy: Path, out: list, code: str | None,
                  niceness: int = 0, sched: str = "other") -> None:
     """``cycle once`` back to back until ``stop``: wall seconds and exit code of each (``code``: the checkout
-    the cycle runs from, else this one's; ``sched`` "idle": under ``chrt --idle 0``, what the shipped unit's
-    ``CPUSchedulingPolicy=idle`` gives)."""
+    the cycle runs from, else this one's; ``sched`` "idle": under ``chrt --idle 0``, what ``CPUSchedulingPolicy=idle``
+    in a unit would give; the shipped unit does not set it, see results/cycle/README.md)."""
     state = root / "admission-cycle"
     shutil.rmtree(state, ignore_errors=True)
     env = {**os.environ, "SLURM_CONF": str(root / "etc" / "slurm.conf"), "HETSCHED_SLURM_TIMEOUT": "600",
