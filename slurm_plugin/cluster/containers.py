@@ -367,10 +367,22 @@ class ContainerCluster(RecordedState):
         """Start (boot) or stop (shut down) ``host``'s container by its recorded id; idempotent, except that a
         node Slurm is booting (POWERING_UP) whose container already runs is restarted: its slurmd, started
         before the request, would never count as booted (e.g. after a boot Slurm gave up on at ResumeTimeout,
-        which leaves the container running and the node "powered down"), and the node would fail every resume."""
+        which leaves the container running and the node "powered down"), and the node would fail every resume.
+
+        A ``stale`` container (Podman records it running, its conmon is gone: a host crash or a reboot Podman did
+        not see) is off; Podman can neither start nor stop it (``start`` does nothing and exits 0, ``stop`` leaves
+        it "stopping"), so powering it on raises :class:`ContainerError` (the resume fails and ``hetsched power``
+        sets the node DOWN with the reason) instead of reporting a boot that never happens; ``cluster up``
+        recreates it."""
         cid, status = self.container_states().get(host, ("", "missing"))
         if status == "missing":
             raise ContainerError(f"{host}: no recorded container (run `hetsched cluster up --containers`)")
+        if status == "stale":
+            if not on:
+                return f"already off (container {cid[:12]} is stale: its conmon is gone)"
+            raise ContainerError(f"{host}: container {cid[:12]} is stale (Podman records it running but its conmon "
+                                 "is gone: the host crashed or rebooted) and cannot be started; run `hetsched "
+                                 "cluster up --containers`, which recreates it")
         if on and status == "running" and self._booting(host):
             self.podman("restart", "-t", "10", cid, timeout=60)
             return f"container {cid[:12]} restarted (it ran while Slurm booted the node)"
@@ -456,8 +468,9 @@ class ContainerCluster(RecordedState):
              "state": "running" if is_running(relay, RELAY) else "stopped"}]
 
     def down(self) -> list[str]:
-        """Cancel jobs, then stop and remove every recorded container (by id) and the cluster's network.
-        Keeps configs, logs and the accounting database (the next ``up`` reuses them)."""
+        """Cancel jobs, then stop and remove every recorded container (by id), the pod podman-compose made for
+        them and the cluster's network. Keeps configs, logs and the accounting database (the next ``up`` reuses
+        them)."""
         states = self.container_states()
         stopped: list[str] = []
         relay = self.state().get("relay_pid")
@@ -476,6 +489,9 @@ class ContainerCluster(RecordedState):
             self._remove(ids, check=False)
             stopped += [svc for svc, (_, st) in states.items() if st == "running"]
         state = self.state()
+        pod = f"pod_{state['prefix']}" if state.get("prefix") else None  # podman-compose's pod for the project
+        if pod and self.podman("pod", "exists", pod, check=False).returncode == 0:
+            self.podman("pod", "rm", "-f", pod, check=False)  # an empty pod kept would hold a Podman lock
         if state.get("prefix") and not state.get("shared_net"):  # a member leaves the shared network alone
             net = f"{state['prefix']}-net"
             if self.podman("network", "exists", net, check=False).returncode == 0:

@@ -76,3 +76,6 @@ def cluster() -> ContainerCluster:
     print(f"container cluster up in {time.monotonic() - t0:.0f} s ({RELEASE}, Slurm {state['slurm_version']})")
     yield c
     c.down()
+    prefix = c.state()["prefix"]  # down leaves none of the cluster's Podman objects (a kept pod holds a lock)
+    for kind, name in (("container", c.plan().container("ctl")), ("pod", f"pod_{prefix}"), ("network", f"{prefix}-net")):
+        assert c.podman(kind, "exists", name, check=False).returncode == 1, f"{kind} {name} is left after down"

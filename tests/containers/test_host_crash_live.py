@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from slurm_plugin.cluster.containers import ContainerError
 from slurm_plugin.cluster.procs import is_running
 from tests.containers.conftest import bring_up, crash, until
 
@@ -40,6 +41,13 @@ def test_up_brings_the_cluster_back_after_its_host_crashed(cluster):
     states = cluster.container_states()
     assert {st for _, st in states.values()} == {"stale"}, states
     assert not is_running(cluster.state().get("relay_pid"))
+    # a stale node container is off: powering it off is a no-op, powering it on fails with the remedy (Podman's
+    # own `start` would exit 0 and start nothing)
+    node = cluster.plan().nodes[0]
+    assert "already off" in cluster.power_node(node, False)
+    with pytest.raises(ContainerError, match="stale.*cluster up"):
+        cluster.power_node(node, True)
+    assert cluster.container_states()[node][1] == "stale"
 
     bring_up(cluster)
     assert {st for _, st in cluster.container_states().values()} == {"running"}
