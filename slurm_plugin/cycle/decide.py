@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..decision import Decision, MoveJob, PowerNodes, SetSiteFactor
+from ..decision.applier import MAX_ID_LIST_CHARS
 from ..policy.spec import DEFAULT_STEPS
 from ..scale.planner import ScaleConfig
 from ..snapshot import Snapshot
@@ -100,15 +101,32 @@ def addressed(decision: Decision, snapshot: Snapshot) -> Decision:
     refs = {j: ref for j, ref in refs.items() if ref != str(j)}
     if not refs:
         return decision
+    unnameable = {j for j, ref in refs.items() if len(ref) > MAX_ID_LIST_CHARS}
     out = []
     for action in decision.actions:
         if isinstance(action, (SetSiteFactor, MoveJob)):
             ids = action.job_ids if isinstance(action, SetSiteFactor) else (action.job_id,)
+            if left := [j for j in ids if j in unnameable]:
+                _log_unnameable(left, refs, action.kind)
+                if isinstance(action, MoveJob) or len(left) == len(ids):
+                    continue
+                ids = tuple(j for j in ids if j not in unnameable)
+                action = replace(action, job_ids=ids)
             found = tuple((j, refs[j]) for j in ids if j in refs)
             if found:
                 action = replace(action, addresses=found)
         out.append(action)
     return replace(decision, actions=tuple(out))
+
+
+def _log_unnameable(jobs: list[int], refs: dict[int, str], kind: str) -> None:
+    """A pending array record whose task list cannot be given to scontrol (a stepped array of tens of thousands
+    of tasks, ``1-99999:2``: scontrol takes no step beside other parts and Linux no argument over 128 KiB) is
+    left as it is: naming a subset of its tasks would make slurmctld split each into a record of its own, and
+    the array's id alone would change its tasks that run or ended too."""
+    for j in jobs:
+        log.warning("%s: job %d left unchanged: its pending array record's task list is %s characters, more than "
+                    "one scontrol argument takes (%s)", kind, j, f"{len(refs[j]):,}", f"{MAX_ID_LIST_CHARS:,}")
 
 
 def _task_ref(job) -> str:

@@ -123,6 +123,9 @@ class SlurmClient:
                                   timeout=timeout or self.timeout)
         except FileNotFoundError as err:
             raise SlurmError(cmd, 127, f"{cmd[0]}: not installed ({err.strerror})") from None
+        except OSError as err:  # e.g. E2BIG: an argument over MAX_ARG_STRLEN; a failure of this command alone
+            raise SlurmError(cmd, 126, f"{cmd[0]}: cannot run ({err.strerror}; longest argument "
+                                       f"{max(map(len, cmd)):,} characters)") from None
         except subprocess.TimeoutExpired:
             raise SlurmError(cmd, 124, f"timed out after {timeout or self.timeout:.0f} s") from None
 

@@ -209,3 +209,24 @@ def test_a_pending_arrays_record_is_named_to_slurm_by_its_tasks():
     decision, _ = decide(demo_snapshot([array, split, split1, kept, PINNED]), SITE,
                          CycleConfig(pack=False, reshape=False, power=False), CycleMemory(), 400.0, ranker)
     assert [c[2] for a in decision.actions for c in commands_for(a)] == ["jobid=30_[4-100],30_[1,3],40_101,2"]
+
+
+def test_a_pending_array_record_too_long_to_name_is_left_unchanged(caplog):
+    """A stepped array of 50,000 pending tasks (1-99999:2) is one record whose task list (~290 KB) no scontrol
+    argument takes: the band and the move leave it out (logged) and keep every other job."""
+    from slurm_plugin.decision.applier import commands_for
+
+    tasks = "1-99999:2"
+    big = dataclasses.replace(PINNED, job_id=50, array_job_id=50, array_tasks=tasks, task_count=50_000)
+    small = dataclasses.replace(PINNED, job_id=60, array_job_id=60, array_tasks="4-100", task_count=97)
+
+    def ranker(snapshot, site, now):
+        return Decision((SetSiteFactor((50, 2, 60), 100, "all"), SetSiteFactor((50,), 200, "big alone"),
+                         MoveJob(50, "gpu", None, "move it")), "rank:test")
+
+    with caplog.at_level("WARNING"):
+        decision, _ = decide(demo_snapshot([big, small, PINNED]), SITE,
+                             CycleConfig(pack=False, reshape=False, power=False), CycleMemory(), 400.0, ranker)
+    assert [c[2] for a in decision.actions for c in commands_for(a)] == ["jobid=2,60_[4-100]"]
+    assert sum("job 50 left unchanged" in r.getMessage() for r in caplog.records) == 3
+

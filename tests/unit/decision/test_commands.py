@@ -107,3 +107,13 @@ def test_a_large_band_with_addresses_is_named_in_linear_time():
     cmds = commands_for(action)
     assert time.process_time() - t0 < 10.0
     assert [c[2] for c in cmds] == ["jobid=" + ",".join(f"7_[{i}-{i + 4999}]" for i in range(0, 50000, 5000))]
+
+
+def test_a_command_that_cannot_be_run_is_a_slurm_error_of_its_own():
+    """An argument over Linux's MAX_ARG_STRLEN (128 KiB) makes exec fail (E2BIG): the command fails as a
+    SlurmError the applier records, not an OSError that ends the cycle."""
+    from slurm_plugin.slurm import SlurmClient, SlurmError
+
+    with pytest.raises(SlurmError) as err:
+        SlurmClient().run("true", "x" * 200_000)
+    assert err.value.code == 126 and "200,000 characters" in str(err.value)
