@@ -71,6 +71,7 @@ def parse_scontrol_oneliner(line: str) -> dict[str, str]:
 
 
 TIMEOUT_ENV = "HETSCHED_SLURM_TIMEOUT"
+CANCEL_CHUNK = 10_000  # job ids per scancel
 
 
 def default_timeout() -> float:
@@ -174,8 +175,11 @@ class SlurmClient:
         return {j: rows[j] for j in job_ids if j in rows}
 
     def cancel(self, *job_ids: int) -> None:
-        if job_ids:
-            self.run("scancel", *map(str, job_ids), check=False)
+        """``scancel`` the jobs (exit status not checked), at most :data:`CANCEL_CHUNK` ids a command: an exec's
+        arguments and their pointers must fit in ARG_MAX (2 MiB by default; 100,000 ids of 6 digits take 1.5 MB)."""
+        ids = list(map(str, job_ids))
+        for i in range(0, len(ids), CANCEL_CHUNK):
+            self.run("scancel", *ids[i:i + CANCEL_CHUNK], check=False)
 
     # --- nodes and partitions ----------------------------------------------------------------------------
     def show_nodes(self) -> list[dict[str, str]]:

@@ -4,6 +4,7 @@ import pytest
 
 from slurm_plugin.decision import DrainNodes, Journal, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor
 from slurm_plugin.decision.actions import RequeueJobs
+from slurm_plugin.slurm import SlurmClient, SlurmError
 from slurm_plugin.decision.applier import MAX_ID_LIST_CHARS, commands_for, id_lists, move_commands, move_groups
 
 CASES = [
@@ -112,8 +113,29 @@ def test_a_large_band_with_addresses_is_named_in_linear_time():
 def test_a_command_that_cannot_be_run_is_a_slurm_error_of_its_own():
     """An argument over Linux's MAX_ARG_STRLEN (128 KiB) makes exec fail (E2BIG): the command fails as a
     SlurmError the applier records, not an OSError that ends the cycle."""
-    from slurm_plugin.slurm import SlurmClient, SlurmError
-
     with pytest.raises(SlurmError) as err:
         SlurmClient().run("true", "x" * 200_000)
     assert err.value.code == 126 and "200,000 characters" in str(err.value)
+
+
+def test_cancel_splits_its_ids_to_fit_one_exec():
+    """25,000 ids go to scancel in commands of at most CANCEL_CHUNK ids, in order (what is exec'd is recorded;
+    nothing is run)."""
+    import subprocess
+
+    from slurm_plugin.slurm.client import CANCEL_CHUNK
+
+    class Recording(SlurmClient):
+        def __init__(self):
+            super().__init__()
+            self.argv: list[list[str]] = []
+
+        def _run_once(self, cmd, input, timeout, env):
+            self.argv.append(cmd)
+            return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    client = Recording()
+    client.cancel(*range(1, 25_001))
+    assert [len(c) - 1 for c in client.argv] == [CANCEL_CHUNK, CANCEL_CHUNK, 5_000]
+    assert {c[0] for c in client.argv} == {"scancel"}
+    assert [int(i) for c in client.argv for i in c[1:]] == list(range(1, 25_001))
