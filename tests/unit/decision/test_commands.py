@@ -4,8 +4,8 @@ import pytest
 
 from slurm_plugin.decision import DrainNodes, Journal, MoveJob, PowerNodes, SetPartitionNodes, SetSiteFactor
 from slurm_plugin.decision.actions import RequeueJobs
-from slurm_plugin.slurm import SlurmClient, SlurmError
 from slurm_plugin.decision.applier import MAX_ID_LIST_CHARS, commands_for, id_lists, move_commands, move_groups
+from slurm_plugin.slurm import SlurmClient, SlurmError
 
 CASES = [
     (SetSiteFactor((3, 1, 2), 700, "band 3"), [["scontrol", "update", "jobid=3,1,2", "sitefactor=700"]]),
