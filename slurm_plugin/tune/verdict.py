@@ -5,8 +5,10 @@ The fair comparison: the tuner keeps a max-wait bound, so its choice is judged a
 candidate (family ``fixed``: the heuristics, multifactor and the shipped DQN, each with and without the age
 floor) among those that keep the same bound on the held-back part (held-back max wait <= bound). The best fixed
 candidate regardless of the bound (the comparator in hindsight) is always reported beside it. When no fixed
-candidate keeps the bound held back, or there is no bound, the choice is judged against that unconstrained best
-and the verdict says so plainly. Verdicts are strict: any difference in average bounded slowdown counts.
+candidate keeps the bound held back, when there is no bound, or when the choice itself is over the bound held
+back (it paid nothing for the bound there, so it is owed no easier comparator), the choice is judged against
+that unconstrained best and the verdict says so plainly. Verdicts are strict: any difference in average bounded
+slowdown counts.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import asdict, dataclass
 WITHIN = "within the bound"  # RankingVerdict.basis values
 NONE_WITHIN = "no fixed heuristic meets the bound"
 NO_BOUND = "no bound"
+CHOICE_OVER = "the choice is over the bound"
 _REL = 1e-9  # relative difference below which two averages are equal (float noise only)
 
 
@@ -36,7 +39,7 @@ class RankingVerdict:
     tuned: HeldBack
     comparator: HeldBack  # what the verdict is against (see ``basis``)
     unconstrained: HeldBack  # the best fixed candidate held back, bound or not
-    basis: str  # WITHIN | NONE_WITHIN | NO_BOUND
+    basis: str  # WITHIN | NONE_WITHIN | NO_BOUND | CHOICE_OVER
     within: int  # fixed candidates that keep the bound held back
     fixed: int  # fixed candidates scored held back
     verdict: str  # better | tie | WORSE
@@ -60,6 +63,9 @@ class RankingVerdict:
         elif self.basis == NONE_WITHIN:
             why = (f"no fixed heuristic meets the max-wait bound {self.bound_s:.0f} s held back (the least max wait "
                    f"is over it): judged against the best fixed one regardless of the bound")
+        elif self.basis == CHOICE_OVER:
+            why = (f"the tuned choice is over the max-wait bound {self.bound_s:.0f} s held back ({self.within} of "
+                   f"{self.fixed} fixed heuristics keep it): judged against the best fixed one regardless of the bound")
         else:
             why = "no max-wait bound: judged against the best fixed heuristic"
         out = f"{head}; {why}"
@@ -68,7 +74,7 @@ class RankingVerdict:
         elif self.basis == WITHIN:
             out += (f"; the best fixed regardless of the bound: {u.policy} {u.avg_bsld:.2f} "
                     f"(max wait {u.max_wait_s:.0f} s; tuned vs it {100.0 * (t.avg_bsld / u.avg_bsld - 1.0):+.1f} %)")
-        if self.tuned_within_bound is False:
+        if self.tuned_within_bound is False and self.basis != CHOICE_OVER:
             out += f"; the tuned choice itself is over the bound held back (max wait {t.max_wait_s:.0f} s)"
         return out
 
@@ -93,8 +99,9 @@ def judge(rows: Sequence[dict], bound_s: float | None) -> RankingVerdict:
     best = lambda rs: min(rs, key=lambda r: (r["avg_bsld"], r["max_wait_s"]))  # noqa: E731
     unconstrained = best(fixed)
     within = [r for r in fixed if bound_s is not None and r["max_wait_s"] <= bound_s]
-    comparator = best(within) if within else unconstrained
-    basis = NO_BOUND if bound_s is None else WITHIN if within else NONE_WITHIN
+    over = bound_s is not None and chosen[0]["max_wait_s"] > bound_s
+    comparator = best(within) if within and not over else unconstrained
+    basis = NO_BOUND if bound_s is None else NONE_WITHIN if not within else CHOICE_OVER if over else WITHIN
     t, c = chosen[0]["avg_bsld"], comparator["avg_bsld"]
     verdict = "better" if t < c * (1 - _REL) else "tie" if t <= c * (1 + _REL) else "WORSE"
     return RankingVerdict(bool(chosen[0].get("backfill", True)), bound_s, _side(chosen[0]), _side(comparator),

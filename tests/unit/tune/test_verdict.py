@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from slurm_plugin.tune.verdict import NO_BOUND, NONE_WITHIN, WITHIN, judge, judge_evaluation
+from slurm_plugin.tune.verdict import CHOICE_OVER, NO_BOUND, NONE_WITHIN, WITHIN, judge, judge_evaluation
 
 
 def row(policy, bsld, max_wait, chosen=False, family="fixed", backfill=True):
@@ -77,3 +77,19 @@ def test_per_mode_on_an_evaluation_document():
 def test_a_mode_without_fixed_candidates_has_no_verdict():
     doc = {"max_wait_bound_s": None, "ranking": [row("w", 1.0, 1.0, chosen=True, family="weighted")]}
     assert judge_evaluation(doc) == {}
+
+
+def test_a_choice_over_the_bound_is_judged_against_the_unconstrained_best():
+    """A history whose held-back part ran the tuned F1 past the bound (unseen-session19 C, backfill on, abridged):
+    it paid nothing for the bound there, so the DQN, best regardless of it, is the comparator, not the best of
+    the fixed heuristics that kept it."""
+    rows = [row("dqn", 28.68, 1444972.0), row("dqn+floor", 205.73, 229000.0),
+            row("f1", 37.55, 1531862.0, chosen=True)]
+    v = judge(rows, 240299.0)
+    assert v.basis == CHOICE_OVER and v.comparator.policy == "dqn" and v.verdict == "WORSE"
+    assert (v.within, v.fixed) == (1, 3) and v.tuned_within_bound is False
+    assert "the tuned choice is over the max-wait bound 240299 s held back (1 of 3 fixed heuristics keep it)" \
+        in v.text()
+    # within the bound, it is judged among the fixed ones that keep it (itself included: a tie)
+    v = judge([*rows[:2], row("f1", 37.55, 200000.0, chosen=True)], 240299.0)
+    assert v.basis == WITHIN and v.comparator.policy == "f1" and v.verdict == "tie"
