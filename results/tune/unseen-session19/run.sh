@@ -6,8 +6,13 @@
 #   B  lublin:nodes=128,jobs=5000,seed=4002,load=0.95,overestimate=2
 #   C  lublin:nodes=256,jobs=5000,seed=4003,load=0.9
 #   D  lublin:nodes=512,jobs=5000,seed=4004,load=1.0,overestimate=3
+# A second batch, written down after A-D had run and before E-H ran, to test alt_rules.py's hypotheses out of sample:
+#   E  lublin:nodes=96,jobs=5000,seed=5001,load=0.8
+#   F  lublin:nodes=192,jobs=5000,seed=5002,load=0.9,overestimate=2
+#   G  lublin:nodes=320,jobs=5000,seed=5003,load=0.95
+#   H  lublin:nodes=128,jobs=5000,seed=5004,load=0.75,overestimate=3
 # Writes NAME.{json,explain.md,time.txt,png} here; then `python3 results/tune/diagnose.py results/tune/unseen-session19/*.json`.
-# Usage: results/tune/unseen-session19/run.sh [A B C D]   (-j 1 and nice 10 by default: JOBS=N, NICE=N)
+# Usage: results/tune/unseen-session19/run.sh [A B C D | E F G H]   (-j 1 and nice 10 by default: JOBS=N, NICE=N)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 out=results/tune/unseen-session19
@@ -17,6 +22,10 @@ declare -A spec=(
   [B]="lublin:nodes=128,jobs=5000,seed=4002,load=0.95,overestimate=2"
   [C]="lublin:nodes=256,jobs=5000,seed=4003,load=0.9"
   [D]="lublin:nodes=512,jobs=5000,seed=4004,load=1.0,overestimate=3"
+  [E]="lublin:nodes=96,jobs=5000,seed=5001,load=0.8"
+  [F]="lublin:nodes=192,jobs=5000,seed=5002,load=0.9,overestimate=2"
+  [G]="lublin:nodes=320,jobs=5000,seed=5003,load=0.95"
+  [H]="lublin:nodes=128,jobs=5000,seed=5004,load=0.75,overestimate=3"
 )
 for k in "${@:-A B C D}"; do
   for key in $k; do
