@@ -185,5 +185,9 @@ def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.
         out = len(entries) - len(feasible)
         if constrained and out:
             why.append(f"{out} candidate(s) over the bound")
+            free = min(entries, key=lambda e: (e.objective, e.complexity))
+            if free.objective < winner.objective:  # what keeping the bound costs on validation, said plainly
+                why.append(f"the bound's price: without it {free.label} leads ({free.objective:.4g}, "
+                           f"{winner.objective / max(free.objective, 1e-12):.3g}x better; --no-bound)")
     return Choice(winner.label, runner.label if runner else None, best.label, tuple(e.label for e in feasible),
                   tuple(e.label for e in tied), bound_s, constrained, "; ".join(why), decided_by, stress_tied)

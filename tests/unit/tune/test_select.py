@@ -115,6 +115,8 @@ def test_the_bound_binds_per_block():
     c = choose([sjf, fcfs, wfp3], bound_s=100)
     assert c.winner == "sjf" and c.feasible == ("sjf", "fcfs") and c.constrained
     assert "1 block(s)" in c.why and "1 candidate(s) over the bound" in c.why
+    # and what the bound costs: wfp3 (4.5) leads without it, sjf (5.5) is 1.22x that
+    assert "the bound's price: without it wfp3 leads (4.5, 1.22x better; --no-bound)" in c.why
     # the old whole-window rule would have ruled every candidate out and dropped the bound: wfp3 would win
     assert choose([Entry(e.label, e.complexity, e.objective, e.max_wait_s, e.blocks) for e in (sjf, fcfs, wfp3)],
                   bound_s=100).winner == "wfp3"
