@@ -85,7 +85,7 @@ def decide(snapshot: Snapshot, site: Site, config: CycleConfig, memory: CycleMem
            ranker: Ranker | None = None) -> tuple[Decision, CycleMemory]:
     """Everything this cycle does, and what the next cycle must remember."""
     decision, memory = run_steps(cycle_steps(config, ranker), snapshot, site, memory, now, config.budget)
-    decision = held_jobs_left_alone(decision, snapshot)
+    decision = unnameable_records_left_alone(held_jobs_left_alone(decision, snapshot), snapshot)
     decision, site_factors = unchanged_site_factors_dropped(decision, memory.site_factors, snapshot)
     return addressed(one_power_action_per_node(decision), snapshot), replace(memory, site_factors=site_factors)
 
@@ -96,22 +96,13 @@ def addressed(decision: Decision, snapshot: Snapshot) -> Decision:
     changes that record only; ``123`` would change every task of the array), and an array task with a record
     of its own as ``123_7``, so the applier names many tasks of one array in one RPC
     (:func:`~slurm_plugin.decision.applier.array_grouped`)."""
-    refs = snapshot.memo("cycle.slurm_ids", lambda: {j.job_id: _task_ref(j) for j in snapshot.jobs
-                                                      if j.array_job_id is not None})
-    refs = {j: ref for j, ref in refs.items() if ref != str(j)}
+    refs = _array_refs(snapshot)
     if not refs:
         return decision
-    unnameable = {j for j, ref in refs.items() if len(ref) > MAX_ID_LIST_CHARS}
     out = []
     for action in decision.actions:
         if isinstance(action, (SetSiteFactor, MoveJob)):
             ids = action.job_ids if isinstance(action, SetSiteFactor) else (action.job_id,)
-            if left := [j for j in ids if j in unnameable]:
-                _log_unnameable(left, refs, action.kind)
-                if isinstance(action, MoveJob) or len(left) == len(ids):
-                    continue
-                ids = tuple(j for j in ids if j not in unnameable)
-                action = replace(action, job_ids=ids)
             found = tuple((j, refs[j]) for j in ids if j in refs)
             if found:
                 action = replace(action, addresses=found)
@@ -119,14 +110,11 @@ def addressed(decision: Decision, snapshot: Snapshot) -> Decision:
     return replace(decision, actions=tuple(out))
 
 
-def _log_unnameable(jobs: list[int], refs: dict[int, str], kind: str) -> None:
-    """A pending array record whose task list cannot be given to scontrol (a stepped array of tens of thousands
-    of tasks, ``1-99999:2``: scontrol takes no step beside other parts and Linux no argument over 128 KiB) is
-    left as it is: naming a subset of its tasks would make slurmctld split each into a record of its own, and
-    the array's id alone would change its tasks that run or ended too."""
-    for j in jobs:
-        log.warning("%s: job %d left unchanged: its pending array record's task list is %s characters, more than "
-                    "one scontrol argument takes (%s)", kind, j, f"{len(refs[j]):,}", f"{MAX_ID_LIST_CHARS:,}")
+def _array_refs(snapshot: Snapshot) -> dict[int, str]:
+    """Job id -> how ``scontrol update jobid=`` names it, for the array records not named by their id alone."""
+    refs = snapshot.memo("cycle.slurm_ids", lambda: {j.job_id: _task_ref(j) for j in snapshot.jobs
+                                                      if j.array_job_id is not None})
+    return {j: ref for j, ref in refs.items() if ref != str(j)}
 
 
 def _task_ref(job) -> str:
@@ -139,19 +127,37 @@ def _task_ref(job) -> str:
 def held_jobs_left_alone(decision: Decision, snapshot: Snapshot) -> Decision:
     """``decision`` without any SiteFactor or move of a job ``snapshot`` shows held (``JobState.held``); an
     action left without jobs is dropped. Logged: a step that names a held job has a bug to fix."""
-    held = {j.job_id for j in snapshot.jobs if j.held}
-    if not held:
+    return _left_alone(decision, {j.job_id for j in snapshot.jobs if j.held}, "held")
+
+
+def unnameable_records_left_alone(decision: Decision, snapshot: Snapshot) -> Decision:
+    """``decision`` without any SiteFactor or move of a pending array record whose task list no scontrol
+    argument takes (a stepped array of tens of thousands of tasks, ``1-99999:2``: scontrol takes the record only
+    as its task list without the step, and Linux no argument over 128 KiB). Such a record is left as it is:
+    naming a subset of its tasks would make slurmctld split each into a record of its own, and the array's id
+    alone would change its tasks that run or ended too. Before the cycle's memory, so nothing counts as set."""
+    refs = _array_refs(snapshot)
+    too_long = {j: len(ref) for j, ref in refs.items() if len(ref) > MAX_ID_LIST_CHARS}
+    why = (f"its pending array record's task list is {', '.join(f'{n:,}' for n in sorted(set(too_long.values())))} "
+           f"characters, more than one scontrol argument takes ({MAX_ID_LIST_CHARS:,})")
+    return _left_alone(decision, set(too_long), why)
+
+
+def _left_alone(decision: Decision, jobs: set[int], why: str) -> Decision:
+    """``decision`` without the SiteFactor settings and moves of ``jobs`` (logged with ``why``); an action left
+    without jobs is dropped."""
+    if not jobs:
         return decision
     kept = []
     for action in decision.actions:
-        if isinstance(action, SetSiteFactor) and held.intersection(action.job_ids):
-            log.warning("guard: SiteFactor %d not set on held job(s) %s", action.site_factor,
-                        ",".join(str(j) for j in action.job_ids if j in held))
-            action = replace(action, job_ids=tuple(j for j in action.job_ids if j not in held))
+        if isinstance(action, SetSiteFactor) and jobs.intersection(action.job_ids):
+            log.warning("guard: SiteFactor %d not set on job(s) %s: %s", action.site_factor,
+                        ",".join(str(j) for j in action.job_ids if j in jobs), why)
+            action = replace(action, job_ids=tuple(j for j in action.job_ids if j not in jobs))
             if not action.job_ids:
                 continue
-        elif isinstance(action, MoveJob) and action.job_id in held:
-            log.warning("guard: held job %d not moved to %s", action.job_id, action.partition or action.features)
+        elif isinstance(action, MoveJob) and action.job_id in jobs:
+            log.warning("guard: job %d not moved to %s: %s", action.job_id, action.partition or action.features, why)
             continue
         kept.append(action)
     return replace(decision, actions=tuple(kept))

@@ -39,7 +39,7 @@ def test_a_cycle_bands_the_other_jobs_and_leaves_the_record_it_cannot_name(big_a
         assert out.returncode == 0, out.stderr
         rows = json.loads(out.stdout)
         assert [(r["kind"], r["status"]) for r in rows] == [("site_factor", "ok")], rows
-        assert f"job {array} left unchanged: its pending array record's task list is" in out.stderr, out.stderr
+        assert f"not set on job(s) {array}: its pending array record's task list is" in out.stderr, out.stderr
         assert client.site_factors(plain)[plain] > 0
         records = client.run("squeue", "-h", "-j", str(array), "-o", "%i").stdout.split()
         assert records == [f"{array}_[1-99999:2]"], records  # still one record: nothing split it

@@ -213,7 +213,8 @@ def test_a_pending_arrays_record_is_named_to_slurm_by_its_tasks():
 
 def test_a_pending_array_record_too_long_to_name_is_left_unchanged(caplog):
     """A stepped array of 50,000 pending tasks (1-99999:2) is one record whose task list (~290 KB) no scontrol
-    argument takes: the band and the move leave it out (logged) and keep every other job."""
+    argument takes: the band and the move leave it out (logged), before the cycle's memory, and keep every other
+    job."""
     from slurm_plugin.decision.applier import commands_for
 
     tasks = "1-99999:2"
@@ -225,8 +226,11 @@ def test_a_pending_array_record_too_long_to_name_is_left_unchanged(caplog):
                          MoveJob(50, "gpu", None, "move it")), "rank:test")
 
     with caplog.at_level("WARNING"):
-        decision, _ = decide(demo_snapshot([big, small, PINNED]), SITE,
-                             CycleConfig(pack=False, reshape=False, power=False), CycleMemory(), 400.0, ranker)
+        decision, memory = decide(demo_snapshot([big, small, PINNED]), SITE,
+                                  CycleConfig(pack=False, reshape=False, power=False), CycleMemory(), 400.0, ranker)
     assert [c[2] for a in decision.actions for c in commands_for(a)] == ["jobid=2,60_[4-100]"]
-    assert sum("job 50 left unchanged" in r.getMessage() for r in caplog.records) == 3
+    assert memory.site_factors == {2: 100, 60: 100}  # nothing counts as set on 50: the next cycle tries again
+    said = [r.getMessage() for r in caplog.records if "its pending array record's task list is" in r.getMessage()]
+    assert len(said) == 3 and "SiteFactor 100 not set on job(s) 50:" in said[0], said
+    assert "job 50 not moved to gpu:" in said[2], said
 
