@@ -125,9 +125,10 @@ def test_slurm_bills_what_the_cost_model_says_and_the_report_reads_it(cluster, p
     root = cluster.client()
     job = root.sbatch("-p", partition, "-A", "batch", "-D", "/tmp", "-o", "/dev/null", *args, wrap="sleep 3")
     running = root.wait_job(job, 90, until=("RUNNING", "COMPLETED"))
-    cpus, mem_gb, gres, billed = parse_alloc_tres(running["TRES"])
+    tres = running.get("AllocTRES", running.get("TRES"))  # `scontrol show job`: TRES= on 22.05, AllocTRES= on 24.11
+    cpus, mem_gb, gres, billed = parse_alloc_tres(tres)
     expected = billing(partition_weights(site, partition), cpus, mem_gb, gres)
-    assert billed is not None and expected > 0 and abs(billed - expected) <= 1.0, (running["TRES"], expected)
+    assert billed is not None and expected > 0 and abs(billed - expected) <= 1.0, (tres, expected)
     root.wait_job(job, 90)
     part_at, last = SACCT_FIELDS.index("Partition"), {}
 
