@@ -136,8 +136,9 @@ def unnameable_records_left_alone(decision: Decision, snapshot: Snapshot) -> Dec
     as its task list without the step, and Linux no argument over 128 KiB). Such a record is left as it is:
     naming a subset of its tasks would make slurmctld split each into a record of its own, and the array's id
     alone would change its tasks that run or ended too. Before the cycle's memory, so nothing counts as set."""
-    refs = _array_refs(snapshot)
-    too_long = {j: len(ref) for j, ref in refs.items() if len(ref) > MAX_ID_LIST_CHARS}
+    too_long = {j: len(ref) for j, ref in _array_refs(snapshot).items() if len(ref) > MAX_ID_LIST_CHARS}
+    if not too_long:
+        return decision
     why = (f"its pending array record's task list is {', '.join(f'{n:,}' for n in sorted(set(too_long.values())))} "
            f"characters, more than one scontrol argument takes ({MAX_ID_LIST_CHARS:,})")
     return _left_alone(decision, set(too_long), why)
