@@ -82,7 +82,7 @@ def run(e, progress: Callable[[int], None] | None = None):
     light = e.ranking.light_order(e._table) if ask is not None and hasattr(e.ranking, "light_order") else None
     if light is not None:
         l_rank, l_job, l_area, l_procs = light.rank_of, light.job_of, light.area, light.procs
-        l_low, l_high, l_scores = light.low, light.high, light.scores
+        l_low, l_high, l_scores, l_sorted = light.low, light.high, light.scores, light.order
         l_order = np.asarray(l_job, dtype=np.int64)  # per rank: nodes and time limit (the kept order's scans)
         l_size, l_limit = jobs.nodes[l_order].tolist(), jobs.limit[l_order].tolist()
     queued, q_lo, q_hi = e._queued, e._lo, e._hi  # dynamic: which jobs wait (rows q_lo..q_hi), as e._order reads
@@ -469,6 +469,8 @@ def run(e, progress: Callable[[int], None] | None = None):
                 elif backfill and len(sizes) <= 1 + bf_max and (fit := _starts_in_any_order(
                         l_rows, sizes, free, t, limit, plan, exact)) is not None:
                     keys = fit  # the jobs that fit start in every order (see _starts_in_any_order)
+                elif l_sorted is not None:  # scored: the whole queue in order, in one call
+                    keys = l_sorted(l_rows, t, l_psum, l_sum)
                 else:  # scored: the whole queue in order (_order's truncated order is a prefix of it)
                     rows = np.array(l_rows, dtype=np.int64)
                     keys = rows[l_scores(rows, t, l_psum, l_sum).argsort(kind="stable")].tolist()

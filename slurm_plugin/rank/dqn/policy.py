@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..heuristics import QueueView
-from .features import TableFeatures, _backlog, job_features, scarcity_of
+from .compiled import Scorer, kernel, scorer
+from .features import _AREA, _PROCS, TableFeatures, _backlog, job_features, scarcity_of
 from .model import CHUNK, DEFAULT_MODEL, DqnModel, load_model
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,9 @@ class DqnRanking:
     ``total_cores`` is the machine's; ``max_qos`` the top QoS priority (None = the queue's own maximum);
     scarcity comes from ``view.able`` (the engine fills it because ``needs_able``). A view that carries its rows in
     the simulator's job table (``view.rows``/``view.table``) is scored from per-job figures computed once per
-    table (:class:`.features.TableFeatures`): the same scores, bit for bit, for a fraction of the work."""
+    table (:class:`.features.TableFeatures`): the same scores, bit for bit, for a fraction of the work; with
+    numba installed such queues are scored by one compiled call (:mod:`.compiled`: the same features and bands,
+    Q-values summed in another order than BLAS's)."""
 
     model: DqnModel
     total_cores: float
@@ -52,8 +55,10 @@ class DqnRanking:
     static: bool = False
     needs_able: bool = True
     pure: bool = True  # counting calls aside, no side effect: the simulator may skip passes that cannot start a job
+    compiled: bool = True  # score table queues with compiled.scorer when numba is installed (same bands)
     calls: int = field(default=0, repr=False)
     _cache: tuple | None = field(default=None, repr=False)  # (table, its TableFeatures, log10 limits)
+    _compiled: Scorer | None = field(default=None, repr=False)  # compiled.scorer of the cached table, or None
 
     def features(self, view: QueueView) -> np.ndarray:
         if view.rows is not None and view.table is not None:
@@ -76,6 +81,9 @@ class DqnRanking:
             return log_limit[rows] + DELTA * m.bands(feats(rows, now))
         if m.gates_all(feats.backlog(rows)):  # every band 0: the scores are the log10 limits (+ 0.0)
             return log_limit[rows]
+        if self._compiled is not None:  # the sums as feats(rows, now) takes them
+            procs_sum, area_sum = feats.packed[_PROCS:_AREA + 1, rows].sum(axis=1).tolist()
+            return self._compiled.scores(rows, now, procs_sum, area_sum)
         return log_limit[rows] + DELTA * m.greedy(feats(rows, now))
 
     def light_order(self, table: QueueView) -> LightOrder | None:
@@ -113,12 +121,20 @@ class DqnRanking:
         rank_of = np.empty(len(area), dtype=np.int64)
         rank_of[order] = np.arange(len(area))
         return LightOrder(rank_of.tolist(), order.tolist(), area.tolist(), procs.tolist(), top * (1 - 1e-6) - 1.0,
-                          top * (1 + 1e-6) + 1.0, gated, self._ungated_scores)
+                          top * (1 + 1e-6) + 1.0, gated, self._ungated_scores,
+                          None if self._compiled is None else self._ungated_order)
+
+    def _ungated_order(self, rows: list[int], now: float, procs_sum: float, area_sum: float) -> list[int]:
+        """``rows`` (ascending) stably sorted by :meth:`_ungated_scores`, in one compiled call."""
+        self.calls += 1
+        return self._compiled.order(rows, now, procs_sum, area_sum)
 
     def _ungated_scores(self, rows: np.ndarray, now: float, procs_sum: float, area_sum: float) -> np.ndarray:
         """:meth:`scores_rows` of a queue the gate does not hold (``rows`` ascending), given its exact sums: the
         same features, and :meth:`DqnModel.greedy`'s operations inlined for queues of one chunk."""
         self.calls += 1
+        if self._compiled is not None:
+            return self._compiled.scores(rows, now, procs_sum, area_sum)
         _, feats, log_limit = self._cache
         x = feats(rows, now, (procs_sum, area_sum))
         m = self.model
@@ -148,6 +164,7 @@ class DqnRanking:
             scarce = None if table.able is None else scarcity_of(table.able, self.total_cores)
             self._cache = (table, TableFeatures(table.submit, table.limit, table.procs, table.qos, self.total_cores,
                                                 scarce, self.max_qos), _log_limit(table.limit))
+            self._compiled = scorer(self._cache[1], self._cache[2], self.model, DELTA) if self.compiled else None
         return self._cache
 
 
@@ -158,7 +175,8 @@ class LightOrder:
     its inverse; ``area[j]`` and ``procs[j]`` the job's core-seconds and cores as the features count them (whole
     numbers, so a queue's sums are the same in any order). A queue is held when its area sum is at most ``low``,
     not when above ``high``, else as ``gated(sum)`` says (see :meth:`holds`). A queue not held is scored by
-    ``scores(rows, now, procs_sum, area_sum)`` (rows ascending): :meth:`DqnRanking.scores_rows`'s numbers."""
+    ``scores(rows, now, procs_sum, area_sum)`` (rows ascending): :meth:`DqnRanking.scores_rows`'s numbers;
+    ``order`` (optional, same arguments with rows as a list) returns the rows stably sorted by those scores."""
 
     rank_of: list[int]
     job_of: list[int]
@@ -168,6 +186,7 @@ class LightOrder:
     high: float
     gated: Callable[[float], bool]
     scores: Callable[[np.ndarray, float, float, float], np.ndarray]
+    order: Callable[[list[int], float, float, float], list[int]] | None = None
 
     def holds(self, area_sum: float) -> bool:
         """Whether the gate holds a queue whose jobs' ``area`` sum to ``area_sum`` (then every job is in band 0
@@ -212,4 +231,7 @@ def dqn_ranking(site=None, total_procs: float = 1.0, model_path: str | None = No
     max_qos = None
     if site is not None:
         max_qos = float(max([q.priority for q in site.policy.qos_tiers] or [0])) or None
-    return DqnRanking(load_model(path), float(total_procs), max_qos)
+    ranking = DqnRanking(load_model(path), float(total_procs), max_qos)
+    if ranking.compiled:
+        kernel()  # load (or compile) the compiled scorer now, not inside the first simulation's loop
+    return ranking

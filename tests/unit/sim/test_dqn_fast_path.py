@@ -86,6 +86,13 @@ class Checked(DqnRanking):
         np.testing.assert_array_equal(got, straight(self.model, self.total_cores, table, rows, now))
         return got
 
+    def _ungated_order(self, rows, now, procs_sum, area_sum):
+        """The compiled order (numba installed) of a queue the loop scores: the checked scores' stable order."""
+        got = super()._ungated_order(rows, now, procs_sum, area_sum)
+        arr = np.array(rows, dtype=np.int64)
+        assert got == arr[self._ungated_scores(arr, now, procs_sum, area_sum).argsort(kind="stable")].tolist()
+        return got
+
 
 def _fast(m, js, force: bool, **kw) -> tuple:
     rank = Checked(load_model(DEFAULT_MODEL), float(m.cores))
