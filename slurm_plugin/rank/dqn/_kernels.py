@@ -6,12 +6,14 @@ import math
 import numba
 import numpy as np
 
-from .features import _LIMIT, _LOG1P_100, _LOG1P_1000, _LOG1P_WEEK, _PROCS, _QOS, _SUBMIT, N_FEATURES
+from .features import _LIMIT, _LOG1P_100, _LOG1P_1000, _LOG1P_WEEK, _PROCS, _QOS, _SUBMIT, FEATURES
 
 njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 LOG1P_WEEK, LOG1P_100, LOG1P_1000 = float(_LOG1P_WEEK), float(_LOG1P_100), float(_LOG1P_1000)
 SUBMIT, LIMIT, PROCS, QOS = _SUBMIT, _LIMIT, _PROCS, _QOS
-assert N_FEATURES == 12  # scores writes the 12 columns of features.FEATURES by index
+# features() writes these columns by index (0-2, 5 and 10 are the packed job columns, 11 the QoS)
+assert FEATURES == ("size_frac", "log_size", "log_limit", "log_wait", "wait_ratio", "log_area", "limit_pct",
+                    "size_pct", "backlog", "pressure", "scarcity", "qos")
 
 
 @njit
