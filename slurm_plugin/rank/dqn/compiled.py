@@ -44,10 +44,15 @@ def kernel() -> tuple[Callable, Callable] | None:
     return _KERNEL[0]
 
 
+def _import_kernels():
+    from . import _kernels
+    return _kernels
+
+
 def _load() -> tuple[Callable, Callable] | None:
     try:
-        from . import _kernels
-    except ImportError:  # numba is not installed
+        _kernels = _import_kernels()
+    except ImportError:  # numba is not installed (or cannot load with this numpy)
         return None
     except Exception as err:  # e.g. no writable cache location: numba refuses at decoration
         log.info("the compiled DQN kernel is unavailable (%s: %s): the DQN is scored by numpy", type(err).__name__, err)

@@ -165,3 +165,28 @@ def test_fallbacks(monkeypatch):
     r2 = P.DqnRanking(shipped, 512.0)
     r2._table(table)
     assert r2._compiled is not None
+
+
+@pytest.mark.parametrize("failure", ["numba missing", "no cache location", "log1p differs"])
+def test_kernel_refused_falls_back_to_numpy(monkeypatch, caplog, failure):
+    """Whatever keeps the kernel from loading, kernel() is None, the ranking scores with numpy and says why
+    (except for a plain missing numba)."""
+    from slurm_plugin.rank.dqn import _kernels
+    monkeypatch.setattr(compiled, "_KERNEL", [])
+    if failure == "numba missing":
+        def fail():
+            raise ImportError("No module named 'numba'")
+        monkeypatch.setattr(compiled, "_import_kernels", fail)
+    elif failure == "no cache location":
+        def fail():
+            raise RuntimeError("cannot cache function 'scores': no locator available for file '_kernels.py'")
+        monkeypatch.setattr(compiled, "_import_kernels", fail)
+    else:
+        monkeypatch.setattr(_kernels, "log1p_all", lambda v: np.log1p(v) * (1 + 1e-15))
+    with caplog.at_level("INFO", logger=compiled.__name__):
+        assert compiled.kernel() is None
+    if failure != "numba missing":
+        assert "scored by numpy" in caplog.text
+    rng = np.random.default_rng(1)
+    feats, log_limit = _table(rng, 50, "none", scarce=False)
+    assert compiled.scorer(feats, log_limit, load_model(DEFAULT_MODEL), DELTA) is None
