@@ -44,6 +44,15 @@ class QueueView:
     table: QueueView | None = None
 
 
+def rows_view(table: QueueView, rows: np.ndarray, now: float) -> QueueView:
+    """The view of ``table``'s jobs ``rows`` at ``now`` (every array ``table`` has, gathered; ``rows``/``table``
+    set): what the simulator shows a ranking that does not score by rows."""
+    def take(a):
+        return None if a is None else a[rows]
+    return QueueView(table.submit[rows], table.limit[rows], table.procs[rows], table.qos[rows], now, take(table.able),
+                     take(table.nodes), rows, table)
+
+
 def fcfs(q: QueueView) -> np.ndarray:
     return q.submit.astype(float)
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..gcpause import gc_paused
 from ..rank import QueueView
+from ..rank.heuristics import rows_view
 from ..workload.fit import able_cores
 from ..workload.jobs import JobTable
 from . import exclusive
@@ -302,10 +303,7 @@ class Engine:
         if by_rows is not None:
             score = by_rows(q, self._table, t)
         else:
-            jobs = self.jobs
-            view = QueueView(jobs.submit[q], jobs.limit[q], self.procs[q], jobs.qos_priority[q], t,
-                             None if self.able is None else self.able[q], jobs.nodes[q], q, self._table)
-            score = self.ranking.scores(view)
+            score = self.ranking.scores(rows_view(self._table, q, t))
         # the queue is in (submit, id) order already, so a stable sort by score is the full priority order
         if head is not None and len(q) > 2 * head:
             kth = np.partition(score, head - 1)[head - 1]

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from ..rank import HEURISTICS, Multifactor, QueueView, Weighted
+from ..rank.compiled import has_rows_kernel, rows_scorer
+from ..rank.heuristics import rows_view
 from .views import PackView, PowerView
 
 
@@ -82,6 +84,29 @@ class ScoreRanking:
 
 
 @dataclass(frozen=True)
+class RowsScoreRanking(ScoreRanking):
+    """A :class:`ScoreRanking` of a heuristic with a compiled counterpart
+    (:func:`slurm_plugin.rank.compiled.rows_scorer`): the simulator asks it by job rows and gets the same numbers in
+    one call. The kernels load on the first such call (a live ranker, which only calls ``scores``, never imports
+    numba); without them the rows' view is scored as the engine would build it."""
+
+    _rows: list = field(default_factory=list, compare=False, repr=False)  # [the compiled scorer or None], once
+
+    def scores_rows(self, rows: np.ndarray, table: QueueView, now: float) -> np.ndarray:
+        if not self._rows:
+            self._rows.append(rows_scorer(self.name, self.scorer))
+        f = self._rows[0]
+        return self.scorer(rows_view(table, rows, now)) if f is None else f(rows, table, now)
+
+
+def _score_ranking(name: str, scorer: Callable[[QueueView], np.ndarray], static: bool) -> ScoreRanking:
+    """The ranking of a heuristic scorer; a dynamic one with a compiled counterpart also scores by job rows."""
+    if static or not has_rows_kernel(scorer):
+        return ScoreRanking(name, scorer, static)
+    return RowsScoreRanking(name, scorer, static)
+
+
+@dataclass(frozen=True)
 class FirstFit:
     """Slurm-like: nodes already on first, then in node-group and node order (no boot if avoidable)."""
 
@@ -131,7 +156,7 @@ def _multifactor(site, total_procs: float) -> ScoreRanking:
                   max_age_s=parse_timelimit(s.priority_max_age) or 7 * 86400.0,
                   max_qos=max([q.priority for q in site.policy.qos_tiers] or [1]) or 1,
                   total_nodes=float(site.node_count()))
-    return ScoreRanking("multifactor", Multifactor(**kw), static=False)
+    return _score_ranking("multifactor", Multifactor(**kw), static=False)
 
 
 def _weighted(site, total_procs: float, **weights) -> ScoreRanking:
@@ -142,7 +167,7 @@ def _weighted(site, total_procs: float, **weights) -> ScoreRanking:
 
 # name -> factory(site or None, total procs of the machine, **parameters): every ranking, in one place.
 RANKINGS: dict[str, Callable[..., RankingPolicy]] = {
-    name: (lambda site, total, _n=name, _f=fn, _s=static: ScoreRanking(_n, _f, _s))
+    name: (lambda site, total, _n=name, _f=fn, _s=static: _score_ranking(_n, _f, _s))
     for name, (fn, static) in HEURISTICS.items()
 }
 RANKINGS["multifactor"] = _multifactor

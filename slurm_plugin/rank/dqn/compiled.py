@@ -11,37 +11,31 @@ their own blocked order (and differ between CPUs), so the Q-values can differ fr
 greedy bands, hence the scores and the schedule, are checked equal on every scored queue of the shared traces
 (``tests/unit/rank/test_dqn_compiled.py``).
 
-numba is a dependency, and the numpy code stays the fallback: without numba (or with ``HETSCHED_DQN_COMPILED=0``)
-:func:`kernel` returns None and numpy scores. Compiled code is cached on disk (numba's cache: beside this file,
+numba is a dependency, and the numpy code stays the fallback: without numba (or with ``HETSCHED_DQN_COMPILED=0``,
+or ``HETSCHED_COMPILED=0``) :func:`kernel` returns None and numpy scores. Compiled code is cached on disk (numba's cache: beside this file,
 else the user's cache directory): a process pays ~0.5 s once to import numba and load the kernel, and the first
 process after an install ~4 s to compile it (measured on a 2-core EPYC VM).
 """
 
 from __future__ import annotations
 
-import logging
-import os
 from collections.abc import Callable
 
 import numpy as np
 
+from ..compiled import PROBE, load
 from .features import N_FEATURES, TableFeatures
 from .model import DqnModel
 
-log = logging.getLogger(__name__)
-ENV = "HETSCHED_DQN_COMPILED"  # "0": never use the compiled kernel
-_KERNEL: list = []  # [the compiled kernels, or None when unavailable]: loaded once per process
+ENV = "HETSCHED_DQN_COMPILED"  # "0": never use the DQN's compiled kernel (HETSCHED_COMPILED=0: no kernel at all)
 
 
 def kernel() -> tuple[Callable, Callable] | None:
     """The compiled ``(_kernels.scores, _kernels.order)`` (use them through :class:`Scorer`); None when numba is
-    missing or fails to import, ``HETSCHED_DQN_COMPILED=0``, or the compiled ``log1p`` disagrees with numpy's on
-    this host. Loaded once per process."""
-    if os.environ.get(ENV, "1") == "0":
-        return None
-    if not _KERNEL:
-        _KERNEL.append(_load())
-    return _KERNEL[0]
+    missing or fails to import, ``HETSCHED_DQN_COMPILED=0`` or ``HETSCHED_COMPILED=0``, or the compiled ``log1p``
+    disagrees with numpy's on this host (:func:`..compiled.load`). Loaded once per process."""
+    k = load("DQN kernel", _import_kernels, _probes, extra_env=ENV)
+    return None if k is None else (k.scores, k.order)
 
 
 def _import_kernels():
@@ -49,25 +43,15 @@ def _import_kernels():
     return _kernels
 
 
-def _load() -> tuple[Callable, Callable] | None:
-    try:
-        _kernels = _import_kernels()
-    except ImportError:  # numba is not installed (or cannot load with this numpy)
-        return None
-    except Exception as err:  # e.g. no writable cache location: numba refuses at decoration
-        log.info("the compiled DQN kernel is unavailable (%s: %s): the DQN is scored by numpy", type(err).__name__, err)
-        return None
-    f, log1p = (_kernels.scores, _kernels.order), _kernels.log1p_all
-    probe = np.concatenate([np.geomspace(1e-9, 1e12, 4000), np.arange(0.0, 2e6, 997.0)])
-    if not np.array_equal(log1p(probe), np.log1p(probe)):
-        log.info("compiled log1p differs from numpy's on this host: the DQN is scored by numpy")
-        return None
+def _probes(k) -> bool:
+    if not np.array_equal(k.log1p_all(PROBE), np.log1p(PROBE)):
+        return False
     # compile or load the kernels' one signature now, not inside the first simulation
     w, b = np.zeros((N_FEATURES, N_FEATURES), dtype=np.float32), np.zeros(N_FEATURES, dtype=np.float32)
-    for g in f:
+    for g in (k.scores, k.order):
         g(np.ones((N_FEATURES + 5, 2)), np.arange(2, dtype=np.int64), 1.0, 1.0, 0.0, 0.0, -1.0, w, b, w, b, w, b,
           np.zeros(2), 0.25)
-    return f
+    return True
 
 
 class Scorer:

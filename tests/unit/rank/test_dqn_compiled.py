@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from slurm_plugin.rank import compiled as loader
 from slurm_plugin.rank.dqn import compiled
 from slurm_plugin.rank.dqn import policy as P
 from slurm_plugin.rank.dqn._kernels import dense
@@ -95,7 +96,7 @@ def _scored_queues(spec: str, site: str | None, flag: str, monkeypatch):
     start times) of the shipped DQN on ``spec``."""
     from slurm_plugin.sim.run import prepare, simulate
     monkeypatch.setenv(compiled.ENV, flag)
-    monkeypatch.setattr(compiled, "_KERNEL", [])
+    monkeypatch.setattr(loader, "_LOADED", {})
     seen = []
 
     def by_scores(self, rows, now, procs_sum, area_sum):
@@ -153,10 +154,11 @@ def test_fallbacks(monkeypatch):
     assert compiled.scorer(feats, log_limit, DqnModel.init(hidden=(16, 16, 16)), DELTA) is None
     margin = DqnModel(shipped.weights, shipped.biases, {**shipped.meta, "margin": 0.1})
     assert compiled.scorer(feats, log_limit, margin, DELTA) is None
-    # the switch off: no kernel, and a ranking built then scores with numpy
-    monkeypatch.setenv(compiled.ENV, "0")
-    assert compiled.kernel() is None and compiled.scorer(feats, log_limit, shipped, DELTA) is None
-    monkeypatch.delenv(compiled.ENV)
+    # the switches off: no kernel, and a ranking built then scores with numpy
+    for env in (compiled.ENV, loader.ENV):
+        monkeypatch.setenv(env, "0")
+        assert compiled.kernel() is None and compiled.scorer(feats, log_limit, shipped, DELTA) is None
+        monkeypatch.delenv(env)
     r = P.DqnRanking(shipped, 512.0, compiled=False)
     from slurm_plugin.rank.heuristics import QueueView
     table = QueueView(submit=feats.submit, limit=feats.limit, procs=feats.procs, qos=feats.qos, now=0.0)
@@ -172,7 +174,7 @@ def test_kernel_refused_falls_back_to_numpy(monkeypatch, caplog, failure):
     """Whatever keeps the kernel from loading, kernel() is None, the ranking scores with numpy and says why
     (except for a plain missing numba)."""
     from slurm_plugin.rank.dqn import _kernels
-    monkeypatch.setattr(compiled, "_KERNEL", [])
+    monkeypatch.setattr(loader, "_LOADED", {})
     if failure == "numba missing":
         def fail():
             raise ImportError("No module named 'numba'")
@@ -183,10 +185,10 @@ def test_kernel_refused_falls_back_to_numpy(monkeypatch, caplog, failure):
         monkeypatch.setattr(compiled, "_import_kernels", fail)
     else:
         monkeypatch.setattr(_kernels, "log1p_all", lambda v: np.log1p(v) * (1 + 1e-15))
-    with caplog.at_level("INFO", logger=compiled.__name__):
+    with caplog.at_level("INFO", logger=loader.__name__):
         assert compiled.kernel() is None
     if failure != "numba missing":
-        assert "scored by numpy" in caplog.text
+        assert "DQN kernel" in caplog.text and "numpy scores" in caplog.text
     rng = np.random.default_rng(1)
     feats, log_limit = _table(rng, 50, "none", scarce=False)
     assert compiled.scorer(feats, log_limit, load_model(DEFAULT_MODEL), DELTA) is None
