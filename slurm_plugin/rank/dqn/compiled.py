@@ -11,10 +11,10 @@ their own blocked order (and differ between CPUs), so the Q-values can differ fr
 greedy bands, hence the scores and the schedule, are checked equal on every scored queue of the shared traces
 (``tests/unit/rank/test_dqn_compiled.py``).
 
-numba is a dependency, and the numpy code stays the fallback: without numba (or with ``HETSCHED_DQN_COMPILED=0``,
-or ``HETSCHED_COMPILED=0``) :func:`kernel` returns None and numpy scores. Compiled code is cached on disk (numba's cache: beside this file,
-else the user's cache directory): a process pays ~0.5 s once to import numba and load the kernel, and the first
-process after an install ~4 s to compile it (measured on a 2-core EPYC VM).
+numba is a dependency, and the numpy code stays the fallback: without numba (or with ``HETSCHED_DQN_COMPILED=0``
+or ``HETSCHED_COMPILED=0``) :func:`kernel` returns None and numpy scores. Compiled code is cached on disk (numba's
+cache: beside this file, else the user's cache directory): a process pays ~0.5 s once to import numba and load the
+kernel, and the first process after an install ~4 s to compile it (measured on a 2-core EPYC VM).
 """
 
 from __future__ import annotations
