@@ -10,21 +10,17 @@ import numpy as np
 njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
-@njit
-def pow_all(v, e):
-    """math.pow(x, e) of each value (libm's): compared with numpy's np.power before the kernels are used."""
-    out = np.empty_like(v)
-    for i in range(len(v)):
-        out[i] = math.pow(v[i], e)
-    return out
+LOG1P, LOG2, POW = 0, 1, 2  # libm's operations the probes compare with numpy's
 
 
 @njit
-def log2_all(v):
-    """math.log2 of each value (libm's): compared with numpy's np.log2 before the kernels are used."""
+def libm_all(v, op, e):
+    """libm's log1p, log2 or pow(., e) (``op``) of each value, as the kernels call them: compared with numpy's
+    before any kernel is used (:func:`.compiled.load`'s probes)."""
     out = np.empty_like(v)
     for i in range(len(v)):
-        out[i] = math.log2(v[i])
+        x = v[i]
+        out[i] = math.log1p(x) if op == LOG1P else (math.log2(x) if op == LOG2 else math.pow(x, e))
     return out
 
 

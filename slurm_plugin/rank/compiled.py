@@ -60,8 +60,8 @@ def _import_heuristics():
 
 def _heuristic_probes(k) -> bool:
     signed = np.concatenate([-PROBE[::7], PROBE])
-    ok = (np.array_equal(k.pow_all(signed, 3.0), np.power(signed, 3))
-          and np.array_equal(k.log2_all(PROBE + 1e-15), np.log2(PROBE + 1e-15)))
+    ok = (np.array_equal(k.libm_all(signed, k.POW, 3.0), np.power(signed, 3))
+          and np.array_equal(k.libm_all(PROBE + 1e-15, k.LOG2, 0.0), np.log2(PROBE + 1e-15)))
     if ok:  # compile or load the kernels' signatures now, not inside the first simulation
         f, i = np.ones(2), np.arange(2, dtype=np.int64)
         k.wfp3_rows(f, f, f, i, 1.0)

@@ -3,26 +3,16 @@ or compiles and caches, the kernels)."""
 
 import math
 
-import numba
 import numpy as np
 
+from .._kernels import njit  # the suite's numba options (cached, no GIL, numpy's error model)
 from .features import _LIMIT, _LOG1P_100, _LOG1P_1000, _LOG1P_WEEK, _PROCS, _QOS, _SUBMIT, FEATURES
 
-njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 LOG1P_WEEK, LOG1P_100, LOG1P_1000 = float(_LOG1P_WEEK), float(_LOG1P_100), float(_LOG1P_1000)
 SUBMIT, LIMIT, PROCS, QOS = _SUBMIT, _LIMIT, _PROCS, _QOS
 # features() writes these columns by index (0-2, 5 and 10 are the packed job columns, 11 the QoS)
 assert FEATURES == ("size_frac", "log_size", "log_limit", "log_wait", "wait_ratio", "log_area", "limit_pct",
                     "size_pct", "backlog", "pressure", "scarcity", "qos")
-
-
-@njit
-def log1p_all(v):
-    """math.log1p of each value (libm's): compared with numpy's on a probe before the kernel is used."""
-    out = np.empty_like(v)
-    for i in range(len(v)):
-        out[i] = math.log1p(v[i])
-    return out
 
 
 @njit

@@ -173,7 +173,6 @@ def test_fallbacks(monkeypatch):
 def test_kernel_refused_falls_back_to_numpy(monkeypatch, caplog, failure):
     """Whatever keeps the kernel from loading, kernel() is None, the ranking scores with numpy and says why
     (except for a plain missing numba)."""
-    from slurm_plugin.rank.dqn import _kernels
     monkeypatch.setattr(loader, "_LOADED", {})
     if failure == "numba missing":
         def fail():
@@ -184,7 +183,8 @@ def test_kernel_refused_falls_back_to_numpy(monkeypatch, caplog, failure):
             raise RuntimeError("cannot cache function 'scores': no locator available for file '_kernels.py'")
         monkeypatch.setattr(compiled, "_import_kernels", fail)
     else:
-        monkeypatch.setattr(_kernels, "log1p_all", lambda v: np.log1p(v) * (1 + 1e-15))
+        from slurm_plugin.rank import _kernels as libm
+        monkeypatch.setattr(libm, "libm_all", lambda v, op, e: np.log1p(v) * (1 + 1e-15))
     with caplog.at_level("INFO", logger=loader.__name__):
         assert compiled.kernel() is None
     if failure != "numba missing":
