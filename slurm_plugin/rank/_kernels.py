@@ -1,8 +1,8 @@
 """numba kernels of :mod:`.compiled` (imported only through it: importing this module imports numba and loads,
-or compiles and caches, the kernels). Each ``*_rows`` function is the heuristic of :mod:`.heuristics` of the same
-name for the jobs ``rows`` of a whole-table view at ``now``, with the same float64 operations in the same order."""
-
-import math
+or compiles and caches, the kernels). Each is a heuristic of :mod:`.heuristics` (or the part of it around a
+transcendental function) for the jobs ``rows`` of a whole-table view at ``now``, with the same float64 operations
+in the same order. No kernel calls libm: numpy computes every ``pow``, ``log2`` and ``log1p`` (its SIMD code can
+differ from libm in the last bit, e.g. on AVX-512 hosts), so the scores are numpy's on any host."""
 
 import numba
 import numpy as np
@@ -10,39 +10,35 @@ import numpy as np
 njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 
-LOG1P, LOG2, POW = 0, 1, 2  # libm's operations the probes compare with numpy's
-
-
 @njit
-def libm_all(v, op, e):
-    """libm's log1p, log2 or pow(., e) (``op``) of each value, as the kernels call them: compared with numpy's
-    before any kernel is used (:func:`.compiled.load`'s probes)."""
-    out = np.empty_like(v)
-    for i in range(len(v)):
-        x = v[i]
-        out[i] = math.log1p(x) if op == LOG1P else (math.log2(x) if op == LOG2 else math.pow(x, e))
-    return out
-
-
-@njit
-def wfp3_rows(submit, limit, procs, rows, now):
-    """heuristics.wfp3: -((now - submit) / max(limit, 1e-9))^3 x procs."""
+def wfp3_ratios(submit, limit, rows, now):
+    """heuristics.wfp3's (now - submit) / max(limit, 1e-9) of the jobs ``rows`` (numpy then cubes them)."""
     out = np.empty(len(rows))
     for i in range(len(rows)):
         r = rows[i]
         lim = 1e-9 if limit[r] < 1e-9 else limit[r]  # np.maximum(limit, 1e-9), NaN kept
-        out[i] = -math.pow((now - submit[r]) / lim, 3.0) * procs[r]
+        out[i] = (now - submit[r]) / lim
     return out
 
 
 @njit
-def unicep_rows(submit, limit, procs, rows, now):
-    """heuristics.unicep: -(wait + 1e-15) / (log2(procs + 1e-15) x max(limit, 1e-9))."""
+def wfp3_finish(cubes, procs, rows):
+    """heuristics.wfp3 from numpy's cubes of :func:`wfp3_ratios`: -cube x procs."""
+    out = np.empty(len(rows))
+    for i in range(len(rows)):
+        out[i] = -cubes[i] * procs[rows[i]]
+    return out
+
+
+@njit
+def unicep_rows(submit, limit, log2_procs, rows, now):
+    """heuristics.unicep: -(wait + 1e-15) / (log2(procs + 1e-15) x max(limit, 1e-9)), the log2 given per job
+    (numpy's, of the whole table)."""
     out = np.empty(len(rows))
     for i in range(len(rows)):
         r = rows[i]
         lim = 1e-9 if limit[r] < 1e-9 else limit[r]  # np.maximum(limit, 1e-9), NaN kept
-        out[i] = -((now - submit[r]) + 1e-15) / (math.log2(procs[r] + 1e-15) * lim)
+        out[i] = -((now - submit[r]) + 1e-15) / (log2_procs[r] * lim)
     return out
 
 

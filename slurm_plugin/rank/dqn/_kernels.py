@@ -1,7 +1,6 @@
 """numba kernels of :mod:`.compiled` (imported only through it: importing this module imports numba and loads,
-or compiles and caches, the kernels)."""
-
-import math
+or compiles and caches, the kernels). They call no libm: the three ``log1p`` of a queue's features are numpy's,
+computed between :func:`log1p_args` and :func:`scores` / :func:`order` (see :mod:`.compiled`)."""
 
 import numpy as np
 
@@ -35,9 +34,26 @@ def dense(x, w, b, relu):
 
 
 @njit
-def features(packed, rows, now, backlog, pressure, qos_top):
-    """TableFeatures.__call__(rows, now) of ``packed`` (TableFeatures.packed) with the queue's backlog and
-    pressure (features 8 and 9) given. Feature 11: the packed row's value when qos_top < 0 (no job has a QoS),
+def log1p_args(packed, rows, now, c, area_sum):
+    """What a queue's features take ``log1p`` of, in one array for numpy: each job's wait max(now - submit, 0),
+    then each job's wait / limit, then the backlog's area_sum / c / 3600 (as TableFeatures computes them)."""
+    n = len(rows)
+    out = np.empty(2 * n + 1)
+    for i in range(n):
+        r = rows[i]
+        wait = now - packed[SUBMIT, r]
+        if wait < 0.0:
+            wait = 0.0
+        out[i] = wait
+        out[n + i] = wait / packed[LIMIT, r]
+    out[2 * n] = area_sum / c / 3600.0
+    return out
+
+
+@njit
+def features(packed, rows, logs, backlog, pressure, qos_top):
+    """TableFeatures.__call__(rows, now) of ``packed`` (TableFeatures.packed) given numpy's log1p of
+    :func:`log1p_args` (``logs``) and the queue's backlog and pressure (features 8 and 9). Feature 11: the packed row's value when qos_top < 0 (no job has a QoS),
     else qos / top with top = qos_top if > 0, else the queue's largest QoS (0 when that is 0)."""
     n = len(rows)
     top = qos_top
@@ -54,11 +70,8 @@ def features(packed, rows, now, backlog, pressure, qos_top):
     s_procs = np.sort(procs)
     for i in range(n):
         r = rows[i]
-        wait = now - packed[SUBMIT, r]
-        if wait < 0.0:
-            wait = 0.0
-        f3 = math.log1p(wait) / LOG1P_WEEK
-        f4 = math.log1p(wait / lim[i]) / LOG1P_100
+        f3 = logs[i] / LOG1P_WEEK
+        f4 = logs[n + i] / LOG1P_100
         x[i, 0] = packed[0, r]
         x[i, 1] = packed[1, r]
         x[i, 2] = packed[2, r]
@@ -84,13 +97,13 @@ def features(packed, rows, now, backlog, pressure, qos_top):
 
 
 @njit
-def scores(packed, rows, now, c, procs_sum, area_sum, qos_top, w0, b0, w1, b1, w2, b2, log_limit, delta):
-    """log10 limit + delta x greedy band of each job of the queue ``rows`` whose (procs, area) sums are given, on
-    ``c`` cores: ``features`` (backlog and pressure as features._backlog and TableFeatures compute them), then the
-    network."""
+def scores(packed, rows, logs, c, procs_sum, qos_top, w0, b0, w1, b1, w2, b2, log_limit, delta):
+    """log10 limit + delta x greedy band of each job of the queue ``rows`` whose procs sum is given, on ``c``
+    cores, with ``logs`` numpy's log1p of :func:`log1p_args`: ``features`` (backlog and pressure as
+    features._backlog and TableFeatures compute them), then the network."""
     n = len(rows)
-    backlog = math.log1p(area_sum / c / 3600.0) / LOG1P_1000
-    x = features(packed, rows, now, backlog if backlog < 1.5 else 1.5, min(procs_sum / c, 4.0) / 4.0, qos_top)
+    backlog = logs[2 * n] / LOG1P_1000
+    x = features(packed, rows, logs, backlog if backlog < 1.5 else 1.5, min(procs_sum / c, 4.0) / 4.0, qos_top)
     h = dense(dense(dense(x, w0, b0, True), w1, b1, True), w2, b2, False)
     out = np.empty(n)
     for i in range(n):
@@ -103,7 +116,7 @@ def scores(packed, rows, now, c, procs_sum, area_sum, qos_top, w0, b0, w1, b1, w
 
 
 @njit
-def order(packed, rows, now, c, procs_sum, area_sum, qos_top, w0, b0, w1, b1, w2, b2, log_limit, delta):
+def order(packed, rows, logs, c, procs_sum, qos_top, w0, b0, w1, b1, w2, b2, log_limit, delta):
     """``rows`` stably sorted by ``scores`` (lower first): the order a simulated pass walks."""
-    return rows[np.argsort(scores(packed, rows, now, c, procs_sum, area_sum, qos_top, w0, b0, w1, b1, w2, b2,
-                                  log_limit, delta), kind="mergesort")]
+    return rows[np.argsort(scores(packed, rows, logs, c, procs_sum, qos_top, w0, b0, w1, b1, w2, b2, log_limit,
+                                  delta), kind="mergesort")]
