@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..heuristics import QueueView
+from ..heuristics import QueueView, rows_view
 from .compiled import Scorer, kernel, scorer
 from .features import _AREA, _PROCS, TableFeatures, _backlog, job_features, scarcity_of
 from .model import CHUNK, DEFAULT_MODEL, DqnModel, load_model
@@ -219,9 +219,23 @@ class AgeFloor:
         """As ``inner``'s: the engine fills ``view.able`` (the DQN's scarcity) only when asked."""
         return bool(getattr(self.inner, "needs_able", False))
 
+    @property
+    def pure(self) -> bool:
+        """As ``inner``'s: the floor adds no side effect, so the simulator may skip passes that cannot start a job."""
+        return bool(getattr(self.inner, "pure", False))
+
     def scores(self, view: QueueView) -> np.ndarray:
         s = np.asarray(self.inner.scores(view), dtype=float)
         return np.where(view.now - view.submit >= self.floor_s, -np.inf, s)
+
+    def scores_rows(self, rows: np.ndarray, table: QueueView, now: float) -> np.ndarray:
+        """:meth:`scores` of the view of ``table``'s jobs ``rows`` at ``now`` (the simulator's call), through
+        ``inner.scores_rows`` when it has one (its compiled path), else through that view."""
+        by_rows = getattr(self.inner, "scores_rows", None)
+        if by_rows is None:
+            return self.scores(rows_view(table, rows, now))
+        s = np.asarray(by_rows(rows, table, now), dtype=float)
+        return np.where(now - table.submit[rows] >= self.floor_s, -np.inf, s)
 
 
 def dqn_ranking(site=None, total_procs: float = 1.0, model_path: str | None = None) -> DqnRanking:

@@ -93,3 +93,30 @@ def test_without_kernels_scores_rows_scores_the_view(monkeypatch):
     got = rank.scores_rows(rows, table, 5e5)
     assert rank._rows == [None]
     np.testing.assert_array_equal(got, unicep(rows_view(table, rows, 5e5)))
+
+
+@pytest.mark.skipif(not (SWF / "KTH-SP2-1996-2.1-cln.swf.gz").exists(), reason="shared traces absent")
+@pytest.mark.parametrize("policy", ["wfp3", "multifactor", "dqn"])
+def test_age_floor_over_a_compiled_ranking_keeps_the_schedule(policy):
+    """The tuner's "+floor" rankings go through their inner ranking's compiled ``scores_rows`` (and skip passes
+    as a pure ranking does): the schedule of a floor that only scores views and is not marked pure."""
+    from slurm_plugin.policy import RankingSpec
+    from slurm_plugin.rank.dqn.policy import AgeFloor
+    from slurm_plugin.sim.policy import sim_ranking
+    from slurm_plugin.sim.run import prepare, simulate
+
+    class ViewsOnly:  # AgeFloor as it was: scores(view) only, never pure
+        def __init__(self, floor):
+            self.floor, self.name, self.static = floor, floor.name, False
+
+        def scores(self, view):
+            return self.floor.scores(view)
+
+    p = prepare(str(SWF / "KTH-SP2-1996-2.1-cln.swf.gz"), None)
+    spec = RankingSpec(name=policy, age_floor=True, age_floor_hours=6.0)
+    floor = sim_ranking(spec, None, float(p.machine.cores))
+    assert isinstance(floor, AgeFloor) and floor.pure
+    _, fast = simulate(p, floor, backfill=True)
+    _, slow = simulate(p, ViewsOnly(sim_ranking(spec, None, float(p.machine.cores))), backfill=True)
+    np.testing.assert_array_equal(fast.begin, slow.begin)
+    assert np.isfinite(fast.begin).all()

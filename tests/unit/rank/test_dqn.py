@@ -176,3 +176,24 @@ def test_margin_and_backlog_gate_keep_jobs_in_band_0():
     assert m.bands(x).tolist() == [7, 7, 7]
     x[2, FEATURES.index("scarcity")] = 0.0
     assert m.bands(x).tolist() == [7, 7, 0]
+
+
+def test_age_floor_scores_rows_as_its_view_and_passes_purity_on():
+    """The simulator's call (``scores_rows``) gives what ``scores`` gives for the rows' view, through the inner
+    ranking's own ``scores_rows`` (a compiled heuristic's) or without one; ``pure`` is the inner ranking's."""
+    from slurm_plugin.rank.heuristics import rows_view
+    from slurm_plugin.sim.hooks import RowsScoreRanking, ranking
+    rng = np.random.default_rng(5)
+    n = 500
+    table = QueueView(np.sort(rng.uniform(0, 1e5, n)).round(), rng.choice([60.0, 3600.0, 86400.0], n),
+                      rng.integers(1, 64, n).astype(float), np.zeros(n), 0.0, None, rng.integers(1, 8, n))
+    for name in ("wfp3", "unicep", "multifactor", "f1", "sjf"):
+        inner = ranking(name, None, 64.0)
+        assert isinstance(inner, RowsScoreRanking) == (name in ("wfp3", "unicep", "multifactor"))
+        floor = AgeFloor(inner, floor_s=7200.0)
+        assert floor.pure == getattr(inner, "pure", False)
+        rows = np.sort(rng.choice(n, 80, replace=False))
+        now = float(table.submit[rows].max()) + 3000.0
+        want = floor.scores(rows_view(table, rows, now))
+        assert np.isinf(want).any() and not np.isinf(want).all()  # the floor really splits this queue
+        assert floor.scores_rows(rows, table, now).view(np.int64).tolist() == want.view(np.int64).tolist()
