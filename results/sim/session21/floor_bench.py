@@ -1,11 +1,14 @@
-"""The age floor over a compiled ranking (the tuner's "+floor" rankings), side by side in one process: the floor as it was
-(scores views only, never pure) against AgeFloor now (its inner ranking's scores_rows, pure). CPU seconds of
-simulate(), min of 2 interleaved rounds, and whether the start times are equal.
+"""The age floor over a compiled ranking (the tuner's "+floor" rankings), side by side in one process: the floor
+as it was (scores views only, never pure) against AgeFloor now (its inner ranking's scores_rows, pure). CPU
+seconds of simulate(), min of 2 interleaved rounds, and whether the start times are equal.
 
     python3 results/sim/session21/floor_bench.py TRACE
 """
-import time, sys
+import sys
+import time
+
 import numpy as np
+
 from slurm_plugin.policy import RankingSpec
 from slurm_plugin.sim.policy import sim_ranking
 from slurm_plugin.sim.run import prepare, simulate
@@ -31,4 +34,5 @@ for policy in ("wfp3", "multifactor", "dqn"):
             t[kind].append(time.thread_time() - t0)
             t[kind + "_b"] = out.begin
     same = np.array_equal(t["views_b"], t["rows_b"], equal_nan=True)
-    print(f"{trace.split('/')[-1][:12]} {policy}+floor24h views {min(t['views']):.2f} rows {min(t['rows']):.2f} CPU s (min of 2) same={same}", flush=True)
+    print(f"{trace.split('/')[-1][:12]} {policy}+floor24h views {min(t['views']):.2f} "
+          f"rows {min(t['rows']):.2f} CPU s (min of 2) same={same}", flush=True)

@@ -53,8 +53,9 @@ def log1p_args(packed, rows, now, c, area_sum):
 @njit
 def features(packed, rows, logs, backlog, pressure, qos_top):
     """TableFeatures.__call__(rows, now) of ``packed`` (TableFeatures.packed) given numpy's log1p of
-    :func:`log1p_args` (``logs``) and the queue's backlog and pressure (features 8 and 9). Feature 11: the packed row's value when qos_top < 0 (no job has a QoS),
-    else qos / top with top = qos_top if > 0, else the queue's largest QoS (0 when that is 0)."""
+    :func:`log1p_args` (``logs``) and the queue's backlog and pressure (features 8 and 9). Feature 11: the packed
+    row's value when qos_top < 0 (no job has a QoS), else qos / top with top = qos_top if > 0, else the queue's
+    largest QoS (0 when that is 0)."""
     n = len(rows)
     top = qos_top
     if top == 0:
