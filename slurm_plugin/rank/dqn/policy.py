@@ -225,8 +225,7 @@ class AgeFloor:
         return bool(getattr(self.inner, "pure", False))
 
     def scores(self, view: QueueView) -> np.ndarray:
-        s = np.asarray(self.inner.scores(view), dtype=float)
-        return np.where(view.now - view.submit >= self.floor_s, -np.inf, s)
+        return self._floored(self.inner.scores(view), view.now - view.submit)
 
     def scores_rows(self, rows: np.ndarray, table: QueueView, now: float) -> np.ndarray:
         """:meth:`scores` of the view of ``table``'s jobs ``rows`` at ``now`` (the simulator's call), through
@@ -234,8 +233,11 @@ class AgeFloor:
         by_rows = getattr(self.inner, "scores_rows", None)
         if by_rows is None:
             return self.scores(rows_view(table, rows, now))
-        s = np.asarray(by_rows(rows, table, now), dtype=float)
-        return np.where(now - table.submit[rows] >= self.floor_s, -np.inf, s)
+        return self._floored(by_rows(rows, table, now), now - table.submit[rows])
+
+    def _floored(self, scores, waits: np.ndarray) -> np.ndarray:
+        """``scores`` with -inf (first) for the jobs waiting ``floor_s`` or more."""
+        return np.where(waits >= self.floor_s, -np.inf, np.asarray(scores, dtype=float))
 
 
 def dqn_ranking(site=None, total_procs: float = 1.0, model_path: str | None = None) -> DqnRanking:
