@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import tempfile
 import time
 from dataclasses import replace
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from ..tune.select import BOUND_PRICE
 from ..workload import WorkloadError
 from .common import EXIT_USAGE, emit_json, fail, handle_errors
 from .output import json_output_options, write_json
@@ -119,6 +121,10 @@ def _incumbent(out: Path) -> str | None:
 @click.option("--floor-hours", type=click.FloatRange(min=0, min_open=True), default=24.0, show_default=True,
               help="The age floor of the candidates that have one.")
 @click.option("--no-bound", is_flag=True, help="Drop the max-wait bound (age floor + longest time limit).")
+@click.option("--bound-price", type=click.FloatRange(min=1.0), default=BOUND_PRICE, show_default=True,
+              metavar="FACTOR",
+              help="Drop the max-wait bound where keeping it costs more than FACTOR times the best objective (the "
+                   "best within the bound over the best of all, on validation); inf: keep it at any price.")
 @click.option("--power/--no-power", default=True, show_default=True,
               help="Also tune node power (idle timers vs the planner, slurm_plugin/tune/power.py) under the chosen "
                    "ranking; the policy file gets its scaling section and predicted energy.")
@@ -166,7 +172,8 @@ def _incumbent(out: Path) -> str | None:
               help="With --evaluate: write a bar chart of the held-back bounded slowdowns (PNG).")
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError)
-def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, power, pack, candidates, drop_unfit,
+def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no_bound, bound_price, power, pack,
+         candidates, drop_unfit,
          dqn_budget, site_ranking, fidelity_tau, fidelity_wait, fidelity_records, force, race, budget_cpu_s, slurm_array,
          plot, as_json, output) -> None:
     """Choose the ranking by replaying the site's history (the twin); write it as a policy file."""
@@ -203,6 +210,7 @@ def tune(site, history, evaluate, out, explain, procs, backfill, floor_hours, no
         extra, note = finetuned_candidates(path, site, drop_unfit, 0.7, dqn_budget, workdir, floor_hours)
         log.info("%s", note)
         result = tune_history(p, modes, floor_hours=floor_hours, bounded=not no_bound, evaluate_all=bool(evaluate),
+                              bound_price=None if math.isinf(bound_price) else bound_price,
                               jobs=procs, names=names, extra=extra, notes=[note], race=race, budget_cpu_s=budget_cpu_s,
                               incumbent=_incumbent(out) if out and not evaluate else None)
         if out and result.modes[backfill].choice.winner.startswith("dqn-finetuned"):

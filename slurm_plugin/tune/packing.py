@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..policy import RankingSpec
 from ..sim.run import Prepared
 from .score import Score, score
-from .select import Choice, Entry, choose
+from .select import BOUND_PRICE, Choice, Entry, choose
 from .tuner import TuneResult, _entry
 
 ARMS = (False, True)  # packing off, on
@@ -105,7 +105,7 @@ def tune_packing(result: TuneResult, backfill: bool, jobs: int | None = None, z:
     got = {(scope, arm): r for (_, _, scope, arm), r in zip(tasks, done)}
     entries = {arm: _entry(arm_label(arm), COMPLEXITY[arm], [got[("tune", arm)][0][f"val{k}"]
                                                               for k in range(twin.folds)]) for arm in ARMS}
-    choice = decide(entries[False], entries[True], result.bound_s, z)
+    choice = decide(entries[False], entries[True], result.bound_s, z, result.bound_price)
     out = PackingTune(backfill, m.choice.winner, True, choice.why, choice, entries,
                       {arm: got[("whole", arm)][0]["test"] for arm in ARMS},
                       {arm: got[("whole", arm)][1] for arm in ARMS}, sum(r[2] for r in done))
@@ -113,10 +113,11 @@ def tune_packing(result: TuneResult, backfill: bool, jobs: int | None = None, z:
     return out
 
 
-def decide(off: Entry, on: Entry, bound_s: float | None = None, z: float = 1.0) -> Choice:
+def decide(off: Entry, on: Entry, bound_s: float | None = None, z: float = 1.0,
+           bound_price: float | None = BOUND_PRICE) -> Choice:
     """:func:`.select.choose` on the two arms (labels :func:`arm_label`), no incumbent: on wins only when it is
     ahead by more than the tie margin (rule 3), a tie goes to off (the simpler)."""
-    return choose([off, on], bound_s, z)
+    return choose([off, on], bound_s, z, bound_price=bound_price)
 
 
 def _predicted(s: Score) -> dict:

@@ -25,7 +25,9 @@ def explain(result: TuneResult) -> str:
     lines = [f"history: {t.whole.workload.name}: {t.split.jobs} jobs; tuning part {t.split.tune_jobs} "
              f"(rolling-origin validation: {t.folds} blocks after the first {t.inner.tune_jobs} jobs, cut at jobs "
              f"{', '.join(map(str, t.origins))}), held back {t.split.test_jobs}; objective {t.objective}; max-wait "
-             f"bound {_f(result.bound_s, '{:.0f} s') if result.bound_s is not None else 'none'}"]
+             f"bound {_f(result.bound_s, '{:.0f} s') if result.bound_s is not None else 'none'}"
+             + (f" (dropped where keeping it costs over {result.bound_price:g}x the best objective)"
+                if result.bound_s is not None and result.bound_price is not None else "")]
     lines += [f"note: {n}" for n in result.notes]
     if result.cpu:
         phases = "; ".join(f"{k} {v:.1f}" for k, v in result.cpu.items())
@@ -125,7 +127,8 @@ def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: 
     doc = {"ranking": ranking, "power": power or [],
            "split": {"tune_jobs": t.split.tune_jobs, "test_jobs": t.split.test_jobs, "cut_time": t.split.cut_time,
                      "rolling_origins": t.origins, "validation_blocks": t.folds},
-           "objective": t.objective, "max_wait_bound_s": result.bound_s, "workload": t.whole.workload.name,
+           "objective": t.objective, "max_wait_bound_s": result.bound_s, "bound_price": result.bound_price,
+           "workload": t.whole.workload.name,
            "machine": t.whole.machine.name, "dropped_unfit": len(t.whole.workload.dropped),
            "selection": {("on" if bf else "off"): {"winner": m.choice.winner, "runner_up": m.choice.runner_up,
                                                    "best_on_validation": m.choice.best, "tied": list(m.choice.tied),
@@ -142,7 +145,9 @@ def evaluation(result: TuneResult, power: list[dict] | None = None, power_note: 
                                                                   for lab, e in m.entries.items()}}
                          for bf, m in result.modes.items()},
            "stress_factor": result.stress_factor, "incumbent": result.incumbent,
-           "rule": "rolling-origin: best mean objective over the validation blocks, max-wait bound per block; "
+           "rule": "rolling-origin: best mean objective over the validation blocks, max-wait bound per block"
+                   + (f" unless keeping it costs over {result.bound_price:g}x the best objective; "
+                      if result.bound_price is not None else "; ") +
                    "ties (1 SE, and 1 % or the best ahead in at most half of the blocks: the consistency clause) "
                    "to the one ahead at raised load (arrivals compressed to offered load "
                    f"{STRESS_LOAD:g}), else the incumbent, else the simpler"}

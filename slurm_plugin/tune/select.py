@@ -7,6 +7,12 @@ job counts) and its max wait in each block (``block_max_wait``). Rules, in order
 1. the constraint, per block: a block binds when at least one candidate keeps its max wait within the bound
    there; a candidate over the bound in a binding block is out (a block where no ranking keeps the promise
    rules nobody out; when no candidate is left, none is ruled out and the choice says so);
+   **the bound's price** (``bound_price``, session 22): when the best objective within the bound is more than
+   ``bound_price`` times the best objective of all, the bound is dropped and the choice says what keeping it
+   would have cost. Why: on overloaded histories only a few candidates (the age-floor variants, multifactor) keep
+   the bound on the tuning part, at many times the others' bounded slowdown, and held back they broke it anyway
+   in 12 of 16 cells (``results/tune/unseen-session19``); a promise no ranking keeps is not bought at any price.
+   ``None`` keeps the bound at any price (the rule before session 22);
 2. the best objective among the rest;
 3. a tie: a candidate is tied with the best when it is within noise (its paired per-block difference from the
    best at most ``z`` standard errors; blocks, so both see the same jobs) and the best's lead is not both
@@ -38,12 +44,21 @@ job counts) and its max wait in each block (``block_max_wait``). Rules, in order
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 STRESS_LOAD = 0.9  # the offered load (bottleneck resource) of the raised-load tie-break replay (rule 4a)
+BOUND_PRICE: float | None = 1.5  # rule 1's price limit by default (None: the bound at any price)
+
+
+class Scored(Protocol):
+    """What the bound looks at: an :class:`Entry` or a :class:`slurm_plugin.tune.score.Score`."""
+
+    objective: float
+    max_wait_s: float
 
 
 @dataclass(frozen=True)
@@ -66,10 +81,12 @@ class Choice:
     feasible: tuple[str, ...]
     tied: tuple[str, ...]
     bound_s: float | None
-    constrained: bool  # False when no candidate met the bound and it was dropped
+    constrained: bool  # False when no candidate met the bound, or keeping it cost over the price: it was dropped
     why: str
     decided_by: str = "validation"  # validation | raised load | incumbent | simplest (rule 4's stages)
     stress_tied: tuple[str, ...] = ()  # the candidates still tied at raised load (rule 4a; empty: not replayed)
+    bound_cost: float | None = None  # best objective within the bound / best of all (None: no candidate over it)
+    priced_out: bool = False  # the bound was dropped because bound_cost exceeded the price (rule 1)
 
 
 def within_noise(candidate: Sequence[float], best: Sequence[float], z: float = 1.0) -> bool:
@@ -120,15 +137,35 @@ def _tied(e: Entry, best: Entry, z: float, rel_tol: float, consistency: bool) ->
     return _small(e, best, rel_tol) or (consistency and not leads_consistently(best.blocks, e.blocks))
 
 
-def _rank(entries: Sequence[Entry], bound_s: float | None, z: float, rel_tol: float, consistency: bool = True):
-    """Rules 1-3: (feasible, best, tied, constrained, binding blocks)."""
+def bound_cost(entries: Sequence[Scored], feasible: Sequence[Scored]) -> float:
+    """What keeping the bound costs: the best objective within it over the best of all (1: it costs nothing)."""
+    kept, free = min(e.objective for e in feasible), min(e.objective for e in entries)
+    return kept / free if free > 0 else (1.0 if kept <= free else math.inf)
+
+
+def within_bound(scores: Mapping[str, Scored], bound_s: float | None, price: float | None = BOUND_PRICE) -> list[str]:
+    """Rule 1 on one part (the weighted family's fit, a halving rung): the labels (in ``scores``' order) whose max
+    wait is within ``bound_s``; every label when there is no bound, when none is within it, or when keeping it
+    costs more than ``price`` (:func:`bound_cost`)."""
+    ok = [lab for lab, sc in scores.items() if bound_s is None or sc.max_wait_s <= bound_s]
+    if not ok or (price is not None and len(ok) < len(scores)
+                  and bound_cost(list(scores.values()), [scores[lab] for lab in ok]) > price):
+        return list(scores)
+    return ok
+
+
+def _rank(entries: Sequence[Entry], bound_s: float | None, z: float, rel_tol: float, consistency: bool = True,
+          price: float | None = None):
+    """Rules 1-3: (feasible, best, tied, constrained, binding blocks, bound cost, priced out)."""
     feasible, binding = _feasible(entries, bound_s)
     constrained = bound_s is not None and binding > 0 and bool(feasible)
-    if not constrained:
-        feasible = list(entries)
+    cost = bound_cost(entries, feasible) if constrained and len(feasible) < len(entries) else None
+    priced_out = cost is not None and price is not None and cost > price
+    if not constrained or priced_out:
+        feasible, constrained = list(entries), False
     best = min(feasible, key=lambda e: (e.objective, e.complexity))
     tied = [e for e in feasible if _tied(e, best, z, rel_tol, consistency)]
-    return feasible, best, tied, constrained, binding
+    return feasible, best, tied, constrained, binding, cost, priced_out
 
 
 def _simplest(tied: Sequence[Entry]) -> Entry:
@@ -137,21 +174,25 @@ def _simplest(tied: Sequence[Entry]) -> Entry:
 
 def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.0, rel_tol: float = 0.01, *,
            stressed: Sequence[Entry] | None = None, stress_factor: float | None = None,
-           incumbent: str | None = None, consistency: bool = True) -> Choice:
+           incumbent: str | None = None, consistency: bool = True, bound_price: float | None = BOUND_PRICE) -> Choice:
     """The winner among ``entries`` (non-empty; labels unique) by the module's rules. ``stressed``: the tied
     candidates' entries at raised load (rule 4a; labels of ``entries``, the same blocks; arrivals compressed
     ``stress_factor`` times, for the reason); ``incumbent``: the label of the ranking the site runs now (4b);
-    ``consistency``: rule 3's consistency clause (False: the session-9 rule, tied only within ``rel_tol``)."""
+    ``consistency``: rule 3's consistency clause (False: the session-9 rule, tied only within ``rel_tol``);
+    ``bound_price``: rule 1's price limit (at raised load too; None: the bound at any price)."""
     if not entries:
         raise ValueError("no candidate to choose from")
-    feasible, best, tied, constrained, binding = _rank(entries, bound_s, z, rel_tol, consistency)
+    if bound_price is not None and not bound_price >= 1.0:
+        raise ValueError(f"bound_price must be >= 1 (the bound's cost is a ratio of objectives), got {bound_price}")
+    feasible, best, tied, constrained, binding, cost, priced_out = _rank(entries, bound_s, z, rel_tol, consistency,
+                                                                         bound_price)
     winner, decided_by, stress_tied, how = best, "validation", (), "the best objective"
     if len(tied) > 1:
         pool = tied
         by_label = {e.label: e for e in tied}
         at_load = [e for e in (stressed or ()) if e.label in by_label]
         if len(at_load) > 1:
-            s_feasible, s_best, s_tied, _, _ = _rank(at_load, bound_s, z, rel_tol, consistency)
+            s_feasible, s_best, s_tied, *_ = _rank(at_load, bound_s, z, rel_tol, consistency, bound_price)
             stress_tied = tuple(e.label for e in s_tied)
             pool = [by_label[e.label] for e in s_tied]
             load = f"arrivals compressed {stress_factor:.3g}x" if stress_factor else "raised load"
@@ -178,7 +219,11 @@ def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.
         close = f"within {rel_tol:.0%}" if _small(winner, best, rel_tol) else "behind it in at most half of the blocks"
         why.append(f"{close} and {z:g} standard error of the paired block differences of the best ({best.label}, "
                    f"{best.objective:.4g})")
-    if bound_s is not None:
+    if priced_out:
+        free = min(entries, key=lambda e: (e.objective, e.complexity))
+        why.append(f"keeping the max-wait bound ({bound_s:.0f} s) would cost {cost:.3g}x the best objective "
+                   f"({free.label}), over the price limit {bound_price:g}x: bound dropped (--bound-price)")
+    elif bound_s is not None:
         why.append(f"max wait within the bound {bound_s:.0f} s in the {binding} block(s) where some candidate kept it"
                    if constrained and binding else
                    f"no candidate met the max-wait bound ({bound_s:.0f} s): bound dropped")
@@ -190,4 +235,5 @@ def choose(entries: Sequence[Entry], bound_s: float | None = None, z: float = 1.
                 why.append(f"the bound's price: without it {free.label} leads ({free.objective:.4g}, "
                            f"{winner.objective / max(free.objective, 1e-12):.3g}x better; --no-bound)")
     return Choice(winner.label, runner.label if runner else None, best.label, tuple(e.label for e in feasible),
-                  tuple(e.label for e in tied), bound_s, constrained, "; ".join(why), decided_by, stress_tied)
+                  tuple(e.label for e in tied), bound_s, constrained, "; ".join(why), decided_by, stress_tied, cost,
+                  priced_out)

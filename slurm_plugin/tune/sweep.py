@@ -44,6 +44,7 @@ from ..sim.policy import sim_ranking
 from ..sim.run import Prepared, simulate
 from .candidates import Candidate
 from .score import Score, score
+from .select import BOUND_PRICE, within_bound
 from .split import Split, fold_masks, held_back_mask, rolling_origins, split_history, tune_part
 
 log = logging.getLogger(__name__)
@@ -213,10 +214,11 @@ def budget_cut(today: dict, rest: list[tuple], cost: dict[tuple, float], fixed_s
     return kept, est, full, "filled"
 
 
-def _gap(lab: str, scores: dict[str, Score], bound_s: float | None) -> tuple[int, float]:
+def _gap(lab: str, scores: dict[str, Score], bound_s: float | None,
+         price: float | None = BOUND_PRICE) -> tuple[int, float]:
     """Order of the candidates today's rule drops, for adding them back: within the bound first, then by how far
     behind their family's best (relative)."""
-    ok = [x for x, sc in scores.items() if bound_s is None or sc.max_wait_s <= bound_s] or list(scores)
+    ok = within_bound(scores, bound_s, price)
     best = min(scores[x].objective for x in ok)
     rel = scores[lab].objective / best - 1 if best > 0 else scores[lab].objective - best
     return (0 if lab in ok else 1, rel)
@@ -235,13 +237,13 @@ def screen_twin(twin: Twin, fraction: float = SCREEN_FRACTION) -> Twin:
 
 
 def leaders(scores: dict[str, Score], bound_s: float | None, keep: int | None = None,
-            margin: float | None = None) -> list[str]:
+            margin: float | None = None, price: float | None = BOUND_PRICE) -> list[str]:
     """Labels (in ``scores``' order) that go on from a rung: the ``keep`` (default :data:`KEEP`) best objectives
-    among those within ``bound_s`` by max wait (all, when none is), and every such candidate within ``margin``
-    (default :data:`MARGIN`) of the best."""
+    among those within ``bound_s`` by max wait (:func:`.select.within_bound`: all, when none is or keeping it
+    costs over ``price``), and every such candidate within ``margin`` (default :data:`MARGIN`) of the best."""
     keep = KEEP if keep is None else keep
     margin = MARGIN if margin is None else margin
-    ok = [lab for lab, sc in scores.items() if bound_s is None or sc.max_wait_s <= bound_s] or list(scores)
+    ok = within_bound(scores, bound_s, price)
     ranked = sorted(ok, key=lambda lab: scores[lab].objective)
     best = scores[ranked[0]].objective
     kept = set(ranked[:keep]) | {lab for lab in ranked if scores[lab].objective <= best * (1 + margin) + 1e-12}
@@ -249,9 +251,9 @@ def leaders(scores: dict[str, Score], bound_s: float | None, keep: int | None = 
 
 
 def _why_dropped(lab: str, scores: dict[str, Score], bound_s: float | None, keep: int,
-                 margin: float) -> tuple[str, str]:
+                 margin: float, price: float | None = BOUND_PRICE) -> tuple[str, str]:
     """(the family's best label, why ``lab`` did not go on): over the bound, or behind the kept ones."""
-    ok = [x for x, sc in scores.items() if bound_s is None or sc.max_wait_s <= bound_s] or list(scores)
+    ok = within_bound(scores, bound_s, price)
     ranked = sorted(ok, key=lambda x: scores[x].objective)
     best = ranked[0]
     sc = scores[lab]
@@ -265,7 +267,7 @@ def _why_dropped(lab: str, scores: dict[str, Score], bound_s: float | None, keep
 def halve(twin: Twin, families: dict[str, tuple[list[Candidate], str]], backfills: tuple[bool, ...],
           bound_s: float | None, jobs: int | None = None, rungs: tuple[float, ...] = RUNGS, eta: int = ETA,
           desc: str = "tune", ledger: dict[str, float] | None = None, budget_s: float | None = None,
-          growth: float = GROWTH) -> Halving:
+          growth: float = GROWTH, bound_price: float | None = BOUND_PRICE) -> Halving:
     """Successive halving on growing prefixes of the tuning part: every candidate of every family is replayed on
     the first ``rungs[0]`` of its jobs (one parallel round per rung), each family keeps its best 1/``eta`` (at
     least :data:`KEEP`, within the bound by max wait; plus any within :data:`MARGIN` of the best) per backfill
@@ -274,7 +276,8 @@ def halve(twin: Twin, families: dict[str, tuple[list[Candidate], str]], backfill
     (candidates, the part whose objective ranks them: ``val`` for candidates compared as they are, ``all`` for
     a family fitted on it). ``budget_s`` (None: the cut above, always): after each rung the budget rule
     (:func:`budget_cut`, the module's docstring) keeps every candidate, or today's leaders and the next best,
-    when their estimated cost on the whole tuning part fits, and then stops the halving there."""
+    when their estimated cost on the whole tuning part fits, and then stops the halving there. ``bound_price``:
+    the bound's price limit (:mod:`.select`, rule 1)."""
     alive = {(name, bf): list(cands) for bf in backfills for name, (cands, _) in families.items()}
     dropped: list[Drop] = []
     done: list[tuple[float, int, int]] = []
@@ -299,14 +302,14 @@ def halve(twin: Twin, families: dict[str, tuple[list[Candidate], str]], backfill
             scores = {c.label: got[(c.label, bf)][families[name][1]] for c in cands}
             scores_of[(name, bf)] = scores
             keep = max(KEEP, math.ceil(len(cands) / eta))
-            today[(name, bf)] = leaders(scores, bound_s, keep)
+            today[(name, bf)] = leaders(scores, bound_s, keep, price=bound_price)
         cut = None
         if budget_s is not None:
             cost = {(k, c.label): extrapolate(out.cpu[(c.label, k[1], r)], n_jobs, n_tune, growth)
                     for k, cands in alive.items() for c in cands}
             after = _after_tuning_part(twin, cost, backfills, growth)
             rest = sorted(((k, c.label) for k, cands in alive.items() for c in cands if c.label not in today[k]),
-                          key=lambda kl: _gap(kl[1], scores_of[kl[0]], bound_s))
+                          key=lambda kl: _gap(kl[1], scores_of[kl[0]], bound_s, bound_price))
             cut, est, full, outcome = budget_cut(today, rest, cost, spent + after, budget_s)
             n_kept = sum(map(len, (cut or today).values()))
             out.decisions.append(BudgetDecision(r, outcome, est, budget_s, spent, full, after, n_kept,
@@ -319,7 +322,7 @@ def halve(twin: Twin, families: dict[str, tuple[list[Candidate], str]], backfill
             keep = max(KEEP, math.ceil(len(cands) / eta))
             for c in cands:
                 if c.label not in kept:
-                    best, why = _why_dropped(c.label, scores, bound_s, keep, MARGIN)
+                    best, why = _why_dropped(c.label, scores, bound_s, keep, MARGIN, bound_price)
                     if cut is not None:
                         why += f"; the budget had no room for it ({out.decisions[-1].estimate_s:.0f} of " \
                                f"{budget_s:.0f} CPU s planned)"

@@ -33,7 +33,7 @@ import numpy as np
 from ..sim.run import Prepared
 from .candidates import Candidate, fixed_candidates, label, shipped_default, weighted_grid, with_floor
 from .score import Score, objective_for
-from .select import STRESS_LOAD, Choice, Entry, choose
+from .select import BOUND_PRICE, STRESS_LOAD, Choice, Entry, choose, within_bound
 from .stress import compressed, stress_factor
 from .sweep import BUDGET_CPU_S, RACE_MIN_JOBS, RANKING_SHARE, Halving, Twin, halve, replay
 
@@ -68,6 +68,7 @@ class TuneResult:
     incumbent: str | None = None
     halving: Halving | None = None  # the successive halving's rungs and drops (None: every candidate in full)
     cpu: dict[str, float] = field(default_factory=dict)  # phase -> CPU s of its replays (every process's)
+    bound_price: float | None = BOUND_PRICE  # the bound's price limit the choice was made under (None: any price)
 
 
 def max_wait_bound(twin: Twin, floor_hours: float) -> float:
@@ -76,11 +77,11 @@ def max_wait_bound(twin: Twin, floor_hours: float) -> float:
 
 
 def _fit_weighted(scores: dict[str, dict[str, Score]], grid: list[Candidate], bound_s: float | None,
-                  part: str) -> Candidate:
+                  part: str, price: float | None = BOUND_PRICE) -> Candidate:
     """The grid member with the best objective on the jobs of ``part`` among those within the bound there (any
-    member when none is)."""
-    ok = [c for c in grid if bound_s is None or scores[c.label][part].max_wait_s <= bound_s] or grid
-    return min(ok, key=lambda c: (scores[c.label][part].objective, c.label))
+    member when none is, or when keeping it costs over ``price``: :func:`.select.within_bound`)."""
+    ok = set(within_bound({c.label: scores[c.label][part] for c in grid}, bound_s, price))
+    return min((c for c in grid if c.label in ok), key=lambda c: (scores[c.label][part].objective, c.label))
 
 
 def _entry(lab: str, complexity: float, blocks: list[Score]) -> Entry:
@@ -94,7 +95,8 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
                  evaluate_all: bool = False, z: float = 1.0, jobs: int | None = None,
                  tune_fraction: float = 0.7, extra: list[Candidate] | None = None,
                  notes: list[str] | None = None, race: bool | None = None, incumbent: str | None = None,
-                 stress_load: float = STRESS_LOAD, budget_cpu_s: float = BUDGET_CPU_S) -> TuneResult:
+                 stress_load: float = STRESS_LOAD, budget_cpu_s: float = BUDGET_CPU_S,
+                 bound_price: float | None = BOUND_PRICE) -> TuneResult:
     """Tune the ranking for each backfill mode in ``backfills``. ``evaluate_all`` also replays every fixed
     candidate on the whole history (the evaluation protocol); otherwise only the winner and the runner-up are.
     ``extra``: more candidates judged like the fixed ones (the DQN fine-tuned on the jobs before the first
@@ -104,7 +106,9 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     it drops only what ``budget_cpu_s`` (the whole tune's; the ranking sweep plans on
     :data:`.sweep.RANKING_SHARE` of it) requires, by the estimate after each rung (:func:`.sweep.budget_cut`). ``incumbent``: the label of the
     ranking the site runs now (default: the shipped default's), kept on a tie nothing else breaks;
-    ``stress_load``: the offered load of the tie-break replay (:mod:`.select`, rule 4)."""
+    ``stress_load``: the offered load of the tie-break replay (:mod:`.select`, rule 4); ``bound_price``: the
+    max-wait bound is dropped where keeping it costs more than this factor of the best objective (:mod:`.select`,
+    rule 1; None: at any price)."""
     incumbent = incumbent or label(shipped_default(floor_hours))
     objective = objective or objective_for(p.workload.jobs, p.site)
     twin = Twin.of(p, objective, tune_fraction)
@@ -118,7 +122,7 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     if race:  # long history: the whole tuning part only for the survivors of the halving (sweep.halve)
         halving = halve(twin, {"fixed": (fixed, "val"), "weighted": (grid, "all")}, backfills, bound, jobs,
                         desc=f"tune {p.workload.name}", ledger=cpu,
-                        budget_s=None if forced else RANKING_SHARE * budget_cpu_s)
+                        budget_s=None if forced else RANKING_SHARE * budget_cpu_s, bound_price=bound_price)
         kept = halving.kept
     else:
         kept = {bf: fixed + grid for bf in backfills}
@@ -136,7 +140,8 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
     # the weighted member fitted at each rolling origin and on the whole tuning part, then each with the floor
     parts = [f"fit{k}" for k in range(twin.folds)] + ["all"]
     grids = {bf: [c for c in grid if c in kept[bf]] for bf in backfills}
-    fits = {bf: [_fit_weighted({c.label: got[(c.label, bf, "tune")] for c in grids[bf]}, grids[bf], bound, part)
+    fits = {bf: [_fit_weighted({c.label: got[(c.label, bf, "tune")] for c in grids[bf]}, grids[bf], bound, part,
+                               bound_price)
                  for part in parts] for bf in backfills}
     floored = list({(with_floor(c).label, bf): (with_floor(c), bf, "tune")
                     for bf, members in fits.items() for c in members}.values())
@@ -159,12 +164,12 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
             at = [with_floor(m) if floor else m for m in members[:-1]]
             entries[dep.label] = _entry(dep.label, dep.complexity,
                                         [got[(m.label, bf, "tune")][f"val{k}"] for k, m in enumerate(at)])
-        ch = choose(list(entries.values()), bound, z, incumbent=incumbent)
+        ch = choose(list(entries.values()), bound, z, incumbent=incumbent, bound_price=bound_price)
         tests = {lab: r["test"] for (lab, b, scope), r in got.items() if scope == "whole" and b == bf}
         dropped = [c for c in fixed if c not in kept[bf]]  # by the halving: held-back rows still (evaluate_all)
         modes[bf] = ModeResult(bf, pool + dropped, scores, final.label, [m.label for m in members[:-1]], entries, ch,
                                tests)
-    factor = _break_ties(twin, modes, bound, z, incumbent, stress_load, jobs, p.workload.name, cpu)
+    factor = _break_ties(twin, modes, bound, z, incumbent, stress_load, jobs, p.workload.name, cpu, bound_price)
     # last round: the held-back replays still missing (the winner and the runner-up)
     more = []
     for bf, m in modes.items():
@@ -175,11 +180,12 @@ def tune_history(p: Prepared, backfills: tuple[bool, ...] = (True,), *, floor_ho
                                                 f"held back: winner and runner-up ({len(more)} replays)")):
             modes[bf].test_scores[c.label] = r["test"]
     return TuneResult(twin, bound, modes, label(shipped_default(floor_hours)), list(notes or []), factor, incumbent,
-                      halving, cpu)
+                      halving, cpu, bound_price)
 
 
 def _break_ties(twin: Twin, modes: dict[bool, ModeResult], bound: float | None, z: float, incumbent: str,
-                load: float, jobs: int | None, name: str, ledger: dict[str, float] | None = None) -> float | None:
+                load: float, jobs: int | None, name: str, ledger: dict[str, float] | None = None,
+                bound_price: float | None = BOUND_PRICE) -> float | None:
     """Rule 4a of :mod:`.select`: replay each mode's tied candidates on the tuning part at raised load and
     choose again with their entries there. Returns the compression factor (None: no tie, or the validation
     part is at ``load`` already)."""
@@ -197,5 +203,5 @@ def _break_ties(twin: Twin, modes: dict[bool, ModeResult], bound: float | None, 
     for bf in tied:
         m = modes[bf]
         m.choice = choose(list(m.entries.values()), bound, z, stressed=list(m.stressed.values()),
-                          stress_factor=factor, incumbent=incumbent)
+                          stress_factor=factor, incumbent=incumbent, bound_price=bound_price)
     return factor

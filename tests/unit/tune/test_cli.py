@@ -94,6 +94,18 @@ def test_evaluate_writes_the_issue_format(swf, tmp_path):
     for lab, v in sel["validation"].items():
         assert len(v["blocks"]) == folds and v["objective"] == pytest.approx(sum(v["blocks"]) / folds)
     assert doc["fidelity"]["checked"] is False  # the fixture records no waits
+    assert doc["bound_price"] == 1.5 and "unless keeping it costs over 1.5x the best objective" in doc["rule"]
+
+
+def test_bound_price_inf_keeps_the_bound_at_any_price_and_below_one_is_a_usage_error(swf, tmp_path):
+    out = tmp_path / "eval.json"
+    res = CliRunner().invoke(main, ["tune", "--evaluate", str(swf), "--output", str(out), "--bound-price", "inf",
+                                    "--no-packing", *FAST])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["bound_price"] is None and "costs over" not in doc["rule"]
+    res = CliRunner().invoke(main, ["tune", "--evaluate", str(swf), "--bound-price", "0.9"])
+    assert res.exit_code == 2 and "--bound-price" in res.output
 
 
 def test_missing_history_names_the_file(tmp_path):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from slurm_plugin.tune.select import Entry, choose, leads_consistently, within_noise
+from slurm_plugin.tune.select import BOUND_PRICE, Entry, bound_cost, choose, leads_consistently, within_bound, within_noise
 
 
 def E(label, complexity, objective, max_wait=100.0, blocks=None):
@@ -64,8 +64,8 @@ def test_leads_consistently_needs_a_strict_majority_of_blocks():
 
 
 def test_max_wait_bound_rules_out_and_is_dropped_when_nobody_meets_it():
-    c = choose([E("sjf", 1, 5.0, max_wait=1000), E("fcfs", 0, 9.0, max_wait=50)], bound_s=100)
-    assert c.winner == "fcfs" and c.feasible == ("fcfs",) and c.constrained
+    c = choose([E("sjf", 1, 5.0, max_wait=1000), E("fcfs", 0, 9.0, max_wait=50)], bound_s=100, bound_price=None)
+    assert c.winner == "fcfs" and c.feasible == ("fcfs",) and c.constrained and c.bound_cost == pytest.approx(1.8)
     c = choose([E("sjf", 1, 5.0, max_wait=1000), E("fcfs", 0, 9.0, max_wait=500)], bound_s=100)
     assert c.winner == "sjf" and not c.constrained and "bound dropped" in c.why
 
@@ -125,3 +125,44 @@ def test_the_bound_binds_per_block():
 def test_block_counts_must_agree():
     with pytest.raises(ValueError, match="block counts"):
         choose([B("sjf", 1, [1.0, 2.0], [1, 2]), B("fcfs", 0, [1.0], [1])], bound_s=100)
+
+
+def test_the_bound_is_dropped_when_keeping_it_costs_over_the_price():
+    sjf, fcfs = E("sjf", 1, 5.0, max_wait=1000), E("fcfs", 0, 9.0, max_wait=50)
+    assert BOUND_PRICE == 1.5
+    c = choose([sjf, fcfs], bound_s=100)  # keeping it costs 9 / 5 = 1.8x > 1.5x
+    assert c.winner == "sjf" and c.priced_out and not c.constrained and c.feasible == ("sjf", "fcfs")
+    assert "would cost 1.8x the best objective (sjf), over the price limit 1.5x: bound dropped" in c.why
+    c = choose([sjf, fcfs], bound_s=100, bound_price=2.0)  # 1.8x is within a 2x limit: the bound holds
+    assert c.winner == "fcfs" and c.constrained and not c.priced_out and c.bound_cost == pytest.approx(1.8)
+    c = choose([sjf, E("fcfs", 0, 7.5, max_wait=50)], bound_s=100)  # exactly 1.5x: kept (over, not at, drops it)
+    assert c.winner == "fcfs" and c.constrained
+    # nobody over the bound: no cost to speak of
+    assert choose([E("sjf", 1, 5.0, max_wait=50), E("fcfs", 0, 9.0, max_wait=50)], bound_s=100).bound_cost is None
+    with pytest.raises(ValueError, match="bound_price must be >= 1"):
+        choose([sjf, fcfs], bound_s=100, bound_price=0.5)
+
+
+def test_the_price_applies_at_raised_load_too():
+    # on validation sjf and wfp3 tie within the bound; at raised load (fcfs not replayed: it did not tie)
+    val = [B("sjf", 1, [5.0, 5.0], [50, 50]), B("wfp3", 2, [5.0, 5.0], [50, 50]), B("fcfs", 0, [20.0, 20.0], [50, 50])]
+    load = [B("sjf", 1, [9.0, 9.0], [500, 500]), B("wfp3", 2, [6.0, 6.0], [500, 500])]
+    c = choose(val, bound_s=100, stressed=load)
+    assert c.winner == "wfp3" and c.decided_by == "raised load"
+    load = [B("sjf", 1, [10.0, 10.0], [50, 50]), B("wfp3", 2, [6.0, 6.0], [500, 500])]
+    assert choose(val, bound_s=100, stressed=load).winner == "wfp3"  # only sjf keeps it, at 1.67x: over the limit
+    assert choose(val, bound_s=100, stressed=load, bound_price=None).winner == "sjf"
+
+
+def test_within_bound_on_one_part():
+    class S:
+        def __init__(self, objective, max_wait_s):
+            self.objective, self.max_wait_s = objective, max_wait_s
+
+    scores = {"a": S(10.0, 50), "b": S(4.0, 500), "c": S(12.0, 60)}
+    assert within_bound(scores, 100, None) == ["a", "c"]
+    assert within_bound(scores, 100) == ["a", "b", "c"]  # 10 / 4 = 2.5x
+    assert within_bound(scores, 100, 3.0) == ["a", "c"]
+    assert within_bound(scores, None) == ["a", "b", "c"] and within_bound(scores, 10) == ["a", "b", "c"]
+    assert bound_cost([scores["b"], scores["a"]], [scores["a"]]) == pytest.approx(2.5)
+    assert bound_cost([S(0.0, 500), S(0.0, 50)], [S(0.0, 50)]) == 1.0
