@@ -56,8 +56,12 @@ def test_raised_load_never_overrides_a_validation_winner_or_a_bound():
     c = choose(bound, bound_s=100.0, stressed=[E("fcfs", 0, [9] * 4), E("sjf", 1, [1] * 4)])
     assert c.winner == "fcfs" and c.tied == ("fcfs",)
     # at raised load the bound applies too, and the reason says it decided (CEA-Curie: F1 over the bound there)
-    c = choose(QUIET[:2], bound_s=100.0, stressed=[E("fcfs", 0, [1] * 4, max_wait=500.0), E("sjf", 1, [9] * 4)])
+    at_load = [E("fcfs", 0, [1] * 4, max_wait=500.0), E("sjf", 1, [9] * 4)]
+    c = choose(QUIET[:2], bound_s=100.0, stressed=at_load, bound_price=None)
     assert (c.winner, c.decided_by) == ("sjf", "raised load") and "1 over it" in c.why
+    # ... at its price: keeping it there costs 9x, over the default 1.5x, so it gives way at raised load too
+    c = choose(QUIET[:2], bound_s=100.0, stressed=at_load)
+    assert (c.winner, c.decided_by) == ("fcfs", "raised load") and "1 over it" not in c.why
 
 
 def _table(submit, nodes, run, gres=None):
