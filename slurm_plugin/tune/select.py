@@ -48,8 +48,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-
 STRESS_LOAD = 0.9  # the offered load (bottleneck resource) of the raised-load tie-break replay (rule 4a)
 BOUND_PRICE: float | None = 1.5  # rule 1's price limit by default (None: the bound at any price)
 
@@ -92,6 +90,8 @@ class Choice:
 def within_noise(candidate: Sequence[float], best: Sequence[float], z: float = 1.0) -> bool:
     """True when ``candidate`` is not worse than ``best`` by more than ``z`` standard errors of the paired
     block differences (no blocks: only an equal mean ties)."""
+    import numpy as np  # here: `hetsched tune --help` reads BOUND_PRICE without numpy
+
     a, b = np.asarray(candidate, float), np.asarray(best, float)
     if len(a) != len(b) or len(a) < 2:
         return bool(len(a) == len(b) and len(a) and a.mean() <= b.mean())
