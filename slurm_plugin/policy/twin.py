@@ -11,6 +11,7 @@ are required, and ``predicted`` must hold the objective's metric::
       objective: avg_bsld                     # avg_bsld | avg_wait_s
       predicted: {avg_bsld: 3.2, avg_wait_s: 410.0, max_wait_s: 86000.0, energy_kwh: 1234.0}
       runner_up: {ranking: sjf, backfill: true, predicted: {avg_bsld: 3.4, avg_wait_s: 450.0}}
+      why: "objective 3.1; the best objective; max wait within the bound ..."   # why the ranking won (tune)
       packing: {swept: true, enabled: false, ranking: sjf, predicted: {avg_bsld: 3.3, avg_wait_s: 420.0},
                 runner_up: {enabled: true, predicted: {avg_bsld: 3.3, avg_wait_s: 421.0}}, why: "..."}
       previous: /etc/hetsched/policy.d/policy-20261130T100000Z.yaml   # relative: to this file's directory
@@ -123,6 +124,7 @@ class TwinSection:
     previous: str | None = None  # the policy file this one replaced; None: the defaults were running
     fidelity: TwinFidelity | None = None
     packing: TwinPacking | None = None
+    why: str | None = None  # why the tuner chose the ranking (its selection rule's reason, with the bound's cost)
 
     def predicted_value(self) -> float:
         """The predicted value of the objective (present: checked on load)."""
@@ -260,7 +262,8 @@ def twin_from_dict(data, where: str = "twin") -> TwinSection | None:
                        None if runner_up is None else _runner_up(runner_up, f"{where}.runner_up"),
                        _text(data.get("previous"), f"{where}.previous"),
                        None if fidelity is None else _fidelity(fidelity, f"{where}.fidelity"),
-                       None if packing is None else _packing(packing, f"{where}.packing"))
+                       None if packing is None else _packing(packing, f"{where}.packing"),
+                       _text(data.get("why"), f"{where}.why"))
 
 
 def resolve_previous(twin: TwinSection | None, policy_dir: Path) -> TwinSection | None:

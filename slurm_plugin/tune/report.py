@@ -175,6 +175,7 @@ def twin_section(result: TuneResult, history: str | Path, backfill: bool = True,
                     "jobs": len(jobs), "start": float(jobs.submit.min()), "end": float(jobs.submit.max())},
         "objective": "avg_bsld" if result.twin.objective == "avg_bsld" else "avg_wait_s",
         "predicted": _predicted(m.test_scores[m.choice.winner]),
+        "why": m.choice.why,
     }
     if Path(history).is_file():
         doc["history"]["sha256"] = sha256_of(history)

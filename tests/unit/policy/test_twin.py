@@ -18,6 +18,7 @@ twin:
   predicted: {avg_bsld: 3.2, avg_wait_s: 410.0, max_wait_s: 86000.0, energy_kwh: 1234.0}
   runner_up: {ranking: sjf, backfill: true, predicted: {avg_bsld: 3.4, avg_wait_s: 450.0}}
   previous: policy.d/policy-20261130T100000Z.yaml
+  why: "objective 3.2; the best objective"
 """
 
 
@@ -29,7 +30,8 @@ def test_the_full_section_as_tune_writes_it(tmp_path):
         "avg_bsld", TwinMetrics(3.2, 410.0, 86000.0, 1234.0), "2026-12-01T10:00:00Z",
         TwinHistory("/data/history.csv", "ab12", 12345, 1700000000.0, 1702592000.0),
         TwinRunnerUp("sjf", True, TwinMetrics(avg_bsld=3.4, avg_wait_s=450.0)),
-        str(tmp_path / "policy.d/policy-20261130T100000Z.yaml"))  # relative: to the policy file's directory
+        str(tmp_path / "policy.d/policy-20261130T100000Z.yaml"),  # relative: to the policy file's directory
+        why="objective 3.2; the best objective")
     assert twin.predicted_value() == 3.2
 
 
@@ -55,7 +57,7 @@ OK = {"objective": "avg_bsld", "predicted": {"avg_bsld": 3.2}}
 
 @pytest.mark.parametrize("twin,error", [
     ({"objectiv": "avg_bsld"}, "p.yaml: twin.objectiv: unknown key (valid: objective, predicted, generated_at, "
-                               "history, runner_up, previous, fidelity, packing)"),
+                               "history, runner_up, previous, fidelity, packing, why)"),
     ({"predicted": {"avg_bsld": 1}}, "p.yaml: twin.objective: required"),
     ({"objective": "avg_bsld"}, "p.yaml: twin.predicted: required"),
     ({"objective": "makespan", "predicted": {}}, "p.yaml: twin.objective: unknown choice 'makespan' (valid: "
@@ -81,6 +83,7 @@ OK = {"objective": "avg_bsld", "predicted": {"avg_bsld": 3.2}}
     ({**OK, "runner_up": {"predicted": {"avg_bsld": None, "x": 1}}}, "p.yaml: twin.runner_up.predicted.x: "
                                                                       "unknown key"),
     ({**OK, "previous": 3}, "p.yaml: twin.previous: must be text (got 3)"),
+    ({**OK, "why": ["best"]}, "p.yaml: twin.why: must be text (got ['best'])"),
     ("avg_bsld", "p.yaml: twin: expected a mapping, got str"),
 ])
 def test_bad_twin_sections_name_the_file_and_field(twin, error):

@@ -22,6 +22,7 @@ def test_tune_writes_a_policy_file_the_cycle_loads_and_keeps_the_previous(swf, t
     assert spec.twin.objective == "avg_bsld" and spec.twin.previous is None
     assert spec.twin.history.jobs == JOBS and spec.twin.predicted.avg_bsld >= 1.0
     assert spec.twin.runner_up.ranking and spec.twin.runner_up.backfill is True
+    assert spec.twin.why.startswith("objective ")  # the selection's reason, kept for whoever reads the file
     first = out.read_text()
     res = CliRunner().invoke(main, ["tune", "--history", str(swf), "--out", str(out), "--json", *FAST])
     assert res.exit_code == 0, res.output
