@@ -194,6 +194,22 @@ def node_cmd(node: str, journal: Path, as_json: bool, scale_state: Path) -> None
         fail(f"no record of node {node} in Slurm or the journal {journal}", EXIT_FAIL)
 
 
+def _tuned_ranking(path: str | None) -> tuple[str | None, str | None]:
+    """The ranking the policy file at ``path`` names and why ``hetsched tune`` chose it (its ``twin.why``); what
+    cannot be read (gone, changed into something invalid) gives None, said on stderr."""
+    if not path:
+        return None, None
+    from ..policy import PolicyError, load_policy
+    from ..tune.candidates import label
+
+    try:
+        spec = load_policy(path)
+    except (OSError, PolicyError) as err:
+        click.echo(f"hetsched: {path}: {err}", err=True)
+        return None, None
+    return label(spec.ranking), spec.twin.why if spec.twin else None
+
+
 @why.command("policy")
 @journal_option
 @json_option
@@ -214,13 +230,17 @@ def policy_cmd(journal: Path, as_json: bool, guard_state: Path) -> None:
         click.echo(f"hetsched: {guard_state} unreadable: {err}", err=True)
     last = memory.last if memory else {}
     entries = [e for e in Journal(journal).entries() if e.get("kind") == "policy"]
+    ranking, chosen = _tuned_ranking(last.get("path"))
     if as_json:
         emit_json({"policy": last.get("path"), "sha256": memory.policy_sha256 if memory else None,
-                   "since": memory.since if memory else None, "last": last, "decisions": entries})
+                   "since": memory.since if memory else None, "ranking": ranking, "chosen_because": chosen,
+                   "last": last, "decisions": entries})
     else:
         if last:
             click.echo(f"{'policy':>16}: {last.get('path')} (sha256 {memory.policy_sha256[:12]}, "
                        f"running since {_when(memory.since)})")
+            if ranking:
+                click.echo(f"{'ranking':>16}: {ranking}" + (f" (tune: {chosen})" if chosen else ""))
             click.echo(f"{'guard':>16}: {last.get('verdict')} (at {_when(last['t'])})")
         _show({}, (), entries)
     if not last and not entries:
