@@ -138,7 +138,9 @@ class LocalCluster(RecordedState):
         return ok
 
     def _ensure_munge(self) -> int | None:
-        """Start munged if no munge daemon answers; returns its pid if we started it."""
+        """Start munged if no munge daemon answers; returns its pid if we started it. Clusters started at the
+        same moment race here: the loser's munged refuses the socket the winner's holds, and the loser then
+        uses the winner's (None: not ours to stop)."""
         if munge_ok():
             return None
         if not Path("/etc/munge/munge.key").exists():
@@ -146,12 +148,13 @@ class LocalCluster(RecordedState):
         run = Path("/run/munge")
         run.mkdir(parents=True, exist_ok=True)
         shutil.chown(run, "munge", "munge")
-        subprocess.run(["runuser", "-u", "munge", "--", MUNGED], check=True, timeout=20)
+        started = subprocess.run(["runuser", "-u", "munge", "--", MUNGED], capture_output=True, text=True, timeout=20)
         for _ in range(50):
             if munge_ok():
-                return read_pid(run / "munged.pid")
+                return read_pid(run / "munged.pid") if started.returncode == 0 else None
             time.sleep(0.1)
-        raise ClusterError("munged did not come up; see /var/log/munge/munged.log")
+        raise ClusterError(f"munged did not come up (exit {started.returncode}: {started.stderr.strip()[-300:]}); "
+                           "see /var/log/munge/munged.log")
 
     def _make_devices(self, site: Site, layout: LocalLayout) -> None:
         """Fake accelerator devices: character devices 1:3 (like /dev/null), plain files if mknod fails."""

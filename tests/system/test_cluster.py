@@ -172,3 +172,24 @@ def test_a_root_an_earlier_cluster_named_otherwise_cold_starts():
         assert (spool / "clustername").read_text().strip().split("|")[0] == "hs-test-renamed"
     finally:
         c.down()
+
+
+def test_a_cluster_that_loses_the_race_to_start_munged_uses_the_winners(monkeypatch):
+    """Clusters started at the same moment: both see no munged, the second's munged then refuses the socket the
+    first's holds (a real munged, really refused). The second goes on with the first's, and does not own it."""
+    from slurm_plugin.cluster import local
+
+    cluster = start_cluster("mungerace", Needs())
+    try:
+        assert local.munge_ok()  # the winner's munged (or another test's) is up
+        real, checks = local.munge_ok, []
+
+        def late():  # the loser's first check came just before the winner's munged answered
+            checks.append(1)
+            return len(checks) > 1 and real()
+
+        monkeypatch.setattr(local, "munge_ok", late)
+        assert cluster._ensure_munge() is None and len(checks) > 1
+        assert real()
+    finally:
+        cluster.down()
