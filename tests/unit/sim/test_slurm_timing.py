@@ -528,3 +528,46 @@ def test_site_factor_first_seen_after_the_start_counts_from_submit():
     on = replay_table(site, [job], T0, SlurmTiming(site_factor=True, site_factor_submit=True))
     assert off.qos_priority.tolist() == [0.0] and on.qos_priority.tolist() == [7.0]
     assert replay_timing({"jobs": []}, replay_site_data("demo", power=False)).site_factor_submit
+
+
+def test_energy_counts_a_job_busy_for_its_run_only_not_its_release():
+    """The replay holds a job's node release_s past its end (the next job starts that much later), but the job
+    is done: the node draws idle power then, as the real side counts it (busy from StartTime to EndTime), and
+    the energy ends at the last recorded end."""
+    site = Site.model_validate(replay_site_data("demo", power=False))
+    jobs = [_job(1, 0, 0, 10, H100)]
+    _, sim = _starts(jobs, SlurmTiming(release_s=2.0))
+    h100 = site.group("gpu-h100")
+    idle = sum(g.count * g.power.idle_w for g in site.node_groups)
+    dyn = 8 * (h100.power.busy_w - h100.power.idle_w) / h100.cpu.cores  # the job's 8 of the node's cores
+    assert sim["end"] == [pytest.approx(10.2)]  # submitted (and started) at 0.2 s, for 10 s
+    assert sim["energy_j"] == pytest.approx(idle * 10.2 + dyn * 10.0)
+
+
+def test_energy_of_a_job_waiting_for_its_other_node_to_boot_is_idle_power():
+    """A 2-node x86 job gets x86n1 (on, running job 1) and x86n2 (powered down): slurmctld keeps it CONFIGURING
+    until the time-limit check finds x86n2 up (70 s) and resets its StartTime then (22.05: ``Resetting
+    JobId=40 start time for node power up``), so x86n1's share of it draws nothing before 70 s. The
+    simulator's energy is the real side's accounting (real_power) of the simulator's own schedule."""
+    site = Site.model_validate(replay_site_data("demo", power=True))
+    jobs = [_job(1, 0, 0, 100, arch="x86_64", cores=1, limit_min=2), _job(2, 40, 70, 76, arch="x86_64", cores=8)]
+    jobs[1]["spec"]["nodes"] = 2
+    timing = SlurmTiming(suspend_time_s=20.0, shutdown_s=10.0, boot_s=3.0, config_tick_s=30.0,
+                         config_epoch=T0 + 10.0, release_s=1.0)
+    sim = simulate_record(site, {"jobs": jobs, "power": {}, "bf_cycles": []}, timing, trace=True)
+    starts = dict(zip(sim["id"], sim["start"]))
+    assert starts == {1: 0.0, 2: 70.0}
+    hosts = _replay_hosts(site)
+    power = {h: [(T0, "on")] for h in hosts}
+    for t, node, what in sim["power_log"]:
+        if what != "idle":
+            power[hosts[node]].append((T0 + t, what))
+    assert [s for _, s in power["x86n2"]][:5] == ["on", "shutting", "off", "booting", "on"]
+    assert [s for _, s in power["x86n1"]][:1] == ["on"] and len(power["x86n1"]) <= 3  # on while job 1 runs
+    record = {"jobs": [{"start": T0 + s, "end": T0 + e, "nodelist": n, "state": "COMPLETED", "spec": {"cores": c}}
+                       for s, e, n, c in ((0.2, 100.2, "x86n1", 1), (70, 76, "x86n[1-2]", 8))],
+              "power": power}
+    end = max(sim["end"])
+    assert end == pytest.approx(100.2)
+    _, joules = real_power(record, site, T0, T0 + end)
+    assert sim["energy_j"] == pytest.approx(joules)
