@@ -58,6 +58,7 @@ class Engine:
         self._pick_first = self._first_fit and type(self)._choose is Engine._choose
         self.scaling = scaling or AlwaysOn()
         self.bf_max = bf_max_job_test
+        self.bf_depth: int | None = None  # this cycle tests only the first bf_depth jobs of the queue (None: bf_max)
         self.bf_interval = bf_interval_s  # None: backfill at every event; else like Slurm's bf_interval
         self.bf_times = bf_times
         self._bf_clocked = bf_interval_s is not None or bf_times is not None
@@ -351,7 +352,10 @@ class Engine:
                     self.resv_history[self.resv.job] = []  # outranked: its next plan may be later
                 continue
             if self.backfill and (not self._bf_clocked or self._bf_due):
-                window = keys[pos + 1:pos + 1 + self.bf_max]
+                stop = pos + 1 + self.bf_max
+                if self.bf_depth is not None:
+                    stop = min(stop, self.bf_depth)
+                window = keys[pos + 1:stop]
                 resv = self._reservation(j, r, t, ahead=bool(started))
                 if self.reservations == 1:
                     seen = (self._epoch, self._boots, resv, j, window)

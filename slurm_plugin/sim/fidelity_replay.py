@@ -17,6 +17,7 @@ after its end.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -42,6 +43,10 @@ PRIORITY_CALC = True  # replay_timing's priority_calc default (ages set at slurm
 PRIORITY_CALC_PERIOD_S = 300.0  # PriorityCalcPeriod default, 5 minutes (man slurm.conf 22.05.8 and 24.11.5)
 POWER_START = True  # replay_timing's power_start default (the nodes' recorded power states at the first submit)
 BF_SEES_SUBMIT = False  # replay_timing's bf_sees_submit default (a backfill cycle sees a job from its submit)
+WILL_RUN = False  # replay_timing's will_run default (backfill plans at the select plugin's start estimate)
+BF_DEPTH = False  # replay_timing's bf_depth default (a cycle Slurm cut short tests as many jobs as it did)
+BF_YIELD_INTERVAL_S = 2.0  # SchedulerParameters bf_yield_interval default (man slurm.conf 22.05.8 and 24.11.5)
+KILL_WAIT_S = 30.0  # KillWait default (man slurm.conf 22.05.8 and 24.11.5)
 BF_RESOLUTION_S = 60.0  # Slurm's bf_resolution default (the replay cluster sets no SchedulerParameters)
 _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
 
@@ -186,6 +191,7 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
         work_energy(engine, t)
 
     bf_times = [c - t0 for c in record.get("bf_cycles", [])] or None
+    depths = cut_short_cycles(record, t0) if timing.bf_depth else {}
     kw = dict(backfill=True, bf_interval_s=30.0, bf_times=bf_times, reservations=1 if scaling else 100,
               scaling=scaling, observer=observer)
     if timing.bf_resolution_s is None:
@@ -199,7 +205,8 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
                                      slurm_select=timing.slurm_select, passes=passes, power_ups=ups,
                                      plan_select=timing.plan_select, power_scan_s=timing.power_save_interval_s,
                                      main_delay_s=timing.submit_s if timing.bf_sees_submit else 0.0,
-                                     power_scan_strict=timing.power_scan_strict, **kw)
+                                     power_scan_strict=timing.power_scan_strict, will_run=timing.will_run,
+                                     kill_wait_s=timing.kill_wait_s, bf_depths=depths, **kw)
         if timing.power_start and scaling:
             engine.set_power_start(*power_at_start(record, site, t0))
     engine.run_eff = effective_runs(table.run, table.limit, timing)
@@ -221,6 +228,29 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
     return {"id": table.id.tolist(), "start": np.floor(out.begin).tolist(), "end": ends.tolist(),
             "power_ups": counter.count, "energy_j": energy,
             "energy_meter_j": meter} | ({"power_log": counter.log} if trace else {})
+
+
+def cut_short_cycles(record: dict, t0: float) -> dict[float, int]:
+    """The backfill cycles Slurm cut short, as {cycle start in simulated time (a ``record["bf_cycles"]`` entry
+    less ``t0``, as ``simulate_record`` schedules it): jobs it tested}: a cycle that ended
+    (``record["ctld_events"]["bf_end"]``, matched to the latest recorded cycle start before it) at least
+    bf_yield_interval (2 s) after it began, so it yielded its locks at least once, having tested fewer jobs than
+    were pending in the real run when it began (a job started in its second counts as pending: the cycle may
+    have started it). (A quick cycle may report a few jobs fewer than were pending,
+    e.g. one submitted within its second; that is not a cut. The recorded starts come from sdiag and may lie
+    a fraction of a second after the cycle's real start.)"""
+    cycles = sorted(record.get("bf_cycles") or [])
+    jobs = [(j["submit"], j.get("start")) for j in record["jobs"]]
+    out = {}
+    for e in (record.get("ctld_events") or {}).get("bf_end") or []:
+        end = float(e[0])
+        began = [c for c in cycles if c <= end + 0.5]
+        if not began or end - began[-1] < BF_YIELD_INTERVAL_S:
+            continue
+        c = began[-1]
+        if int(e[2]) < sum(1 for sub, start in jobs if sub <= c and (start is None or start >= math.floor(c))):
+            out[c - t0] = int(e[2])
+    return out
 
 
 def power_at_start(record: dict, site: Site, t0: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -327,6 +357,12 @@ def compare_record(site: Site, record: dict, timing: SlurmTiming) -> dict:
     }
 
 
+def kill_wait(record: dict) -> float:
+    """The replay cluster's KillWait in seconds (``scontrol show config``: ``5 sec``), else Slurm's default."""
+    m = re.fullmatch(r"\s*(\d+)\s*sec\s*", (record.get("slurm_conf") or {}).get("KillWait") or "")
+    return float(m[1]) if m else KILL_WAIT_S
+
+
 def recorded_boot_s(record: dict) -> float | None:
     """Median seconds a node spent powering up (sinfo ``#`` until it no longer showed it), None if none did."""
     spans = []
@@ -412,7 +448,8 @@ def priority_calc_period(record: dict) -> float:
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
                   batch_passes: bool = False, power_scan: bool = POWER_SCAN,
                   power_start: bool = POWER_START, priority_calc: bool = PRIORITY_CALC,
-                  factor_at_submit: bool = FACTOR_AT_SUBMIT, bf_sees_submit: bool = BF_SEES_SUBMIT) -> SlurmTiming:
+                  factor_at_submit: bool = FACTOR_AT_SUBMIT, bf_sees_submit: bool = BF_SEES_SUBMIT,
+                  will_run: bool = WILL_RUN, bf_depth: bool = BF_DEPTH) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
     pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
@@ -426,7 +463,9 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
     the first submit (:func:`power_at_start`); with ``priority_calc`` a pending job's age factor changes at
     slurmctld's priority recalculations (PriorityCalcPeriod from slurmctld's start, :func:`priority_calc_period`)
     instead of continuously; with ``factor_at_submit`` a job's first recorded SiteFactor counts from its submit
-    (:func:`site_factor_at_start`)."""
+    (:func:`site_factor_at_start`); with ``will_run`` backfill plans start when Slurm's select plugin
+    estimates (KillWait as recorded, :func:`kill_wait`); with ``bf_depth`` a backfill cycle Slurm cut short
+    tests only as many jobs as it did (:func:`cut_short_cycles`)."""
     s = site_data["slurm"]
     power = 0 <= s.get("suspend_time", -1) < 365 * 86400
     check = time_limit_check_epoch(record) if power else None
@@ -446,4 +485,5 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                        priority_calc_period_s=priority_calc_period(record) if priority_calc else None,
                        priority_epoch=float(start), site_factor_submit=factor_at_submit,
                        bf_sees_submit=bf_sees_submit and not batch_passes,
+                       will_run=will_run, kill_wait_s=kill_wait(record), bf_depth=bf_depth,
                        idle_at_start_s=recorded_idle_at_start(record, float(s["suspend_time"])) if power else 0.0)

@@ -43,6 +43,11 @@ With ``main_delay_s`` the jobs are in the table at their submit: a backfill cycl
 pass only ``main_delay_s`` later (a pass runs then), as slurmctld's backfill tests every pending job while a
 new one waits for the main scheduler (:mod:`~slurm_plugin.sim.slurm_timing`, ``bf_sees_submit``).
 
+With ``bf_depths`` (backfill cycle time -> depth) a cycle Slurm cut short tests only that many jobs of the queue
+(from its top: the jobs it starts at once, the head, then the backfill candidates), as the record's
+``completed testing N(M) jobs`` shows: a cycle yields its locks every 2 s (bf_yield_interval) and ends there if
+the cluster's state changed meanwhile, which on a loaded host leaves most of a long queue untested.
+
 With ``passes`` (simulated times, :func:`~slurm_plugin.sim.slurm_timing.batch_passes`) a submit runs no main
 pass of its own: the queue is scheduled at those times, and at any other event that changed the cluster (a job
 ended, a node came up or went down, a job started) or a backfill cycle, as slurmctld does.
@@ -56,10 +61,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cluster import Reservation
-from .engine import DOWN, END, PACK, READY, Engine
+from .engine import BACKFILL, DOWN, END, PACK, READY, Engine
 from .power import BOOTING, OFF, SHUTTING
 from .slurm_select import select_nodes
 from .slurm_timing import power_scan_due, shutdown_done
+from .slurm_will_run import will_run_start
+from ..workload.fit import eligible_groups
 
 NO_PLAN_S = 1e9  # a node powering down is planned this far ahead: in no window that matters (Slurm: no plan)
 BATCH = PACK + 100  # event kind: slurmctld's background loop runs the main scheduler for new submits
@@ -85,8 +92,12 @@ class SlurmBackfillEngine(Engine):
     def __init__(self, *args, resolution_s: float = 60.0, epoch: float = 0.0, slurm_select: bool = False,
                  passes: np.ndarray | None = None, power_ups: list[tuple[float, np.ndarray]] = (),
                  plan_select: bool = False, power_scan_s: float | None = None, power_scan_strict: bool = False,
-                 main_delay_s: float = 0.0, **kw):
+                 main_delay_s: float = 0.0, will_run: bool = False, kill_wait_s: float = 30.0,
+                 bf_depths: dict[float, int] | None = None, **kw):
         super().__init__(*args, **kw)
+        self.bf_depths = dict(bf_depths or {})  # backfill cycle time -> the queue depth it tests (cut short)
+        self.will_run, self.kill_wait_s = will_run, int(kill_wait_s)
+        self._eligible: dict[tuple, np.ndarray] = {}  # (arch mask, GRES name, GRES type) -> node mask
         self.main_delay_s = float(main_delay_s)
         self._main_sees = (self.jobs.submit + self.main_delay_s).tolist()  # when the main pass sees each job
         self.power_scan_s, self.power_scan_strict = power_scan_s, power_scan_strict
@@ -117,6 +128,8 @@ class SlurmBackfillEngine(Engine):
         return super().run(*args, **kw)
 
     def _handle(self, kind: int, data, t: float, more: bool) -> None:
+        if kind == BACKFILL and self.bf_depths:
+            self.bf_depth = self.bf_depths.get(t)
         if kind == BATCH:
             self._pass_due = True
         elif kind == POWER_UP:
@@ -234,17 +247,80 @@ class SlurmBackfillEngine(Engine):
         return choose
 
     def _reservation(self, j: int, r, t: float, ahead: bool = False):
-        if not self.plan_select:
+        if not (self.plan_select or self.will_run):
             return super()._reservation(j, r, t, ahead)
         if self.resv is None or self.resv.job != j or self._resv_epoch != self._epoch:
             if self.resv is None or self.resv.job != j or ahead:
                 self.resv_history[j] = []
-            self.resv = self.cluster.plan(j, r, t, choose=self._plan_choice(t))
+            self.resv = self._will_run_plan(j, r, self.cluster.plan(j, r, t, choose=self._plan_choice(t)), t)
             self._resv_epoch = self._epoch
             self.resv_history[j].append(self.resv.time)
             if not self._all_on:
                 self._boot_reserved(t)
         return self.resv
+
+    def _will_run_plan(self, j: int, r, plan: Reservation | None, t: float,
+                       exclude: np.ndarray | None = None) -> Reservation | None:
+        """With ``will_run``: ``plan`` (the earliest fit, ``exclude`` left out) moved to the start Slurm's select
+        plugin estimates (:func:`~slurm_plugin.sim.slurm_will_run.will_run_start`), never earlier, on the nodes
+        that fit by then; a plan for now, or without ``will_run``, as it is."""
+        if plan is None or not self.will_run or plan.time <= t:
+            return plan
+        when = self._will_run_time(j, r, t, exclude)
+        if when is None or when <= plan.time:
+            return plan
+        if exclude is None:  # a plan without exclude is memoized as if made now: ask for one made at ``when``
+            exclude = np.zeros(len(self.cluster.state), dtype=bool)
+        return self.cluster.plan(j, r, when, exclude=exclude, choose=self._plan_choice(t))
+
+    def _will_run_time(self, j: int, r, t: float, exclude: np.ndarray | None) -> float | None:
+        """Slurm's estimated start of job ``j`` (simulated time) over the running jobs: candidates are the nodes
+        whose arch and GRES kind suit it (any size, as Slurm's node bitmap), less ``exclude`` and those powering
+        down; ``t`` (now) if it fits on them as they are (a plan from a later window end, ``TRY_LATER``, then
+        starts there); a job still configuring on booting nodes ends at its allocation + limit (module docstring
+        of :mod:`~slurm_plugin.sim.slurm_will_run`)."""
+        c, jobs = self.cluster, self.jobs
+        key = (int(jobs.arch_mask[j]), int(jobs.gres_name[j]), int(jobs.gres_type[j]))
+        eligible = self._eligible.get(key)
+        if eligible is None:
+            eligible = self._eligible[key] = np.isin(c.group, eligible_groups(jobs, j, self.machine))
+        cand = eligible & (c.state != SHUTTING)
+        if exclude is not None:
+            cand &= ~exclude
+        fit_nodes = np.zeros(len(cand), dtype=bool)
+        fit_nodes[c._nodes_of(r.groups)] = True
+        fit_nodes &= cand
+        running = []
+        for k, (rk, nodes, _) in self.running.items():
+            began = self.alloc[k] if t < self.begin[k] else self.begin[k]
+            running.append((math.floor(self.epoch + began) + int(self._limit[k]), k, rk, nodes))
+        running.sort(key=lambda x: (x[0], x[1]))
+        free_c, free_m, free_g = c.free_c.copy(), c.free_m.copy(), c.free_g.copy()
+        col = c._col(r, np.arange(len(cand)))
+        done = [-1]
+
+        def fits(last: int) -> bool:
+            for _, _, rk, nodes in running[done[0] + 1:last + 1]:
+                if not cand[nodes].any():
+                    continue
+                free_c[nodes] += rk.cores
+                if rk.mem:
+                    free_m[nodes] += rk.mem
+                if rk.gcount:
+                    free_g[nodes, c._col(rk, nodes)] += rk.gcount
+            done[0] = max(done[0], last)
+            ok = fit_nodes & (free_c >= r.cores)
+            if r.mem:
+                ok &= free_m >= r.mem
+            if r.gcount:
+                ok &= (col >= 0) & (free_g[np.arange(len(cand)), np.maximum(col, 0)] >= r.gcount)
+            return int(ok.sum()) >= r.nodes
+
+        if fits(-1):  # the plugin's first test: the job fits on the candidates as they are now
+            return t
+        start = will_run_start([e for e, *_ in running], [bool(cand[n].any()) for *_, n in running], fits,
+                               math.floor(self.epoch + t), self.kill_wait_s)
+        return None if start is None else start - self.epoch
 
     def _floor(self, t: float) -> float:
         res = self.resolution_s
@@ -264,18 +340,27 @@ class SlurmBackfillEngine(Engine):
     def plan_windowed(self, j: int, r, t: float, windows: list[BackfillWindow]) -> Reservation | None:
         """Earliest plan for job ``j`` from ``t`` on nodes no window touches while it would run: planned from
         ``start``, with the nodes of the windows touching [start, start + limit] left out; when the plan
-        starts later and runs into a window on its nodes, tried again from that window's end."""
+        starts later and runs into a window on its nodes, tried again from that window's end. With
+        ``will_run`` the plan starts at Slurm's estimate (:meth:`_will_run_plan`) and, as backfill.c's
+        ``TRY_LATER``, a plan starting after the first window end past ``start`` (``later_start``: some node
+        frees up there) is tried again from that end, on the nodes free from then."""
         c, limit = self.cluster, float(self.jobs.limit[j])
         start = t
-        for _ in range(len(windows) + 1):
-            plan = c.plan(j, r, start, exclude=self._touching(windows, start, start + limit),
-                          choose=self._plan_choice(t))
+        for _ in range(2 * len(windows) + 2):
+            exclude = self._touching(windows, start, start + limit)
+            plan = self._will_run_plan(j, r, c.plan(j, r, start, exclude=exclude, choose=self._plan_choice(t)),
+                                       t, exclude)
             if plan is None:  # try again once the first window in the way has ended
                 later = [w.end for w in windows if w.end > start and w.begin <= start + limit]
                 if not later:
                     return None
                 start = min(later)
                 continue
+            if self.will_run:
+                later_start = min((w.end for w in windows if w.end > start), default=None)
+                if later_start is not None and plan.time > later_start:
+                    start = later_start
+                    continue
             end = plan.time + limit  # the times first: most windows miss them, and the mask test costs
             clash = [w.end for w in windows if w.end > plan.time and w.begin <= end and (w.mask & plan.mask).any()]
             if not clash:

@@ -92,6 +92,14 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
   state=power_up``: slurmctld runs ResumeProgram at once, as its log's ``powering up node`` shows) boots then
   if it is off in the simulation; Slurm's own SuspendTime still powers it down once idle. The 24.11 trial
   (seed 5, 12 jobs) had the cycle's warm pool boot armn3 3 times, each powered down again 20 s later.
+- ``will_run``/``kill_wait_s`` (with ``bf_resolution_s``): a backfill plan starts when Slurm's select plugin
+  estimates, not at the earliest time the job fits: running jobs are removed in groups by their end times and
+  the plan takes the end of the last one removed (:mod:`~slurm_plugin.sim.slurm_will_run`; KillWait for a job
+  past its end), often later than the nodes free up, which leaves room to backfill shorter jobs there.
+- ``bf_depth`` (a replay of a record): a backfill cycle that Slurm cut short (it tested fewer jobs than were
+  pending: it yields its locks every 2 s and stops if the state changed meanwhile, common on a loaded host with
+  a long queue) tests only as many jobs of the queue in the replay
+  (:func:`~slurm_plugin.sim.fidelity_replay.cut_short_cycles`).
 """
 
 from __future__ import annotations
@@ -142,11 +150,14 @@ class SlurmTiming:
     priority_epoch: float = 0.0
     site_factor_submit: bool = False
     bf_sees_submit: bool = False
+    will_run: bool = False
+    kill_wait_s: float = 30.0
+    bf_depth: bool = False
 
     def __post_init__(self):
         for name in ("release_s", "submit_s", "boot_s", "shutdown_s", "suspend_time_s", "config_tick_s",
                      "bf_resolution_s", "idle_at_start_s", "batch_sched_delay_s", "power_save_interval_s",
-                     "priority_calc_period_s"):
+                     "priority_calc_period_s", "kill_wait_s"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v >= 0):
                 raise ValueError(f"SlurmTiming.{name} must be a finite number >= 0, got {v!r}")
@@ -154,6 +165,8 @@ class SlurmTiming:
             raise ValueError(f"SlurmTiming.reservations must be >= 1, got {self.reservations!r}")
         if self.suspend_tick_s <= 0:
             raise ValueError(f"SlurmTiming.suspend_tick_s must be > 0, got {self.suspend_tick_s!r}")
+        if self.will_run and self.bf_resolution_s is None:
+            raise ValueError("SlurmTiming.will_run needs bf_resolution_s (Slurm's backfill engine)")
         if self.bf_sees_submit and self.bf_resolution_s is None:
             raise ValueError("SlurmTiming.bf_sees_submit needs bf_resolution_s (Slurm's backfill engine)")
         for name in ("config_tick_s", "bf_resolution_s", "power_save_interval_s", "priority_calc_period_s"):
