@@ -4,7 +4,7 @@ tau-b) and waits (mean absolute error).
 
 The simulator replays what Slurm saw: each job's real submit time (relative to the first), its real run time
 (end - start, including sleep start-up) and its time limit. Slurm's backfill plans a reservation for every
-pending job it tests, so the simulator does the same here (up to 100 reservations) instead of its EASY default.
+pending job it tests, so the simulator does the same here (up to 250 reservations, ``fidelity_replay.BF_RESERVATIONS``) instead of its EASY default.
 
 Slurm's backfill thread runs on its own clock (every ``bf_interval``, 30 s by default, counted from when
 slurmctld started and delayed while jobs complete), so with jobs seconds apart which job is backfilled

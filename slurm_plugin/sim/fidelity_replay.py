@@ -47,6 +47,11 @@ WILL_RUN = False  # replay_timing's will_run default (backfill plans at the sele
 BF_DEPTH = False  # replay_timing's bf_depth default (a cycle Slurm cut short tests as many jobs as it did)
 BF_YIELD_INTERVAL_S = 2.0  # SchedulerParameters bf_yield_interval default (man slurm.conf 22.05.8 and 24.11.5)
 KILL_WAIT_S = 30.0  # KillWait default (man slurm.conf 22.05.8 and 24.11.5)
+# backfill reservations a cycle holds at most: slurmctld's node_space table has bf_node_space_size records
+# (default bf_max_job_test, 500; man slurm.conf 22.05.8 and 24.11.5) and a job's reservation takes at most two.
+# 100 before session 23; 250 raised the 1,000-job records' tau 0.873 -> 0.887 (mean) and left the 300-job ones
+# as they were (results/sim/fidelity/will-run-s23/README.md).
+BF_RESERVATIONS = 250
 BF_RESOLUTION_S = 60.0  # Slurm's bf_resolution default (the replay cluster sets no SchedulerParameters)
 _GRES = re.compile(r"(?:gres[:/])?(?P<name>[a-z]+)(?::(?P<type>[A-Za-z0-9_.-]+))?:(?P<count>\d+)")
 
@@ -452,7 +457,7 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                   will_run: bool = WILL_RUN, bf_depth: bool = BF_DEPTH) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
-    pending job (up to 100), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
+    pending job (up to :data:`BF_RESERVATIONS`), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
     nodes' recorded idle time at the first submit, placement as slurmctld's with power saving, the suite
     cycle's recorded power-ups where the record has its journal (the container replays),
     ``release_s`` of start latency after a job ends and ``submit_s`` after a submit; with ``batch_passes``
@@ -471,7 +476,7 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
     check = time_limit_check_epoch(record) if power else None
     start = record.get("slurmctld_start") or time_limit_check_epoch(record) or 0.0
     return SlurmTiming(release_s=release_s, submit_s=0.0 if batch_passes else submit_s, overrun=True,
-                       site_factor=True, reservations=100, sched_start=float(start),
+                       site_factor=True, reservations=BF_RESERVATIONS, sched_start=float(start),
                        batch_sched_delay_s=batch_sched_delay(record) if batch_passes else None,
                        boot_s=recorded_boot_s(record) if power else None,
                        shutdown_s=float(s.get("suspend_timeout", 60)) if power else None,

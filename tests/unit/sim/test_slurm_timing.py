@@ -229,6 +229,9 @@ def test_replay_timing_reads_the_site_settings():
     t = replay_timing({"power": {}}, data)
     assert (t.suspend_time_s, t.shutdown_s, t.boot_s) == (20.0, 10.0, None)
     assert (t.batch_sched_delay_s, t.submit_s, t.slurm_select) == (None, 1.5, True)
+    # 500 node_space records (bf_node_space_size = bf_max_job_test), at most two per reservation; KillWait default
+    assert (t.reservations, t.kill_wait_s, t.will_run, t.bf_depth) == (250, 30.0, False, False)
+    assert replay_timing({"power": {}, "slurm_conf": {"KillWait": "5 sec"}}, data).kill_wait_s == 5.0
     record = {"power": {}, "slurmctld_start": T0, "slurm_conf": {"SchedulerParameters": "bf_continue,batch_sched_delay=7"}}
     t = replay_timing(record, data, batch_passes=True)
     assert (t.batch_sched_delay_s, t.submit_s, t.sched_start) == (7.0, 0.0, T0)
