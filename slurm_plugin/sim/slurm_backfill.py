@@ -346,7 +346,7 @@ class SlurmBackfillEngine(Engine):
         frees up there) is tried again from that end, on the nodes free from then."""
         c, limit = self.cluster, float(self.jobs.limit[j])
         start = t
-        for _ in range(2 * len(windows) + 2):
+        for _ in range(len(windows) + 1 + (len(windows) + 1 if self.will_run else 0)):  # TRY_LATER: each end
             exclude = self._touching(windows, start, start + limit)
             plan = self._will_run_plan(j, r, c.plan(j, r, start, exclude=exclude, choose=self._plan_choice(t)),
                                        t, exclude)
