@@ -42,10 +42,13 @@ SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_w
               help="Re-simulate the record in an earlier --json file instead of running the cluster.")
 @click.option("--release-s", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
               help="Modelled start latency after a job ends (seconds).")
+@click.option("--will-run", is_flag=True,
+              help="Backfill plans start when Slurm's select plugin estimates (the end of the last running job "
+                   "it removes), not at the earliest fit: off by default (README, fidelity session 23).")
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError, RuntimeError, TimeoutError)
 def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_power, release, cycle_args,
-                 from_record, release_s, as_json, output) -> None:
+                 from_record, release_s, will_run, as_json, output) -> None:
     """Kendall tau of start times, mean waits, node power-ups and energy: real slurmctld vs the simulator.
 
     --output FILE gets the comparison (issue 22's keys), the Slurm timing used, provenance and the raw record
@@ -95,7 +98,7 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
                 "end_load_avg": os.getloadavg()}
         write_json(output, {"args": args, "site": site_data, "record": record})
     site_obj = Site.model_validate(site_data)
-    timing = replay_timing(record, site_data, release_s=release_s)
+    timing = replay_timing(record, site_data, release_s=release_s, will_run=will_run)
     result = compare_record(site_obj, record, timing)
     baseline = compare_record(site_obj, record, OFF)
     summary = {k: result[k] for k in SUMMARY_KEYS}

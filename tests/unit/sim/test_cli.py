@@ -85,3 +85,18 @@ def test_compress_packs_arrivals_and_is_recorded(trace):
     assert rows["20"]["metrics"]["avg_wait_s"] > rows["1"]["metrics"]["avg_wait_s"]
     res = CliRunner().invoke(main, ["sim", "run", "-w", str(trace), "--compress", "0"])
     assert res.exit_code == 1 and "--compress must be > 0" in res.output
+
+
+@pytest.mark.parametrize("flag", [[], ["--will-run"]])
+def test_fidelity_from_record_re_simulates_with_the_chosen_model(tmp_path, flag):
+    """``--from-record`` replays a committed record in the simulator only (no cluster); ``--will-run`` reaches
+    the replay's timing (Slurm's will-run plans, off by default)."""
+    from pathlib import Path
+
+    record = Path(__file__).parents[3] / "results/sim/fidelity/fidelity_8_seed5_trixie.json"
+    out = tmp_path / "f.json"
+    res = CliRunner().invoke(main, ["sim", "fidelity", "--from-record", str(record), "--output", str(out), *flag])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert doc["jobs"] == 8 and doc["slurm_version"].startswith("24.11")
+    assert doc["timing"]["will_run"] is bool(flag) and doc["timing"]["reservations"] == 250
