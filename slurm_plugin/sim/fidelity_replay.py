@@ -197,7 +197,10 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
 
     bf_times = [c - t0 for c in record.get("bf_cycles", [])] or None
     depths = cut_short_cycles(record, t0) if timing.bf_depth else {}
-    kw = dict(backfill=True, bf_interval_s=30.0, bf_times=bf_times, reservations=1 if scaling else 100,
+    # without power saving the engine takes the reservations at construction: at least 100 (the replays' count
+    # before session 23, also for a timing that models none)
+    kw = dict(backfill=True, bf_interval_s=30.0, bf_times=bf_times,
+              reservations=1 if scaling else max(timing.reservations, 100),
               scaling=scaling, observer=observer)
     if timing.bf_resolution_s is None:
         engine = Engine(machine, table, rank, **kw)
@@ -241,9 +244,9 @@ def cut_short_cycles(record: dict, t0: float) -> dict[float, int]:
     (``record["ctld_events"]["bf_end"]``, matched to the latest recorded cycle start before it) at least
     bf_yield_interval (2 s) after it began, so it yielded its locks at least once, having tested fewer jobs than
     were pending in the real run when it began (a job started in its second counts as pending: the cycle may
-    have started it). (A quick cycle may report a few jobs fewer than were pending,
-    e.g. one submitted within its second; that is not a cut. The recorded starts come from sdiag and may lie
-    a fraction of a second after the cycle's real start.)"""
+    have started it). A quick cycle may report a few jobs fewer than were pending, e.g. one submitted within
+    its second; that is not a cut. The recorded starts come from sdiag and may lie a fraction of a second after
+    the cycle's real start."""
     cycles = sorted(record.get("bf_cycles") or [])
     jobs = [(j["submit"], j.get("start")) for j in record["jobs"]]
     out = {}
@@ -457,9 +460,9 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
                   will_run: bool = WILL_RUN, bf_depth: bool = BF_DEPTH) -> SlurmTiming:
     """The Slurm timing a fidelity run switches on, from the replay site's settings and the record:
     SuspendTime/SuspendTimeout as configured, the recorded median boot, recorded overruns, a reservation per
-    pending job (up to :data:`BF_RESERVATIONS`), SiteFactor, jobs on booted nodes released at slurmctld's time-limit checks, the
-    nodes' recorded idle time at the first submit, placement as slurmctld's with power saving, the suite
-    cycle's recorded power-ups where the record has its journal (the container replays),
+    pending job (up to :data:`BF_RESERVATIONS`), SiteFactor, jobs on booted nodes released at slurmctld's
+    time-limit checks, the nodes' recorded idle time at the first submit, placement as slurmctld's with power
+    saving, the suite cycle's recorded power-ups where the record has its journal (the container replays),
     ``release_s`` of start latency after a job ends and ``submit_s`` after a submit; with ``batch_passes``
     new submits are scheduled at slurmctld's batch passes (from its recorded start) instead of ``submit_s``
     later (off: it made the power-up counts of the records worse, see the README); with ``power_scan`` the
