@@ -295,14 +295,16 @@ class SlurmBackfillEngine(Engine):
             began = self.alloc[k] if t < self.begin[k] else self.begin[k]
             running.append((math.floor(self.epoch + began) + int(self._limit[k]), k, rk, nodes))
         running.sort(key=lambda x: (x[0], x[1]))
+        overlap = [bool(cand[nodes].any()) for *_, nodes in running]
         free_c, free_m, free_g = c.free_c.copy(), c.free_m.copy(), c.free_g.copy()
         col = c._col(r, np.arange(len(cand)))
         done = [-1]
 
         def fits(last: int) -> bool:
-            for _, _, rk, nodes in running[done[0] + 1:last + 1]:
-                if not cand[nodes].any():
+            for k in range(done[0] + 1, last + 1):
+                if not overlap[k]:
                     continue
+                _, _, rk, nodes = running[k]
                 free_c[nodes] += rk.cores
                 if rk.mem:
                     free_m[nodes] += rk.mem
@@ -318,8 +320,7 @@ class SlurmBackfillEngine(Engine):
 
         if fits(-1):  # the plugin's first test: the job fits on the candidates as they are now
             return t
-        start = will_run_start([e for e, *_ in running], [bool(cand[n].any()) for *_, n in running], fits,
-                               math.floor(self.epoch + t), self.kill_wait_s)
+        start = will_run_start([e for e, *_ in running], overlap, fits, math.floor(self.epoch + t), self.kill_wait_s)
         return None if start is None else start - self.epoch
 
     def _floor(self, t: float) -> float:
