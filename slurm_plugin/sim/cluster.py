@@ -214,7 +214,9 @@ class ClusterState:
                         & ~mask[self.start[g]:self.end[g]]).sum() for g, _ in r.options))
 
     def ready_time(self, nodes: np.ndarray, now: float) -> np.ndarray:
-        """When each node could run a job: now if on, after a boot if off/booting/shutting down."""
+        """When each node could run a job: now if on, after a boot if off/booting/shutting down; never before
+        ``now`` (a plan made from a later ``now`` than the clock's, as backfill's ``TRY_LATER``, must not start
+        on a booting node before that ``now``)."""
         if self.all_on:
             return np.full(len(nodes), now)
         st = self.state[nodes]
@@ -223,7 +225,8 @@ class ClusterState:
             return t
         t = np.where(st == OFF, self.boot_end(now + self.boot_s[nodes]), t)
         t = np.where(st == BOOTING, self.ready_at[nodes], t)
-        return np.where(st == SHUTTING, self.boot_end(self.ready_at[nodes] + self.boot_s[nodes]), t)
+        t = np.where(st == SHUTTING, self.boot_end(self.ready_at[nodes] + self.boot_s[nodes]), t)
+        return np.maximum(t, now)
 
     def boot_end(self, ends: np.ndarray) -> np.ndarray:
         """When nodes whose boots end at ``ends`` take their jobs (``ready_clock``; at once without one)."""
@@ -382,8 +385,8 @@ class ClusterState:
         if st == OFF:
             return float(now + self.boot_s[i])
         if st == BOOTING:
-            return float(self.ready_at[i])
-        return float(self.ready_at[i] + self.boot_s[i])
+            return float(max(self.ready_at[i], now))
+        return float(max(self.ready_at[i] + self.boot_s[i], now))
 
     def touch(self, nodes: np.ndarray, r: Req | None = None, grew: bool = False) -> None:
         """Record that ``nodes`` changed (``r``: the request that took or left them, whose single option group

@@ -347,10 +347,16 @@ class SlurmBackfillEngine(Engine):
         frees up there) is tried again from that end, on the nodes free from then."""
         c, limit = self.cluster, float(self.jobs.limit[j])
         start = t
-        for _ in range(len(windows) + 1 + (len(windows) + 1 if self.will_run else 0)):  # TRY_LATER: each end
+        # every retry starts at a window end later than the last start (a plan never starts before its
+        # ``start``), so at most one try per window end and a last one after them all
+        for _ in range(len(windows) + 1):
             exclude = self._touching(windows, start, start + limit)
+            if exclude is None and start > t:  # a plan without exclude is memoized as if made at t
+                exclude = np.zeros(len(c.state), dtype=bool)
             plan = self._will_run_plan(j, r, c.plan(j, r, start, exclude=exclude, choose=self._plan_choice(t)),
                                        t, exclude)
+            if plan is not None and plan.time >= t + NO_PLAN_S / 2:  # only on nodes powering down: no plan
+                plan = None
             if plan is None:  # try again once the first window in the way has ended
                 later = [w.end for w in windows if w.end > start and w.begin <= start + limit]
                 if not later:
