@@ -341,15 +341,19 @@ class SlurmBackfillEngine(Engine):
     def plan_windowed(self, j: int, r, t: float, windows: list[BackfillWindow]) -> Reservation | None:
         """Earliest plan for job ``j`` from ``t`` on nodes no window touches while it would run: planned from
         ``start``, with the nodes of the windows touching [start, start + limit] left out; when the plan
-        starts later and runs into a window on its nodes, tried again from that window's end. With
+        starts later and runs into a window on its nodes, tried again from its own start, so that those
+        nodes are left out (backfill.c: ``_test_resv_overlap`` sets ``later_start`` to the job's planned
+        start; until session 24 the replay tried again from the end of the window in the way). With
         ``will_run`` the plan starts at Slurm's estimate (:meth:`_will_run_plan`) and, as backfill.c's
         ``TRY_LATER``, a plan starting after the first window end past ``start`` (``later_start``: some node
         frees up there) is tried again from that end, on the nodes free from then."""
         c, limit = self.cluster, float(self.jobs.limit[j])
         start = t
-        # every retry starts at a window end later than the last start (a plan never starts before its
-        # ``start``), so at most one try per window end and a last one after them all
-        for _ in range(len(windows) + 1):
+        # starts only grow (a plan never starts before its ``start``). A retry starts at a window end (at most
+        # one per window) or at a plan's start, when a window the last interval did not touch now does (it
+        # then touches every later interval until a start passes its end: at most one per window), so
+        # 2 * len(windows) + 1 tries always suffice
+        for _ in range(2 * len(windows) + 1):
             exclude = self._touching(windows, start, start + limit)
             if exclude is None and start > t:  # a plan without exclude is memoized as if made at t
                 exclude = np.zeros(len(c.state), dtype=bool)
@@ -372,7 +376,7 @@ class SlurmBackfillEngine(Engine):
             clash = [w.end for w in windows if w.end > plan.time and w.begin <= end and (w.mask & plan.mask).any()]
             if not clash:
                 return plan
-            start = min(clash)
+            start = plan.time if plan.time > start else min(clash)
         return None
 
     def _backfill_multi(self, rest, resv: Reservation, t: float, started: list[int]) -> None:

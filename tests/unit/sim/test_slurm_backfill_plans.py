@@ -54,3 +54,18 @@ def test_a_job_that_fits_only_on_a_node_powering_down_gets_no_plan():
     e.cluster.state[:] = SHUTTING
     e.cluster.ready_at[:] = 5.0
     assert e.plan_windowed(0, e._req_of(0), 0.0, []) is None
+
+
+def test_a_plan_running_into_a_window_is_tried_again_from_its_own_start():
+    """A holds node 0 until 50 s, B node 1 until 80 s; a window holds node 0 from 100 to 200 s. C (60 s) fits
+    first on node 0 at 50 s, which runs into the window. Slurm tries again from 50 s with node 0 left out
+    (backfill.c ``_test_resv_overlap``: ``later_start`` = the planned start) and plans C on node 1 at 80 s; from
+    the window's end (the replay before session 24) it planned C at 200 s."""
+    e = SlurmBackfillEngine(machine(nodes(2, cores=4)),
+                            jobs(dict(submit=0, run=50, cores=4), dict(submit=0, run=80, cores=4),
+                                 dict(submit=0, run=60, cores=4)), ranking("fcfs"), reservations=100)
+    e._run_eff = e.run_eff.tolist()  # as run() sets it
+    for j, node in ((0, 0), (1, 1)):
+        e._start(j, e._req_of(j), None, 0.0, nodes=np.array([node]))
+    plan = e.plan_windowed(2, e._req_of(2), 0.0, [BackfillWindow(100.0, 200.0, _mask(0))])
+    assert plan is not None and plan.time == 80.0 and plan.mask.tolist() == [False, True]
