@@ -297,13 +297,27 @@ def _clean(out: Path, sets: Path, keep: int) -> None:
             shutil.rmtree(path)
 
 
+def _new_stamp(sets: Path, now_ns: int | None = None) -> str:
+    """A name for a new set that sorts after every set in ``sets`` (:func:`_clean` takes a set named after the
+    current one for a crashed render's orphan): the local time to the second and the nanoseconds within it,
+    from one clock reading (two readings could straddle a second and sort before a set made just earlier),
+    moved past the newest set's name should the clock have gone back."""
+    now = time.time_ns() if now_ns is None else now_ns
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now // 10**9)) + f"-{now % 10**9:09d}"
+    names = [p.name for p in sets.iterdir() if not p.name.startswith(".")] if sets.is_dir() else []
+    newest = max(names, default="")
+    if stamp <= newest:
+        stamp = newest + "-1"  # a name with the newest as its prefix sorts right after it
+    return stamp
+
+
 def apply_merge(plan: MergePlan, keep: int = KEEP) -> list[str]:
     """Carry out ``plan``: returns one line per change (``switched``, ``backed up``, ``updated``)."""
     out, sets = plan.out_dir, plan.out_dir / SETS
     sets.mkdir(parents=True, exist_ok=True)
     sets.chmod(0o755)
     _clean(out, sets, keep)
-    stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{time.time_ns() % 10**9:09d}"
+    stamp = _new_stamp(sets)
     done = []
     if plan.set_changed:
         final = _write_set(sets, stamp, plan)

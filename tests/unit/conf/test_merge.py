@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from slurm_plugin.cli import main
-from slurm_plugin.conf.merge import BEGIN, END, with_block
+from slurm_plugin.conf.merge import BEGIN, END, _new_stamp, with_block
 from slurm_plugin.site import SITE_CONFIGS
 
 SITE_CONF = """# The site's own slurm.conf: accounting, priorities and names are the site's business.
@@ -248,3 +248,24 @@ def test_a_sites_own_prolog_or_oci_conf_is_a_conflict(etc: Path, tmp_path: Path)
     assert f"{etc}/oci.conf is the site's own oci.conf" in result.output
     assert _tree(etc) == before
     assert _render(etc, "--slurm-version", "22", site=str(site)).exit_code == 2  # not X.Y
+
+
+def test_a_new_set_is_named_after_every_set_already_there(tmp_path):
+    """A render's set must sort after the sets before it (a set named after the current one is taken for a
+    crashed render's orphan and removed). The name came from two clock readings, the second and the nanoseconds
+    within it. A render whose readings straddled a second (…:24.999 and …:25.0001) was named …T…24-000100000,
+    before a set made at …:24.5; in a CI rehearsal (tests/chaos/test_power.py item 14) that render's cleanup
+    then removed the earlier set as an orphan. One reading now, moved past the newest name if the clock went
+    back."""
+    sets = tmp_path / "hetsched.d"
+    sets.mkdir()
+    t = 1_800_000_000 * 10**9 + 500_000_000
+    first = _new_stamp(sets, t)
+    (sets / first).mkdir()
+    later = _new_stamp(sets, t + 10**9 // 2 + 100_000)  # the next second, 0.1 ms into it
+    assert later > first and later.endswith("-000100000")
+    (sets / later).mkdir()
+    back = _new_stamp(sets, t - 5 * 10**9)  # the clock went back five seconds
+    assert back > later
+    (sets / back).mkdir()
+    assert _new_stamp(sets, t - 5 * 10**9) > back
