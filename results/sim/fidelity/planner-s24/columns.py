@@ -4,7 +4,8 @@ python3 results/sim/fidelity/planner-s24/columns.py LABEL:FILE:KEY [LABEL:FILE:K
 
 KEY is "replay" or "variant". Per record: tau, then the simulated mean wait, power-ups and energy as % off the
 real ones; last, per column, the mean tau and how many records meet each issue-22 target (tau, wait,
-power-ups, energy), 300-job and 1,000-job records apart. Only records present in every file are shown."""
+power-ups, energy), 300-job and 1,000-job records apart. Only records of 300 jobs or more present in every
+file are shown."""
 
 import json
 import sys
@@ -26,8 +27,9 @@ def main(args: list[str]) -> None:
     for a in args:
         label, f, key = a.split(":")
         cols.append((label, json.loads(Path(f).read_text())["records"], key))
-    names = sorted(set.intersection(*[set(r) for _, r, _ in cols]), key=lambda n: ("1000" in n, n))
-    names = [n for n in names if "_8_" not in n]
+    first = cols[0][1]
+    names = sorted((n for n in set.intersection(*[set(r) for _, r, _ in cols]) if first[n]["replay"]["jobs"] >= 300),
+                   key=lambda n: (first[n]["replay"]["jobs"], n))  # as rescore.table: records under 300 jobs left out
     print("record".ljust(34), " | ".join(label.ljust(23) for label, _, _ in cols))
     agg = {label: {300: [0, 0.0, [0] * 4], 1000: [0, 0.0, [0] * 4]} for label, _, _ in cols}
     for n in names:
