@@ -646,7 +646,7 @@ class Engine:
             self.meter.load_change(nodes, r.cores, r.options[0][0] if len(r.options) == 1 else None)
         else:
             self.meter.refresh(nodes)
-        run = self._run_eff[j]
+        run = self._held(j, begin)
         if self.speed is not None:
             nominal = float(self.jobs.run[j]) / float(self.speed[self.jobs.wclass[j], c.group[nodes]].min())
             run = min(nominal, float(self.jobs.limit[j]))
@@ -658,6 +658,10 @@ class Engine:
         else:
             np.add.at(self.group_core_s, c.group[nodes], r.cores * run)
         self._push(begin + run, END, j)
+
+    def _held(self, j: int, begin: float) -> float:
+        """How long job ``j``, beginning at ``begin``, holds its nodes (its effective run)."""
+        return self._run_eff[j]
 
     def _sample(self, t: float) -> None:
         tl = self.timeline

@@ -48,6 +48,16 @@ With ``bf_depths`` (backfill cycle time -> depth) a cycle Slurm cut short tests 
 ``completed testing N(M) jobs`` shows: a cycle yields its locks every 2 s (bf_yield_interval) and ends there if
 the cluster's state changed meanwhile, which on a loaded host leaves most of a long queue untested.
 
+With ``kill_clock`` (simulated time -> the first time-limit check at or after it) the jobs ``killed`` (Slurm
+killed them at their limit) hold their nodes until the check that kills them (plus ``release_s``): the first at
+or after their start second + their limit (slurmctld's ``job_time_limit``), not for their recorded run.
+
+With ``bf_sees_end`` a backfill cycle takes the nodes of every job whose run has ended by its start: the
+``release_s`` lag after an end is the main scheduler's, while the select plugin frees a job's cores when it
+completes and the cycle tests the nodes as they are. Killed jobs end at a check half a second before the cycle
+on the same 30-s clock, so without it their nodes missed that cycle every time and idled 30 s, longer than
+SuspendTime (``results/sim/fidelity/kill-check-s25/``).
+
 With ``passes`` (simulated times, :func:`~slurm_plugin.sim.slurm_timing.batch_passes`) a submit runs no main
 pass of its own: the queue is scheduled at those times, and at any other event that changed the cluster (a job
 ended, a node came up or went down, a job started) or a backfill cycle, as slurmctld does.
@@ -56,6 +66,7 @@ ended, a node came up or went down, a job started) or a backfill cycle, as slurm
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,8 +104,15 @@ class SlurmBackfillEngine(Engine):
                  passes: np.ndarray | None = None, power_ups: list[tuple[float, np.ndarray]] = (),
                  plan_select: bool = False, power_scan_s: float | None = None, power_scan_strict: bool = False,
                  main_delay_s: float = 0.0, will_run: bool = False, kill_wait_s: float = 30.0,
-                 bf_depths: dict[float, int] | None = None, **kw):
+                 bf_depths: dict[float, int] | None = None, release_s: float = 0.0,
+                 kill_clock: Callable[[float], float] | None = None, killed: np.ndarray | None = None,
+                 bf_sees_end: bool = False, **kw):
         super().__init__(*args, **kw)
+        self.release_s, self.kill_clock, self.bf_sees_end = float(release_s), kill_clock, bf_sees_end
+        self.killed = np.zeros(len(self.jobs), dtype=bool) if killed is None else np.asarray(killed, dtype=bool)
+        if len(self.killed) != len(self.jobs):
+            raise ValueError(f"SlurmBackfillEngine: killed has {len(self.killed)} entries for {len(self.jobs)} jobs")
+        self._ended_early: set[int] = set()  # jobs a backfill cycle ended before their END event
         self.bf_depths = dict(bf_depths or {})  # backfill cycle time -> the queue depth it tests (cut short)
         self.will_run, self.kill_wait_s = will_run, int(kill_wait_s)
         self._eligible: dict[tuple, np.ndarray] = {}  # (arch mask, GRES name, GRES type) -> node mask
@@ -128,8 +146,13 @@ class SlurmBackfillEngine(Engine):
         return super().run(*args, **kw)
 
     def _handle(self, kind: int, data, t: float, more: bool) -> None:
+        if kind == END and data in self._ended_early:
+            self._ended_early.discard(data)
+            return
         if kind == BACKFILL and self.bf_depths:
             self.bf_depth = self.bf_depths.get(t)
+        if kind == BACKFILL and self.bf_sees_end:
+            self._end_finished_runs(t, more)
         if kind == BATCH:
             self._pass_due = True
         elif kind == POWER_UP:
@@ -144,6 +167,27 @@ class SlurmBackfillEngine(Engine):
             if kind in (END, READY):
                 self._changed(t)
             super()._handle(kind, data, t, more)
+
+    def _end_finished_runs(self, t: float, more: bool) -> None:
+        """Before a backfill cycle at ``t``: end every job whose run has ended (its END, ``release_s`` after
+        that, is then skipped). Its nodes count as idle from its END as before, so that slurmctld's last_busy
+        (the SuspendTime clock) stays at the run's end."""
+        lag = self.release_s
+        for j in [j for j in self.running if self.end[j] - lag <= t]:
+            nodes = self.running[j][1]
+            self._ended_early.add(j)
+            self._changed(t)
+            super()._handle(END, j, t, more)
+            idle = nodes[self.cluster.njobs[nodes] == 0]
+            self.idle_since[idle] = self.end[j]
+
+    def _held(self, j: int, begin: float) -> float:
+        """With ``kill_clock``, a job Slurm killed at its limit holds its nodes until the time-limit check at or
+        after its start second + its limit, then ``release_s`` (module docstring); else its effective run."""
+        if self.kill_clock is None or not self.killed[j]:
+            return self._run_eff[j]
+        end_time = math.floor(self.epoch + begin) + self._limit[j] - self.epoch  # slurmctld's job end_time
+        return float(self.kill_clock(end_time)) - begin + self.release_s
 
     def set_power_start(self, off: np.ndarray, shutting: np.ndarray, since: np.ndarray) -> None:
         """Before :meth:`run`: nodes ``off`` powered down and nodes ``shutting`` powering down since ``since``
