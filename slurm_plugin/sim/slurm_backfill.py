@@ -54,8 +54,8 @@ or after their start second + their limit (slurmctld's ``job_time_limit``), not 
 
 With ``bf_sees_end`` a backfill cycle takes the nodes of every job whose run has ended by its start: the
 ``release_s`` lag after an end is the main scheduler's, while the select plugin frees a job's cores when it
-completes and the cycle tests the nodes as they are. Killed jobs end at a check half a second before the cycle
-on the same 30-s clock, so without it their nodes missed that cycle every time and idled 30 s, longer than
+completes and the cycle tests the nodes as they are. Killed jobs mostly end at a check half a second before a
+cycle on the same 30-s clock, so without it their nodes missed that cycle and idled 30 s, longer than
 SuspendTime (``results/sim/fidelity/kill-check-s25/``).
 
 With ``passes`` (simulated times, :func:`~slurm_plugin.sim.slurm_timing.batch_passes`) a submit runs no main

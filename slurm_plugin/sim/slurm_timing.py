@@ -102,7 +102,7 @@ tests) never move; ``hetsched sim fidelity`` switches on what the records of rea
 - ``bf_sees_end`` (with ``bf_resolution_s``): a backfill cycle takes the nodes of every job whose run has ended
   by its start; ``release_s`` delays only the main scheduler. The time-limit checks run half a second before
   the backfill cycles on the same clock, so a killed job's nodes are free for the cycle right after the kill:
-  in seeds 71 and 73 every killed job ended 0.2-0.8 s before a cycle that used its nodes
+  in seeds 71 and 73, 25 of the 30 killed jobs ended 0.2-0.8 s before a backfill cycle
   (:class:`~slurm_plugin.sim.slurm_backfill.SlurmBackfillEngine`).
 - ``bf_depth`` (a replay of a record): a backfill cycle that Slurm cut short (it tested fewer jobs than were
   pending: it yields its locks every 2 s and stops if the state changed meanwhile, common on a loaded host with
