@@ -44,7 +44,8 @@ SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_w
               help="Modelled start latency after a job ends (seconds).")
 @click.option("--will-run", is_flag=True,
               help="Backfill plans start when Slurm's select plugin estimates (the end of the last running job "
-                   "it removes), not at the earliest fit: off by default (README, fidelity session 23).")
+                   "it removes), not at the earliest fit: off by default (results/sim/fidelity/HISTORY.md, "
+                   "session 23).")
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError, RuntimeError, TimeoutError)
 def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_power, release, cycle_args,

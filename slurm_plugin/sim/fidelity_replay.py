@@ -37,7 +37,7 @@ from .slurm_timing import (BATCH_SCHED_DELAY_S, PERIODIC_TIMEOUT_S, POWER_SAVE_I
 from .fidelity_workload import PARTITION
 
 RAN = {"COMPLETED", "TIMEOUT"}
-POWER_SCAN = True  # replay_timing's power_scan default (slurmctld's power scans; results/sim/fidelity/HISTORY.md, session 12)
+POWER_SCAN = True  # replay_timing's power_scan default (slurmctld's power scans; fidelity/HISTORY.md, session 12)
 FACTOR_AT_SUBMIT = True  # replay_timing's factor_at_submit default (the first SiteFactor seen counts from submit)
 PRIORITY_CALC = True  # replay_timing's priority_calc default (ages set at slurmctld's priority recalculations)
 PRIORITY_CALC_PERIOD_S = 300.0  # PriorityCalcPeriod default, 5 minutes (man slurm.conf 22.05.8 and 24.11.5)
@@ -474,9 +474,9 @@ def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_
     saving, the suite cycle's recorded power-ups where the record has its journal (the container replays),
     ``release_s`` of start latency after a job ends and ``submit_s`` after a submit; with ``batch_passes``
     new submits are scheduled at slurmctld's batch passes (from its recorded start) instead of ``submit_s``
-    later (off: it made the power-up counts of the records worse, results/sim/fidelity/HISTORY.md); with ``power_scan`` the
-    idle power-down runs at slurmctld's power scans (power_save_interval, whole seconds; see
-    :mod:`~slurm_plugin.sim.slurm_timing`); with ``power_start`` the nodes start as the record shows them at
+    later (off: it made the power-up counts of the records worse, results/sim/fidelity/HISTORY.md); with
+    ``power_scan`` the idle power-down runs at slurmctld's power scans (power_save_interval, whole seconds;
+    see :mod:`~slurm_plugin.sim.slurm_timing`); with ``power_start`` the nodes start as the record shows them at
     the first submit (:func:`power_at_start`); with ``priority_calc`` a pending job's age factor changes at
     slurmctld's priority recalculations (PriorityCalcPeriod from slurmctld's start, :func:`priority_calc_period`)
     instead of continuously; with ``factor_at_submit`` a job's first recorded SiteFactor counts from its submit
