@@ -46,10 +46,13 @@ SUMMARY_KEYS = ("jobs", "kendall_tau", "wait_mae_s", "mean_wait_real_s", "mean_w
               help="Backfill plans start when Slurm's select plugin estimates (the end of the last running job "
                    "it removes), not at the earliest fit: off by default (results/sim/fidelity/HISTORY.md, "
                    "session 23).")
+@click.option("--timing", "timing_args", multiple=True, metavar="NAME=on|off",
+              help="Switch one of the replay's Slurm models on or off for the comparison (repeatable), e.g. "
+                   "batch_passes=on, bf_sees_end=off; an unknown NAME lists them.")
 @json_output_options
 @handle_errors(WorkloadError, ValueError, OSError, RuntimeError, TimeoutError)
 def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_power, release, cycle_args,
-                 from_record, release_s, will_run, as_json, output) -> None:
+                 from_record, release_s, will_run, timing_args, as_json, output) -> None:
     """Kendall tau of start times, mean waits, node power-ups and energy: real slurmctld vs the simulator.
 
     --output FILE gets the comparison (issue 22's keys), the Slurm timing used, provenance and the raw record
@@ -59,12 +62,14 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
     if cycle_args is not None and (not release or no_daemon):
         raise click.UsageError("--cycle-args is for the container cluster's suite (--containers, without --no-daemon)")
     from ..site import Site
-    from ..sim.fidelity_replay import compare_record, replay_timing
+    from ..sim.fidelity_replay import compare_record, parse_timing_switches, replay_timing
     from ..sim.fidelity_workload import hetero_workload
     from ..sim.run import provenance
     from ..sim.fidelity import fidelity_ok
     from ..sim.slurm_timing import OFF
 
+    switches = {"will_run": True} if will_run else {}
+    switches |= parse_timing_switches(timing_args)  # checked before a replay starts
     if from_record:
         earlier = json.loads(Path(from_record).read_text())
         record, site_data, args = earlier["record"], earlier["site"], earlier["args"]
@@ -99,7 +104,7 @@ def fidelity_cmd(site, n_jobs, seed, compress, root, port_base, no_daemon, no_po
                 "end_load_avg": os.getloadavg()}
         write_json(output, {"args": args, "site": site_data, "record": record})
     site_obj = Site.model_validate(site_data)
-    timing = replay_timing(record, site_data, release_s=release_s, will_run=will_run)
+    timing = replay_timing(record, site_data, release_s=release_s, **switches)
     result = compare_record(site_obj, record, timing)
     baseline = compare_record(site_obj, record, OFF)
     summary = {k: result[k] for k in SUMMARY_KEYS}

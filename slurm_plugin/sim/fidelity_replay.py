@@ -461,6 +461,26 @@ def priority_calc_period(record: dict) -> float:
     return 60.0 if record.get("containers") else PRIORITY_CALC_PERIOD_S
 
 
+def timing_switches() -> tuple[str, ...]:
+    """The on/off models :func:`replay_timing` takes (its bool keyword arguments), in its order."""
+    import inspect
+
+    return tuple(n for n, p in inspect.signature(replay_timing).parameters.items() if isinstance(p.default, bool))
+
+
+def parse_timing_switches(items: list[str] | tuple[str, ...]) -> dict[str, bool]:
+    """``NAME=on|off`` items (``true``/``false``, ``1``/``0`` too) -> :func:`replay_timing` keyword arguments;
+    ValueError naming the item and the choices for an unknown switch or value."""
+    names, out = timing_switches(), {}
+    values = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name.strip() not in names or value.strip().lower() not in values:
+            raise ValueError(f"--timing {item!r}: expected NAME=on|off with NAME one of {', '.join(names)}")
+        out[name.strip()] = values[value.strip().lower()]
+    return out
+
+
 def replay_timing(record: dict, site_data: dict, release_s: float = 1.0, submit_s: float = 1.5,
                   batch_passes: bool = False, power_scan: bool = POWER_SCAN,
                   power_start: bool = POWER_START, priority_calc: bool = PRIORITY_CALC,

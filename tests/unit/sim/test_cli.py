@@ -100,3 +100,30 @@ def test_fidelity_from_record_re_simulates_with_the_chosen_model(tmp_path, flag)
     doc = json.loads(out.read_text())
     assert doc["jobs"] == 8 and doc["slurm_version"].startswith("24.11")
     assert doc["timing"]["will_run"] is bool(flag) and doc["timing"]["reservations"] == 250
+
+
+def test_fidelity_timing_switches_reach_the_replay(tmp_path):
+    """``--timing NAME=on|off`` switches any of the replay's models for the comparison (here the batch passes,
+    off by default, on; the backfill cycle seeing ended runs, on by default, off)."""
+    from pathlib import Path
+
+    record = Path(__file__).parents[3] / "results/sim/fidelity/fidelity_8_seed5_trixie.json"
+    out = tmp_path / "f.json"
+    res = CliRunner().invoke(main, ["sim", "fidelity", "--from-record", str(record), "--output", str(out),
+                                    "--timing", "batch_passes=on", "--timing", "bf_sees_end=off"])
+    assert res.exit_code == 0, res.output
+    timing = json.loads(out.read_text())["timing"]
+    assert timing["batch_sched_delay_s"] is not None and timing["bf_sees_end"] is False
+    assert timing["kill_at_check"] is True  # the defaults stay as they are
+
+
+@pytest.mark.parametrize("bad", ["nope=on", "batch_passes=maybe", "batch_passes"])
+def test_fidelity_timing_refuses_what_it_does_not_know(tmp_path, bad):
+    from pathlib import Path
+
+    record = Path(__file__).parents[3] / "results/sim/fidelity/fidelity_8_seed5_trixie.json"
+    res = CliRunner().invoke(main, ["sim", "fidelity", "--from-record", str(record), "--output",
+                                    str(tmp_path / "f.json"), "--timing", bad])
+    assert res.exit_code == 1, res.output
+    assert f"--timing {bad!r}: expected NAME=on|off" in res.output and "bf_sees_end" in res.output
+    assert not (tmp_path / "f.json").exists()
