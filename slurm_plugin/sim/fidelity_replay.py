@@ -222,7 +222,8 @@ def simulate_record(site: Site, record: dict, timing: SlurmTiming, trace: bool =
                                      kill_wait_s=timing.kill_wait_s, bf_depths=depths,
                                      release_s=timing.release_s, bf_sees_end=timing.bf_sees_end,
                                      kill_clock=check_clock(timing.config_epoch, t0) if timing.kill_at_check else None,
-                                     killed=np.array([j["state"] == "TIMEOUT" for j in jobs], dtype=bool), **kw)
+                                     killed=np.isin(table.id, [j["id"] for j in jobs if j["state"] == "TIMEOUT"]),
+                                     **kw)
         if timing.power_start and scaling:
             engine.set_power_start(*power_at_start(record, site, t0))
     engine.run_eff = effective_runs(table.run, table.limit, timing)

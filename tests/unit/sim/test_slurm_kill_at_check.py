@@ -94,3 +94,32 @@ def test_killed_must_name_every_job():
     with pytest.raises(ValueError, match="killed has 2 entries for 1 jobs"):
         SlurmBackfillEngine(machine(nodes(1)), jobs(dict(submit=0, run=1)), ranking("fcfs"), reservations=100,
                             killed=np.array([True, False]))
+
+
+def test_the_replay_marks_the_jobs_slurm_killed_by_id_not_by_position(monkeypatch):
+    """The replay's job table is sorted by submit time, which is not the record's job order on some records
+    (here a committed 24.11 replay): the killed flags must follow the table (they followed the record's order
+    at first, and three records had the wrong jobs killed)."""
+    import json
+    from pathlib import Path
+
+    from slurm_plugin.sim import fidelity_replay
+    from slurm_plugin.site import Site
+
+    path = Path(__file__).parents[3] / "results/sim/fidelity/fidelity_300_seed51_trixie_suite.json"
+    doc = json.loads(path.read_text())
+    record = doc["record"]
+    jobs = fidelity_replay.ran_jobs(record)
+    seen = {}
+    init = SlurmBackfillEngine.__init__
+
+    def spy(self, *args, **kw):
+        init(self, *args, **kw)
+        seen["killed"] = {int(i) for i in self.jobs.id[self.killed]}
+        seen["table_order"] = self.jobs.id.tolist()
+
+    monkeypatch.setattr(SlurmBackfillEngine, "__init__", spy)
+    fidelity_replay.simulate_record(Site.model_validate(doc["site"]), record,
+                                    fidelity_replay.replay_timing(record, doc["site"]))
+    assert seen["table_order"] != [j["id"] for j in jobs]  # the case this test is about
+    assert seen["killed"] == {j["id"] for j in jobs if j["state"] == "TIMEOUT"} and seen["killed"]
